@@ -1,0 +1,715 @@
+package fxgraph
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/fxquant/fxquant/ops"
+)
+
+// Graph is a torch.fx graph: an ordered list of nodes (program order) plus
+// a store of attributes that get_attr and call_module nodes name (tensors,
+// observer modules, ...).
+//
+// Every edit goes through Graph methods, which keep use lists right. A
+// graph is not safe for concurrent mutation; concurrent reads are fine.
+type Graph struct {
+	root   Node // sentinel of the circular list; root.next is the first node
+	length int
+	nextID int
+	names  namespace
+
+	// insertion point: new nodes go before insBefore (nil: at the end);
+	// with insAfter set, each new node goes right after insAfter.
+	insBefore *Node
+	insAfter  *Node
+
+	attrs     map[string]any
+	attrOrder []string
+}
+
+// New returns an empty graph.
+func New() *Graph {
+	g := &Graph{names: newNamespace(), attrs: map[string]any{}}
+	g.root.graph = g
+	g.root.next = &g.root
+	g.root.prev = &g.root
+	return g
+}
+
+// Len returns the number of live nodes.
+func (g *Graph) Len() int { return g.length }
+
+// First returns the first node, or nil for an empty graph.
+func (g *Graph) First() *Node {
+	if g.root.next == &g.root {
+		return nil
+	}
+	return g.root.next
+}
+
+// Last returns the last node, or nil for an empty graph.
+func (g *Graph) Last() *Node {
+	if g.root.prev == &g.root {
+		return nil
+	}
+	return g.root.prev
+}
+
+// Nodes returns the live nodes in program order (a fresh slice).
+func (g *Graph) Nodes() []*Node {
+	out := make([]*Node, 0, g.length)
+	for n := g.root.next; n != &g.root; n = n.next {
+		out = append(out, n)
+	}
+	return out
+}
+
+// All iterates the nodes in program order. Erasing the current node, or
+// inserting nodes, during the iteration is safe: a node inserted after the
+// cursor is visited, one inserted before it is not (FX's iterator).
+func (g *Graph) All() func(yield func(*Node) bool) {
+	return func(yield func(*Node) bool) {
+		for n := g.root.next; n != &g.root; {
+			if !n.erased {
+				if !yield(n) {
+					return
+				}
+			}
+			n = n.next
+			for n != &g.root && n.erased {
+				n = n.next
+			}
+		}
+	}
+}
+
+// Backward iterates the nodes in reverse program order, with the same
+// safety as [Graph.All].
+func (g *Graph) Backward() func(yield func(*Node) bool) {
+	return func(yield func(*Node) bool) {
+		for n := g.root.prev; n != &g.root; {
+			if !n.erased {
+				if !yield(n) {
+					return
+				}
+			}
+			n = n.prev
+			for n != &g.root && n.erased {
+				n = n.prev
+			}
+		}
+	}
+}
+
+// OutputNode returns the output node: the last node if its op is output.
+func (g *Graph) OutputNode() (*Node, bool) {
+	if l := g.Last(); l != nil && l.op == Output {
+		return l, true
+	}
+	return nil, false
+}
+
+// Placeholders returns the placeholder nodes in order.
+func (g *Graph) Placeholders() []*Node {
+	var out []*Node
+	for n := range g.All() {
+		if n.op == Placeholder {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// FindNodes returns the nodes with the given opcode (and, for
+// call_function, target; nil matches any) in program order.
+func (g *Graph) FindNodes(op OpKind, target ops.Target) []*Node {
+	var out []*Node
+	for n := range g.All() {
+		if n.op == op && (target == nil || n.target == target) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// NodeByName returns the live node with the given name. It is a linear
+// scan; callers that look up many names should build their own map.
+func (g *Graph) NodeByName(name string) (*Node, bool) {
+	for n := range g.All() {
+		if n.name == name {
+			return n, true
+		}
+	}
+	return nil, false
+}
+
+// --- insertion points ---------------------------------------------------
+
+// InsertingBefore makes new nodes go immediately before n, in creation
+// order; n == nil means the start of the graph. It returns a function that
+// restores the previous insertion point.
+func (g *Graph) InsertingBefore(n *Node) (restore func()) {
+	pb, pa := g.insBefore, g.insAfter
+	if n == nil {
+		g.insBefore, g.insAfter = nil, &g.root
+	} else {
+		g.insBefore, g.insAfter = n, nil
+	}
+	return func() { g.insBefore, g.insAfter = pb, pa }
+}
+
+// InsertingAfter makes each new node go immediately after n, so successive
+// creations come out in reverse creation order (as in FX); n == nil means
+// the end of the graph. It returns a function that restores the previous
+// insertion point.
+func (g *Graph) InsertingAfter(n *Node) (restore func()) {
+	pb, pa := g.insBefore, g.insAfter
+	if n == nil {
+		g.insBefore, g.insAfter = nil, nil
+	} else {
+		g.insBefore, g.insAfter = nil, n
+	}
+	return func() { g.insBefore, g.insAfter = pb, pa }
+}
+
+func (g *Graph) link(n *Node) {
+	var next *Node
+	switch {
+	case g.insAfter != nil && !g.insAfter.erased:
+		next = g.insAfter.next
+	case g.insBefore != nil && !g.insBefore.erased:
+		next = g.insBefore
+	default:
+		next = &g.root
+	}
+	prev := next.prev
+	n.prev, n.next = prev, next
+	prev.next = n
+	next.prev = n
+	g.length++
+}
+
+func (g *Graph) unlink(n *Node) {
+	n.prev.next = n.next
+	n.next.prev = n.prev
+	g.length--
+}
+
+// --- creation -----------------------------------------------------------
+
+// CreateNode creates a node at the insertion point. name may be empty, in
+// which case it is derived from the target as FX does. Args may contain
+// *Node references to nodes of this graph; a reference to an erased node
+// or a node of another graph is stored but gets no use record (the
+// verifier reports it). A call_function node needs a non-nil target; for
+// other ops targetName is the string target.
+func (g *Graph) CreateNode(op OpKind, target ops.Target, targetName string, args []ops.Value, kwargs []Kwarg, name string, typ ops.Type) *Node {
+	n := &Node{graph: g, id: g.nextID, op: op, target: target, targetName: targetName, typ: typ}
+	g.nextID++
+	if op == Output && targetName == "" {
+		n.targetName = "output"
+	}
+	if name == "" {
+		switch {
+		case op == CallFunction && target != nil:
+			name = candidateName(target)
+		case op == Output:
+			name = "output"
+		default:
+			name = TargetToName(targetName)
+		}
+	}
+	n.name = g.names.create(name)
+	g.link(n)
+	g.setArgsKwargs(n, slices.Clone(args), slices.Clone(kwargs))
+	return n
+}
+
+func candidateName(t ops.Target) string {
+	switch v := t.(type) {
+	case ops.Overload:
+		return TargetToName(v.FXName())
+	case ops.Packet:
+		return TargetToName(v.Name)
+	case ops.Callable:
+		return TargetToName(v.Name)
+	}
+	return "_unnamed"
+}
+
+// Placeholder creates a placeholder (graph input) named name.
+func (g *Graph) Placeholder(name string, typ ops.Type) *Node {
+	return g.CreateNode(Placeholder, nil, name, nil, nil, name, typ)
+}
+
+// GetAttr creates a get_attr node reading the attribute path.
+func (g *Graph) GetAttr(path string, typ ops.Type) *Node {
+	return g.CreateNode(GetAttr, nil, path, nil, nil, "", typ)
+}
+
+// Call creates a call_function node with positional arguments.
+func (g *Graph) Call(target ops.Target, args ...ops.Value) *Node {
+	return g.CreateNode(CallFunction, target, "", args, nil, "", nil)
+}
+
+// CallKw creates a call_function node with positional and keyword
+// arguments.
+func (g *Graph) CallKw(target ops.Target, args []ops.Value, kwargs []Kwarg) *Node {
+	return g.CreateNode(CallFunction, target, "", args, kwargs, "", nil)
+}
+
+// CallModule creates a call_module node calling the attribute at path.
+func (g *Graph) CallModule(path string, args ...ops.Value) *Node {
+	return g.CreateNode(CallModule, nil, path, args, nil, "", nil)
+}
+
+// SetOutput creates the output node returning result (a node, a Tuple or
+// List of nodes, or a literal).
+func (g *Graph) SetOutput(result ops.Value) *Node {
+	return g.CreateNode(Output, nil, "output", []ops.Value{result}, nil, "output", nil)
+}
+
+// Rename gives n a new name through the namespace (n.name if taken gets a
+// suffix) and returns it.
+func (g *Graph) Rename(n *Node, candidate string) string {
+	n.name = g.names.create(candidate)
+	return n.name
+}
+
+// --- use-list maintenance ----------------------------------------------
+
+// setArgsKwargs replaces n's arguments and keeps use lists right: n is
+// removed from the use lists of its old inputs and added, once per
+// appearance, to those of the new ones (moving n to the end of each
+// input's use order, as FX does).
+func (g *Graph) setArgsKwargs(n *Node, args []ops.Value, kwargs []Kwarg) {
+	g.dropUses(n)
+	n.args, n.kwargs = args, kwargs
+	g.addUses(n)
+}
+
+func (g *Graph) dropUses(n *Node) {
+	seen := map[*Node]bool{}
+	n.walkRefs(func(in *Node) {
+		if seen[in] || in.graph != g {
+			return
+		}
+		seen[in] = true
+		out := in.uses[:0]
+		for _, u := range in.uses {
+			if u.User != n {
+				out = append(out, u)
+			}
+		}
+		clear(in.uses[len(out):])
+		in.uses = out
+	})
+}
+
+func (g *Graph) addUses(n *Node) {
+	slot := 0
+	n.walkRefs(func(in *Node) {
+		if in.graph == g && !in.erased {
+			in.uses = append(in.uses, Use{User: n, Slot: slot})
+		}
+		slot++
+	})
+}
+
+// SetArgs replaces n's positional arguments.
+func (g *Graph) SetArgs(n *Node, args ...ops.Value) {
+	g.setArgsKwargs(n, slices.Clone(args), n.kwargs)
+}
+
+// SetKwargs replaces n's keyword arguments.
+func (g *Graph) SetKwargs(n *Node, kwargs []Kwarg) {
+	g.setArgsKwargs(n, n.args, slices.Clone(kwargs))
+}
+
+// SetArg sets positional argument i (0 <= i < len(args)).
+func (g *Graph) SetArg(n *Node, i int, v ops.Value) error {
+	if i < 0 || i >= len(n.args) {
+		return fmt.Errorf("fxgraph: node %s has %d args, cannot set arg %d", n, len(n.args), i)
+	}
+	args := slices.Clone(n.args)
+	args[i] = v
+	g.setArgsKwargs(n, args, n.kwargs)
+	return nil
+}
+
+// InsertArg inserts v at position i (0 <= i <= len(args)).
+func (g *Graph) InsertArg(n *Node, i int, v ops.Value) error {
+	if i < 0 || i > len(n.args) {
+		return fmt.Errorf("fxgraph: node %s has %d args, cannot insert at %d", n, len(n.args), i)
+	}
+	g.setArgsKwargs(n, slices.Insert(slices.Clone(n.args), i, v), n.kwargs)
+	return nil
+}
+
+// SetKwarg sets (or adds, at the end) the keyword argument name.
+func (g *Graph) SetKwarg(n *Node, name string, v ops.Value) {
+	kw := slices.Clone(n.kwargs)
+	for i := range kw {
+		if kw[i].Name == name {
+			kw[i].Value = v
+			g.setArgsKwargs(n, n.args, kw)
+			return
+		}
+	}
+	g.setArgsKwargs(n, n.args, append(kw, Kwarg{Name: name, Value: v}))
+}
+
+// DeleteKwarg removes the keyword argument name, if present.
+func (g *Graph) DeleteKwarg(n *Node, name string) {
+	kw := slices.DeleteFunc(slices.Clone(n.kwargs), func(k Kwarg) bool { return k.Name == name })
+	g.setArgsKwargs(n, n.args, kw)
+}
+
+// SetTarget changes a call_function node's target.
+func (g *Graph) SetTarget(n *Node, t ops.Target) { n.target = t }
+
+// replaceRefs returns v with every reference to old replaced by new.
+func replaceRefs(v ops.Value, old, new *Node) ops.Value {
+	switch x := v.(type) {
+	case *Node:
+		if x == old {
+			return new
+		}
+		return x
+	case ops.List:
+		out := make(ops.List, len(x))
+		for i, e := range x {
+			out[i] = replaceRefs(e, old, new)
+		}
+		return out
+	case ops.Tuple:
+		out := make(ops.Tuple, len(x))
+		for i, e := range x {
+			out[i] = replaceRefs(e, old, new)
+		}
+		return out
+	case ops.Dict:
+		out := ops.Dict{Keys: x.Keys, Values: make([]ops.Value, len(x.Values))}
+		for i, e := range x.Values {
+			out.Values[i] = replaceRefs(e, old, new)
+		}
+		return out
+	case ops.Slice:
+		return ops.Slice{Start: replaceRefs(x.Start, old, new), Stop: replaceRefs(x.Stop, old, new), Step: replaceRefs(x.Step, old, new)}
+	}
+	return v
+}
+
+// ReplaceInputWith rewrites every reference to old in n's args and kwargs
+// to new.
+func (g *Graph) ReplaceInputWith(n, old, new *Node) {
+	args := make([]ops.Value, len(n.args))
+	for i, a := range n.args {
+		args[i] = replaceRefs(a, old, new)
+	}
+	kw := make([]Kwarg, len(n.kwargs))
+	for i, k := range n.kwargs {
+		kw[i] = Kwarg{Name: k.Name, Value: replaceRefs(k.Value, old, new)}
+	}
+	g.setArgsKwargs(n, args, kw)
+}
+
+// ReplaceAllUsesWith rewrites every use of n to with, except in users for
+// which keep returns true (keep may be nil). It returns the changed users
+// in first-use order. Replacing n with a node that itself uses n would
+// make that node consume itself; pass a keep that excludes it, as FX's
+// delete_user_cb idiom does.
+func (g *Graph) ReplaceAllUsesWith(n, with *Node, keep func(user *Node) bool) []*Node {
+	var changed []*Node
+	for _, u := range n.Users() {
+		if keep != nil && keep(u) {
+			continue
+		}
+		g.ReplaceInputWith(u, n, with)
+		changed = append(changed, u)
+	}
+	return changed
+}
+
+// --- erase, move, copy ---------------------------------------------------
+
+// ErrHasUsers is returned by Erase for a node that still has users.
+var ErrHasUsers = errors.New("node still has users")
+
+// Erase removes n from the graph. It fails while n has users, or if n
+// belongs to another graph; erasing an erased node is a no-op.
+func (g *Graph) Erase(n *Node) error {
+	if n.graph != g {
+		return fmt.Errorf("fxgraph: erase %s: node belongs to another graph", n)
+	}
+	if n.erased {
+		return nil
+	}
+	if len(n.uses) > 0 {
+		names := make([]string, 0, 4)
+		for i, u := range n.Users() {
+			if i == 4 {
+				names = append(names, "...")
+				break
+			}
+			names = append(names, u.String())
+		}
+		return fmt.Errorf("fxgraph: erase %s: %w: %d users %v", n, ErrHasUsers, n.NumUsers(), names)
+	}
+	g.dropUses(n)
+	g.unlink(n)
+	n.erased = true
+	// Keep prev/next so that iteration over an erased cursor continues.
+	return nil
+}
+
+// MoveBefore moves n to immediately before anchor (both in this graph).
+func (g *Graph) MoveBefore(n, anchor *Node) error {
+	if n.graph != g || anchor.graph != g || n.erased || anchor.erased {
+		return fmt.Errorf("fxgraph: move %s before %s: nodes must be live nodes of this graph", n, anchor)
+	}
+	if n == anchor {
+		return nil
+	}
+	g.unlink(n)
+	prev := anchor.prev
+	n.prev, n.next = prev, anchor
+	prev.next = n
+	anchor.prev = n
+	g.length++
+	return nil
+}
+
+// MoveAfter moves n to immediately after anchor.
+func (g *Graph) MoveAfter(n, anchor *Node) error {
+	if anchor.next == &g.root {
+		if n.graph != g || n.erased || anchor.graph != g || anchor.erased {
+			return fmt.Errorf("fxgraph: move %s after %s: nodes must be live nodes of this graph", n, anchor)
+		}
+		if n == anchor {
+			return nil
+		}
+		g.unlink(n)
+		g.insertAtEnd(n)
+		return nil
+	}
+	if anchor.next == n {
+		return nil
+	}
+	return g.MoveBefore(n, anchor.next)
+}
+
+func (g *Graph) insertAtEnd(n *Node) {
+	prev := g.root.prev
+	n.prev, n.next = prev, &g.root
+	prev.next = n
+	g.root.prev = n
+	g.length++
+}
+
+// NodeCopy copies n (from this or another graph) at the insertion point,
+// mapping each node reference through mapArg, with n's name as the
+// candidate name and a copy of its type and metadata (FX's node_copy).
+func (g *Graph) NodeCopy(n *Node, mapArg func(*Node) (ops.Value, error)) (*Node, error) {
+	f := func(v ops.Value) (ops.Value, error) {
+		if m, ok := v.(*Node); ok {
+			return mapArg(m)
+		}
+		return v, nil
+	}
+	args := make([]ops.Value, len(n.args))
+	for i, a := range n.args {
+		m, err := ops.MapValue(a, f)
+		if err != nil {
+			return nil, err
+		}
+		args[i] = m
+	}
+	kw := make([]Kwarg, len(n.kwargs))
+	for i, k := range n.kwargs {
+		m, err := ops.MapValue(k.Value, f)
+		if err != nil {
+			return nil, err
+		}
+		kw[i] = Kwarg{Name: k.Name, Value: m}
+	}
+	c := g.CreateNode(n.op, n.target, n.targetName, args, kw, n.name, n.typ)
+	c.Meta = n.Meta.Clone()
+	return c, nil
+}
+
+// GraphCopy copies src's nodes into g at the insertion point (FX's
+// graph_copy). Nodes already in valMap are not copied: that is how callers
+// bind src's placeholders to nodes of g. It returns the output's value
+// mapped into g (nil if src has no output) and fills valMap. Attributes
+// that src's get_attr and call_module nodes name are copied into g when
+// g lacks them.
+func (g *Graph) GraphCopy(src *Graph, valMap map[*Node]*Node) (ops.Value, error) {
+	mapArg := func(m *Node) (ops.Value, error) {
+		c, ok := valMap[m]
+		if !ok {
+			return nil, fmt.Errorf("fxgraph: graph copy: %s used before it was mapped", m)
+		}
+		return c, nil
+	}
+	var result ops.Value
+	for n := range src.All() {
+		if _, ok := valMap[n]; ok {
+			continue
+		}
+		if n.op == Output {
+			v, err := ops.MapValue(n.Arg(0), func(v ops.Value) (ops.Value, error) {
+				if m, ok := v.(*Node); ok {
+					return mapArg(m)
+				}
+				return v, nil
+			})
+			if err != nil {
+				return nil, err
+			}
+			result = v
+			continue
+		}
+		if (n.op == GetAttr || n.op == CallModule) && src != g {
+			if _, has := g.attrs[n.targetName]; !has {
+				if a, ok := src.attrs[n.targetName]; ok {
+					g.SetAttr(n.targetName, a)
+				}
+			}
+		}
+		c, err := g.NodeCopy(n, mapArg)
+		if err != nil {
+			return nil, err
+		}
+		valMap[n] = c
+	}
+	return result, nil
+}
+
+// Clone returns a deep copy of g (nodes, names, types, metadata and the
+// attribute store; attribute values are shared) and the node
+// correspondence.
+func (g *Graph) Clone() (*Graph, map[*Node]*Node) {
+	c := New()
+	valMap := make(map[*Node]*Node, g.length)
+	for n := range g.All() {
+		args := make([]ops.Value, len(n.args))
+		for i, a := range n.args {
+			args[i] = mapRefs(a, valMap)
+		}
+		kw := make([]Kwarg, len(n.kwargs))
+		for i, k := range n.kwargs {
+			kw[i] = Kwarg{Name: k.Name, Value: mapRefs(k.Value, valMap)}
+		}
+		cn := &Node{graph: c, id: n.id, name: n.name, op: n.op, target: n.target, targetName: n.targetName,
+			typ: n.typ, Meta: n.Meta.Clone()}
+		c.names.used[n.name] = true
+		c.insertAtEnd(cn)
+		c.setArgsKwargs(cn, args, kw)
+		valMap[n] = cn
+	}
+	c.nextID = g.nextID
+	for k, v := range g.names.used {
+		c.names.used[k] = v
+	}
+	for k, v := range g.names.baseCount {
+		c.names.baseCount[k] = v
+	}
+	for _, k := range g.attrOrder {
+		c.SetAttr(k, g.attrs[k])
+	}
+	return c, valMap
+}
+
+func mapRefs(v ops.Value, m map[*Node]*Node) ops.Value {
+	switch x := v.(type) {
+	case *Node:
+		if c, ok := m[x]; ok {
+			return c
+		}
+		return x
+	case ops.List, ops.Tuple, ops.Dict, ops.Slice:
+		out, _ := ops.MapValue(v, func(e ops.Value) (ops.Value, error) {
+			if n, ok := e.(*Node); ok {
+				if c, ok := m[n]; ok {
+					return c, nil
+				}
+			}
+			return e, nil
+		})
+		return out
+	}
+	return v
+}
+
+// --- attributes -----------------------------------------------------------
+
+// SetAttr stores an attribute (a *tensor.Tensor, an observer module, ...)
+// under a dotted path, as a get_attr or call_module target.
+func (g *Graph) SetAttr(path string, v any) {
+	if _, ok := g.attrs[path]; !ok {
+		g.attrOrder = append(g.attrOrder, path)
+	}
+	g.attrs[path] = v
+}
+
+// Attr returns the attribute stored under path.
+func (g *Graph) Attr(path string) (any, bool) {
+	v, ok := g.attrs[path]
+	return v, ok
+}
+
+// DeleteAttr removes an attribute.
+func (g *Graph) DeleteAttr(path string) {
+	if _, ok := g.attrs[path]; !ok {
+		return
+	}
+	delete(g.attrs, path)
+	g.attrOrder = slices.DeleteFunc(g.attrOrder, func(s string) bool { return s == path })
+}
+
+// AttrNames returns the attribute paths in the order they were first set.
+func (g *Graph) AttrNames() []string { return slices.Clone(g.attrOrder) }
+
+// FreshAttrName returns prefix followed by the smallest integer that makes
+// an unused attribute path ("_frozen_param0", "_scale1").
+func (g *Graph) FreshAttrName(prefix string) string {
+	for i := 0; ; i++ {
+		name := fmt.Sprintf("%s%d", prefix, i)
+		if _, taken := g.attrs[name]; !taken {
+			return name
+		}
+	}
+}
+
+// --- dead-code elimination -----------------------------------------------
+
+// EliminateDeadCode erases, walking backwards, every node with no users
+// that is not impure (placeholders, outputs, mutating and side-effecting
+// ops stay; get_attr and call_method nodes are pure, as in FX). isImpure
+// overrides the purity test when non-nil. It reports whether anything was
+// erased. It is linear in the graph's size.
+func (g *Graph) EliminateDeadCode(reg *ops.Registry, isImpure func(*Node) bool) bool {
+	if reg == nil {
+		reg = ops.Default()
+	}
+	changed := false
+	for n := range g.Backward() {
+		if len(n.uses) > 0 {
+			continue
+		}
+		impure := n.IsImpure(reg)
+		if isImpure != nil {
+			impure = isImpure(n)
+		}
+		if impure {
+			continue
+		}
+		if err := g.Erase(n); err == nil {
+			changed = true
+		}
+	}
+	return changed
+}

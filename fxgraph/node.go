@@ -1,0 +1,275 @@
+package fxgraph
+
+import (
+	"fmt"
+
+	"github.com/fxquant/fxquant/ops"
+)
+
+// OpKind is a node's opcode, as torch.fx's node.op.
+type OpKind uint8
+
+// The node kinds of torch.fx.
+const (
+	Placeholder OpKind = iota + 1
+	GetAttr
+	CallFunction
+	CallMethod
+	CallModule
+	Output
+)
+
+var opKindNames = [...]string{"", "placeholder", "get_attr", "call_function", "call_method", "call_module", "output"}
+
+// String returns FX's opcode name, e.g. "call_function".
+func (k OpKind) String() string {
+	if int(k) < len(opKindNames) && k > 0 {
+		return opKindNames[k]
+	}
+	return fmt.Sprintf("opkind(%d)", uint8(k))
+}
+
+// ParseOpKind parses an FX opcode name.
+func ParseOpKind(s string) (OpKind, error) {
+	for i := 1; i < len(opKindNames); i++ {
+		if opKindNames[i] == s {
+			return OpKind(i), nil
+		}
+	}
+	return 0, fmt.Errorf("fxgraph: unknown opcode %q", s)
+}
+
+// Kwarg is one keyword argument of a node.
+type Kwarg = ops.Kwarg
+
+// Use records one appearance of a node in a user's arguments. A user that
+// names the same node twice (add(x, x)) gives x two uses.
+type Use struct {
+	User *Node
+	// Slot is the appearance's position among all node references of the
+	// user's args then kwargs, in depth-first order.
+	Slot int
+}
+
+// Node is one operation of a [Graph]: torch.fx's Node. A node's arguments
+// are [ops.Value]s in which *Node stands for a reference to another node.
+//
+// Read a node through its methods; change it only through Graph methods,
+// which keep use lists right.
+type Node struct {
+	graph      *Graph
+	id         int
+	name       string
+	op         OpKind
+	target     ops.Target // call_function only
+	targetName string     // placeholder, get_attr, call_method, call_module: the string target
+	args       []ops.Value
+	kwargs     []Kwarg
+	uses       []Use
+	typ        ops.Type
+	prev, next *Node
+	erased     bool
+
+	// Meta is the node's metadata: typed fields plus an open map. Passes
+	// may read and write it directly; it takes no part in use lists.
+	Meta Meta
+}
+
+// ID returns the node's dense id, unique in its graph and never reused.
+func (n *Node) ID() int { return n.id }
+
+// Name returns the node's unique name.
+func (n *Node) Name() string { return n.name }
+
+// Op returns the opcode.
+func (n *Node) Op() OpKind { return n.op }
+
+// Target returns the call_function target; nil for other opcodes.
+func (n *Node) Target() ops.Target { return n.target }
+
+// TargetName returns the string target of a placeholder (the input name),
+// get_attr (the attribute path), call_method (the method), call_module (the
+// module path) or output ("output"), and the printed target of a
+// call_function.
+func (n *Node) TargetName() string {
+	if n.op == CallFunction && n.target != nil {
+		return n.target.String()
+	}
+	return n.targetName
+}
+
+// Args returns the positional arguments. The slice is shared: do not
+// modify it; use [Graph.SetArgs] or [Graph.SetArg].
+func (n *Node) Args() []ops.Value { return n.args }
+
+// Arg returns positional argument i, or nil when there are fewer.
+func (n *Node) Arg(i int) ops.Value {
+	if i < 0 || i >= len(n.args) {
+		return nil
+	}
+	return n.args[i]
+}
+
+// Kwargs returns the keyword arguments in order. The slice is shared: do
+// not modify it.
+func (n *Node) Kwargs() []Kwarg { return n.kwargs }
+
+// Kwarg returns the keyword argument called name.
+func (n *Node) Kwarg(name string) (ops.Value, bool) {
+	for _, kw := range n.kwargs {
+		if kw.Name == name {
+			return kw.Value, true
+		}
+	}
+	return nil, false
+}
+
+// Type returns the node's static type (nil when unknown).
+func (n *Node) Type() ops.Type { return n.typ }
+
+// TensorType returns the node's type as a tensor type.
+func (n *Node) TensorType() (ops.TensorType, bool) {
+	t, ok := n.typ.(ops.TensorType)
+	return t, ok
+}
+
+// SetType sets the node's static type.
+func (n *Node) SetType(t ops.Type) { n.typ = t }
+
+// Graph returns the owning graph.
+func (n *Node) Graph() *Graph { return n.graph }
+
+// Erased reports whether the node has been erased from its graph.
+func (n *Node) Erased() bool { return n.erased }
+
+// Next returns the following node in program order, or nil at the end.
+func (n *Node) Next() *Node {
+	if n.next == nil || n.next == &n.graph.root {
+		return nil
+	}
+	return n.next
+}
+
+// Prev returns the preceding node in program order, or nil at the start.
+func (n *Node) Prev() *Node {
+	if n.prev == nil || n.prev == &n.graph.root {
+		return nil
+	}
+	return n.prev
+}
+
+// Uses returns one record per appearance of n in its users' arguments, in
+// the order the uses were added. The slice is shared: do not modify it.
+func (n *Node) Uses() []Use { return n.uses }
+
+// NumUses counts appearances (add(x, x) counts two).
+func (n *Node) NumUses() int { return len(n.uses) }
+
+// Users returns the distinct users in first-use order, as FX's node.users.
+func (n *Node) Users() []*Node {
+	if len(n.uses) == 0 {
+		return nil
+	}
+	out := make([]*Node, 0, len(n.uses))
+	for i, u := range n.uses {
+		dup := false
+		for j := 0; j < i && !dup; j++ {
+			dup = n.uses[j].User == u.User
+		}
+		if !dup {
+			out = append(out, u.User)
+		}
+	}
+	return out
+}
+
+// NumUsers counts distinct users, as FX's len(node.users).
+func (n *Node) NumUsers() int {
+	if len(n.uses) <= 1 {
+		return len(n.uses)
+	}
+	return len(n.Users())
+}
+
+// InputNodes returns the distinct nodes in args then kwargs, in depth-first
+// order of first appearance (FX's all_input_nodes).
+func (n *Node) InputNodes() []*Node {
+	var out []*Node
+	n.walkRefs(func(m *Node) {
+		for _, o := range out {
+			if o == m {
+				return
+			}
+		}
+		out = append(out, m)
+	})
+	return out
+}
+
+// walkRefs calls fn for every node reference in args then kwargs, in slot
+// order.
+func (n *Node) walkRefs(fn func(*Node)) {
+	for _, a := range n.args {
+		walkValue(a, fn)
+	}
+	for _, kw := range n.kwargs {
+		walkValue(kw.Value, fn)
+	}
+}
+
+func walkValue(v ops.Value, fn func(*Node)) {
+	switch x := v.(type) {
+	case *Node:
+		if x != nil {
+			fn(x)
+		}
+	case ops.List:
+		for _, e := range x {
+			walkValue(e, fn)
+		}
+	case ops.Tuple:
+		for _, e := range x {
+			walkValue(e, fn)
+		}
+	case ops.Dict:
+		for _, e := range x.Values {
+			walkValue(e, fn)
+		}
+	case ops.Slice:
+		walkValue(x.Start, fn)
+		walkValue(x.Stop, fn)
+		walkValue(x.Step, fn)
+	}
+}
+
+// String returns "%name" for messages.
+func (n *Node) String() string {
+	if n == nil {
+		return "<nil node>"
+	}
+	return "%" + n.name
+}
+
+// IsImpure reports whether DCE must keep n when unused: placeholders and
+// outputs, mutable-schema or impure ops (from the registry row), and
+// call_module nodes whose module says so. get_attr and call_method nodes
+// are pure, as in torch.fx.
+func (n *Node) IsImpure(reg *ops.Registry) bool {
+	switch n.op {
+	case Placeholder, Output:
+		return true
+	case CallModule:
+		if m, ok := n.graph.Attr(n.targetName); ok {
+			if im, ok := m.(interface{ IsImpure() bool }); ok {
+				return im.IsImpure()
+			}
+		}
+		return false
+	case CallFunction:
+		if reg == nil {
+			reg = ops.Default()
+		}
+		return reg.IsImpure(n.target)
+	}
+	return false
+}

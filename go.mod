@@ -1,0 +1,10 @@
+module github.com/fxquant/fxquant
+
+go 1.26
+
+require (
+	github.com/dominikbraun/graph v0.23.0 // indirect
+	github.com/rogpeppe/go-internal v1.16.0 // indirect
+	github.com/stretchr/testify v1.12.1 // indirect
+	gonum.org/v1/gonum v0.17.0 // indirect
+)

@@ -1,0 +1,24 @@
+// Package ops is fxquant's op layer: call targets, the argument value
+// model, static types (tensor types and quantized element types), PyTorch
+// schemas, the op registry, and the reference kernels.
+//
+// # Targets
+//
+// A [Target] is a [Packet] (torchao.quantize_affine), an [Overload]
+// (torchao.quantize_affine.default) or a [Callable] (operator.getitem). They
+// are distinct comparable values: a packet never equals an overload, so
+// matchers compare targets with ==. Lists that must accept both forms use a
+// [TargetSet], whose rule for each form is explicit.
+//
+// # Types
+//
+// A [TensorType] is a shape plus an [Element]: a plain [Scalar] dtype, a
+// per-tensor [UniformQuantized] or a [UniformQuantizedPerAxis] type.
+// Equality is exact: two int8 types with different scales differ.
+//
+// # Registry
+//
+// Each op is one [OpDef] row: its schema string, parsed into a [Schema],
+// its result-type rule and its kernel. [Default] returns the built-in
+// registry.
+package ops

@@ -1,0 +1,83 @@
+package ops
+
+// This file declares the schema data model. The parser (ParseSchema) and the
+// argument normaliser live in schema_parse.go and normalize.go.
+
+// ArgType is the declared type of a schema argument or return, as in
+// "Tensor?", "int[2]", "SymInt[]", "ScalarType?", "Tensor(a!)".
+type ArgType struct {
+	Base     string // "Tensor", "int", "float", "bool", "str", "ScalarType", "Scalar", "SymInt", "Layout", "Device", "MemoryFormat", "Generator", "Any", ...
+	List     bool   // a list type such as "int[]" or "Tensor[]"
+	ListLen  int    // fixed length of "int[2]"; 0 when unspecified
+	Optional bool   // "T?" (for a list "T[]?" the list is optional; "T?[]" sets ElemOptional)
+	// ElemOptional marks a list of optional elements, "Tensor?[]".
+	ElemOptional bool
+	Alias        string // alias set, "a" in "Tensor(a!)"; empty if none
+	Write        bool   // the alias annotation has "!": the op mutates this argument
+}
+
+// Argument is one schema argument or return value.
+type Argument struct {
+	Name       string
+	Type       ArgType
+	HasDefault bool
+	// Default is the parsed default value as a literal Value: nil (None),
+	// bool, int64, float64, string, tensor.DType, Layout, MemoryFormat,
+	// Device, or a List of those. "int[2] padding=0" expands to List{0, 0}.
+	Default   Value
+	KwargOnly bool
+}
+
+// Schema is a parsed PyTorch operator schema, e.g.
+// "quantize_per_tensor.tensor(Tensor input, Tensor scale, ...) -> Tensor".
+type Schema struct {
+	Name     string // operator name without namespace or overload: "quantize_per_tensor"
+	Overload string // overload name; "default" when the schema has none
+	Args     []Argument
+	Returns  []Argument
+	// VarArgs and VarRets mark "..." in the argument or return list.
+	VarArgs, VarRets bool
+	Text             string // the schema as written in the op row
+}
+
+// IsMutable reports whether any argument is written (has an alias with "!").
+func (s *Schema) IsMutable() bool {
+	for _, a := range s.Args {
+		if a.Type.Write {
+			return true
+		}
+	}
+	return false
+}
+
+// ArgIndex returns the position of the argument named name, or -1.
+func (s *Schema) ArgIndex(name string) int {
+	for i, a := range s.Args {
+		if a.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// NumPositional returns how many arguments may be passed positionally.
+func (s *Schema) NumPositional() int {
+	n := 0
+	for _, a := range s.Args {
+		if !a.KwargOnly {
+			n++
+		}
+	}
+	return n
+}
+
+// The argument normaliser (normalize.go) has these entry points:
+//
+//	func (s *Schema) Normalize(args []Value, kwargs []Kwarg) ([]Value, error)
+//	    one value per schema argument in schema order, defaults filled;
+//	    errors name the argument (too many positional args, unknown or
+//	    duplicate keyword, missing required argument).
+//	func (s *Schema) Split(full []Value) (args []Value, kwargs []Kwarg)
+//	    the canonical call form torch.export writes: positional values for
+//	    arguments that are not kwarg-only, keywords for kwarg-only ones,
+//	    trailing arguments equal to their defaults left out.
