@@ -239,9 +239,11 @@ func candidateName(t ops.Target) string {
 	return "_unnamed"
 }
 
-// Placeholder creates a placeholder (graph input) named name.
+// Placeholder creates a placeholder (graph input) whose target is name;
+// the node's name is derived from it as FX does (snake-cased and made
+// unique: input "inputTensor" gives node input_tensor).
 func (g *Graph) Placeholder(name string, typ ops.Type) *Node {
-	return g.CreateNode(Placeholder, nil, name, nil, nil, name, typ)
+	return g.CreateNode(Placeholder, nil, name, nil, nil, "", typ)
 }
 
 // GetAttr creates a get_attr node reading the attribute path.
@@ -290,29 +292,51 @@ func (g *Graph) setArgsKwargs(n *Node, args []ops.Value, kwargs []Kwarg) {
 	g.addUses(n)
 }
 
+// dropUses removes n's use records from its inputs in O(1) each: the
+// records are tombstoned and an input's list is compacted once half of it
+// is dead, so the cost is amortised constant per reference.
 func (g *Graph) dropUses(n *Node) {
-	seen := map[*Node]bool{}
-	n.walkRefs(func(in *Node) {
-		if seen[in] || in.graph != g {
-			return
+	for i := range n.refs {
+		r := n.refs[i]
+		if r.def == nil {
+			continue
 		}
-		seen[in] = true
-		out := in.uses[:0]
-		for _, u := range in.uses {
-			if u.User != n {
-				out = append(out, u)
-			}
+		d := r.def
+		d.uses[r.idx] = Use{}
+		d.deadUses++
+		if 2*d.deadUses > len(d.uses) {
+			compactUses(d)
 		}
-		clear(in.uses[len(out):])
-		in.uses = out
-	})
+	}
+	clear(n.refs)
+	n.refs = n.refs[:0]
+}
+
+// compactUses drops d's tombstoned use records, keeping the order of the
+// live ones, and updates the users' back pointers.
+func compactUses(d *Node) {
+	j := 0
+	for _, u := range d.uses {
+		if u.User == nil {
+			continue
+		}
+		d.uses[j] = u
+		u.User.refs[u.Slot].idx = j
+		j++
+	}
+	clear(d.uses[j:])
+	d.uses = d.uses[:j]
+	d.deadUses = 0
 }
 
 func (g *Graph) addUses(n *Node) {
 	slot := 0
 	n.walkRefs(func(in *Node) {
 		if in.graph == g && !in.erased {
+			n.refs = append(n.refs, useRef{def: in, idx: len(in.uses)})
 			in.uses = append(in.uses, Use{User: n, Slot: slot})
+		} else {
+			n.refs = append(n.refs, useRef{})
 		}
 		slot++
 	})
@@ -430,6 +454,9 @@ func (g *Graph) ReplaceAllUsesWith(n, with *Node, keep func(user *Node) bool) []
 		g.ReplaceInputWith(u, n, with)
 		changed = append(changed, u)
 	}
+	if n.deadUses > 0 {
+		compactUses(n)
+	}
 	return changed
 }
 
@@ -447,7 +474,7 @@ func (g *Graph) Erase(n *Node) error {
 	if n.erased {
 		return nil
 	}
-	if len(n.uses) > 0 {
+	if n.NumUses() > 0 {
 		names := make([]string, 0, 4)
 		for i, u := range n.Users() {
 			if i == 4 {
@@ -588,35 +615,55 @@ func (g *Graph) GraphCopy(src *Graph, valMap map[*Node]*Node) (ops.Value, error)
 	return result, nil
 }
 
-// Clone returns a deep copy of g (nodes, names, types, metadata and the
-// attribute store; attribute values are shared) and the node
-// correspondence.
+// Clone returns a deep copy of g (nodes, ids, names, types, metadata, the
+// namespace and the attribute store; attribute values are shared) and the
+// node correspondence. Use lists keep their order, so the copy's Users()
+// equal the original's. References to nodes outside g's live list (erased
+// or foreign nodes) are kept as they are. Clone is linear in g's size.
 func (g *Graph) Clone() (*Graph, map[*Node]*Node) {
 	c := New()
 	valMap := make(map[*Node]*Node, g.length)
 	for n := range g.All() {
-		args := make([]ops.Value, len(n.args))
-		for i, a := range n.args {
-			args[i] = mapRefs(a, valMap)
-		}
-		kw := make([]Kwarg, len(n.kwargs))
-		for i, k := range n.kwargs {
-			kw[i] = Kwarg{Name: k.Name, Value: mapRefs(k.Value, valMap)}
-		}
 		cn := &Node{graph: c, id: n.id, name: n.name, op: n.op, target: n.target, targetName: n.targetName,
 			typ: n.typ, Meta: n.Meta.Clone()}
-		c.names.used[n.name] = true
 		c.insertAtEnd(cn)
-		c.setArgsKwargs(cn, args, kw)
 		valMap[n] = cn
 	}
+	for n := range g.All() {
+		cn := valMap[n]
+		if len(n.args) > 0 {
+			cn.args = make([]ops.Value, len(n.args))
+			for i, a := range n.args {
+				cn.args[i] = mapRefs(a, valMap)
+			}
+		}
+		if len(n.kwargs) > 0 {
+			cn.kwargs = make([]Kwarg, len(n.kwargs))
+			for i, k := range n.kwargs {
+				cn.kwargs[i] = Kwarg{Name: k.Name, Value: mapRefs(k.Value, valMap)}
+			}
+		}
+		if len(n.refs) > 0 {
+			cn.refs = make([]useRef, len(n.refs))
+		}
+	}
+	// Rebuild use lists in the original order.
+	for n := range g.All() {
+		cd := valMap[n]
+		if k := n.NumUses(); k > 0 {
+			cd.uses = make([]Use, 0, k)
+		}
+		for _, u := range n.uses {
+			cu, ok := valMap[u.User]
+			if u.User == nil || !ok || u.Slot < 0 || u.Slot >= len(cu.refs) {
+				continue
+			}
+			cu.refs[u.Slot] = useRef{def: cd, idx: len(cd.uses)}
+			cd.uses = append(cd.uses, Use{User: cu, Slot: u.Slot})
+		}
+	}
 	c.nextID = g.nextID
-	for k, v := range g.names.used {
-		c.names.used[k] = v
-	}
-	for k, v := range g.names.baseCount {
-		c.names.baseCount[k] = v
-	}
+	c.names = g.names.clone()
 	for _, k := range g.attrOrder {
 		c.SetAttr(k, g.attrs[k])
 	}
@@ -697,7 +744,7 @@ func (g *Graph) EliminateDeadCode(reg *ops.Registry, isImpure func(*Node) bool) 
 	}
 	changed := false
 	for n := range g.Backward() {
-		if len(n.uses) > 0 {
+		if n.NumUses() > 0 {
 			continue
 		}
 		impure := n.IsImpure(reg)
@@ -712,4 +759,34 @@ func (g *Graph) EliminateDeadCode(reg *ops.Registry, isImpure func(*Node) bool) 
 		}
 	}
 	return changed
+}
+
+// ReplaceWith moves other's contents (nodes, namespace, id counter and
+// attribute store) into g, leaving other empty; g's previous nodes are
+// marked erased. It lets a caller run edits on a [Graph.Clone] and swap
+// them in only on success, keeping the *Graph that others hold. It is
+// linear in the size of both graphs.
+func (g *Graph) ReplaceWith(other *Graph) {
+	if other == g {
+		return
+	}
+	for n := g.root.next; n != &g.root; n = n.next {
+		n.erased = true
+	}
+	if other.root.next == &other.root {
+		g.root.next, g.root.prev = &g.root, &g.root
+	} else {
+		first, last := other.root.next, other.root.prev
+		g.root.next, g.root.prev = first, last
+		first.prev, last.next = &g.root, &g.root
+		for n := first; n != &g.root; n = n.next {
+			n.graph = g
+		}
+	}
+	g.length, g.nextID, g.names = other.length, other.nextID, other.names
+	g.attrs, g.attrOrder = other.attrs, other.attrOrder
+	g.insBefore, g.insAfter = nil, nil
+	*other = Graph{names: newNamespace(), attrs: map[string]any{}}
+	other.root.graph = other
+	other.root.next, other.root.prev = &other.root, &other.root
 }

@@ -1,6 +1,7 @@
 package fxgraph
 
 import (
+	"maps"
 	"strconv"
 	"strings"
 )
@@ -11,10 +12,21 @@ import (
 type namespace struct {
 	used      map[string]bool
 	baseCount map[string]int
+	// next[base] is a lower bound on the suffixes worth probing: every
+	// base_k with 1 <= k < next[base] is used. Names are never released, so
+	// the bound only grows, and probing for a free base_k skips the used
+	// prefix; this keeps FX's results while making each name amortised O(1)
+	// (FX's own loop was quadratic, pytorch/pytorch#176515).
+	next map[string]int
 }
 
 func newNamespace() namespace {
-	return namespace{used: map[string]bool{}, baseCount: map[string]int{}}
+	return namespace{used: map[string]bool{}, baseCount: map[string]int{}, next: map[string]int{}}
+}
+
+// clone returns an independent copy of ns.
+func (ns *namespace) clone() namespace {
+	return namespace{used: maps.Clone(ns.used), baseCount: maps.Clone(ns.baseCount), next: maps.Clone(ns.next)}
 }
 
 // illegalNames are Python keywords, builtins and FX codegen globals: a
@@ -88,10 +100,11 @@ func sanitize(s string) string {
 }
 
 // splitSuffix splits "add_3" into ("add", 3, true), as FX's regex
-// (.*)_(\d+)$ does.
+// ^([a-zA-Z_][0-9a-zA-Z_]*?)(?:_(\d+))?$ does: the base must keep at
+// least one character, so "_3" has no suffix.
 func splitSuffix(s string) (string, int, bool) {
 	i := strings.LastIndexByte(s, '_')
-	if i < 0 || i == len(s)-1 {
+	if i <= 0 || i == len(s)-1 {
 		return s, 0, false
 	}
 	for _, r := range s[i+1:] {
@@ -107,23 +120,50 @@ func splitSuffix(s string) (string, int, bool) {
 }
 
 // create returns a fresh name for candidate and reserves it, following
-// torch.fx's _Namespace.create_name.
+// torch.fx's _Namespace.create_name:
+//
+//	base, num = split(candidate)
+//	if no suffix or candidate used: num = base_count.get(candidate, 0),
+//	    and an illegal candidate becomes base_{num+1}
+//	while candidate used: num += 1; candidate = base_num
+//	base_count[base] = num
 func (ns *namespace) create(candidate string) string {
 	candidate = sanitize(candidate)
 	base, num, hasSuffix := splitSuffix(candidate)
-	if hasSuffix {
-		candidate = base + "_" + strconv.Itoa(num)
+	if !hasSuffix || ns.used[candidate] {
+		num = ns.baseCount[candidate]
+		if illegalNames[candidate] {
+			num++
+			candidate = base + "_" + strconv.Itoa(num)
+		}
 	}
-	if num == 0 {
-		num = ns.baseCount[base]
-	}
-	for ns.used[candidate] || illegalNames[candidate] {
+	for ns.used[candidate] {
 		num++
+		if lo := ns.next[base]; num < lo {
+			num = lo
+		}
 		candidate = base + "_" + strconv.Itoa(num)
 	}
-	ns.used[candidate] = true
+	ns.markUsed(candidate)
 	ns.baseCount[base] = num
 	return candidate
+}
+
+// markUsed records name as used and advances the probe bound of its base.
+func (ns *namespace) markUsed(name string) {
+	ns.used[name] = true
+	base, num, ok := splitSuffix(name)
+	if !ok {
+		return
+	}
+	lo := max(ns.next[base], 1)
+	if num != lo || base+"_"+strconv.Itoa(num) != name {
+		return
+	}
+	for ns.used[base+"_"+strconv.Itoa(lo)] {
+		lo++
+	}
+	ns.next[base] = lo
 }
 
 // reserve marks name as used without deriving a new one (for parsed graphs
@@ -132,7 +172,7 @@ func (ns *namespace) reserve(name string) bool {
 	if ns.used[name] {
 		return false
 	}
-	ns.used[name] = true
+	ns.markUsed(name)
 	if base, num, ok := splitSuffix(name); ok && num > ns.baseCount[base] {
 		ns.baseCount[base] = num
 	}

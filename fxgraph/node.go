@@ -2,6 +2,7 @@ package fxgraph
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/fxquant/fxquant/ops"
 )
@@ -65,7 +66,17 @@ type Node struct {
 	targetName string     // placeholder, get_attr, call_method, call_module: the string target
 	args       []ops.Value
 	kwargs     []Kwarg
-	uses       []Use
+	// uses holds one record per appearance of n in a user's arguments.
+	// Removed records are tombstoned (User == nil) so that removal is O(1);
+	// deadUses counts them and the list is compacted once they make up
+	// half of it.
+	uses     []Use
+	deadUses int
+	// refs has one entry per node-reference slot of n's args then kwargs:
+	// the referenced node and the index of the matching record in its
+	// uses (def == nil when the reference got no record: an erased node or
+	// a node of another graph).
+	refs       []useRef
 	typ        ops.Type
 	prev, next *Node
 	erased     bool
@@ -158,25 +169,60 @@ func (n *Node) Prev() *Node {
 	return n.prev
 }
 
+// useRef is a user's back pointer to one of its use records.
+type useRef struct {
+	def *Node
+	idx int
+}
+
 // Uses returns one record per appearance of n in its users' arguments, in
-// the order the uses were added. The slice is shared: do not modify it.
-func (n *Node) Uses() []Use { return n.uses }
+// the order the uses were added. The slice may be shared: do not modify it.
+func (n *Node) Uses() []Use {
+	if n.deadUses == 0 {
+		return n.uses
+	}
+	out := make([]Use, 0, len(n.uses)-n.deadUses)
+	for _, u := range n.uses {
+		if u.User != nil {
+			out = append(out, u)
+		}
+	}
+	return out
+}
 
 // NumUses counts appearances (add(x, x) counts two).
-func (n *Node) NumUses() int { return len(n.uses) }
+func (n *Node) NumUses() int { return len(n.uses) - n.deadUses }
+
+// smallDistinct is the size up to which distinct-node scans use a linear
+// search instead of a set; above it they cost O(k) with a map.
+const smallDistinct = 16
 
 // Users returns the distinct users in first-use order, as FX's node.users.
+// It is linear in the number of uses.
 func (n *Node) Users() []*Node {
-	if len(n.uses) == 0 {
+	if n.NumUses() == 0 {
 		return nil
 	}
-	out := make([]*Node, 0, len(n.uses))
-	for i, u := range n.uses {
-		dup := false
-		for j := 0; j < i && !dup; j++ {
-			dup = n.uses[j].User == u.User
+	out := make([]*Node, 0, n.NumUses())
+	var seen map[*Node]struct{}
+	for _, u := range n.uses {
+		if u.User == nil {
+			continue
 		}
-		if !dup {
+		if seen == nil && len(out) < smallDistinct {
+			if !slices.Contains(out, u.User) {
+				out = append(out, u.User)
+			}
+			continue
+		}
+		if seen == nil {
+			seen = make(map[*Node]struct{}, n.NumUses())
+			for _, o := range out {
+				seen[o] = struct{}{}
+			}
+		}
+		if _, dup := seen[u.User]; !dup {
+			seen[u.User] = struct{}{}
 			out = append(out, u.User)
 		}
 	}
@@ -185,23 +231,35 @@ func (n *Node) Users() []*Node {
 
 // NumUsers counts distinct users, as FX's len(node.users).
 func (n *Node) NumUsers() int {
-	if len(n.uses) <= 1 {
-		return len(n.uses)
+	if k := n.NumUses(); k <= 1 {
+		return k
 	}
 	return len(n.Users())
 }
 
 // InputNodes returns the distinct nodes in args then kwargs, in depth-first
-// order of first appearance (FX's all_input_nodes).
+// order of first appearance (FX's all_input_nodes). It is linear in the
+// number of references.
 func (n *Node) InputNodes() []*Node {
 	var out []*Node
+	var seen map[*Node]struct{}
 	n.walkRefs(func(m *Node) {
-		for _, o := range out {
-			if o == m {
-				return
+		if seen == nil && len(out) < smallDistinct {
+			if !slices.Contains(out, m) {
+				out = append(out, m)
+			}
+			return
+		}
+		if seen == nil {
+			seen = make(map[*Node]struct{}, 2*smallDistinct)
+			for _, o := range out {
+				seen[o] = struct{}{}
 			}
 		}
-		out = append(out, m)
+		if _, dup := seen[m]; !dup {
+			seen[m] = struct{}{}
+			out = append(out, m)
+		}
 	})
 	return out
 }

@@ -1,0 +1,501 @@
+package fxgraph
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/fxquant/fxquant/ops"
+	"github.com/fxquant/fxquant/ops/tensor"
+)
+
+// VerifyOptions selects what [Verify] checks. The zero value checks
+// structure, schemas against [ops.Default] (unknown targets are errors) and
+// types where nodes carry them.
+type VerifyOptions struct {
+	// Registry resolves call_function targets; nil means ops.Default().
+	Registry *ops.Registry
+	// AllowOpaque accepts call_function targets the registry does not know;
+	// their schema and type checks are skipped.
+	AllowOpaque bool
+	// RequireTypes makes a missing type an error on every node that has a
+	// value (all but output, call_method and call_module). Without it,
+	// types are checked only where a node and all its inputs have one.
+	RequireTypes bool
+	// SkipSchema skips the registry checks (targets, arity, argument kinds)
+	// and with them the type checks, leaving the structural ones.
+	SkipSchema bool
+	// SkipTypes skips the type checks.
+	SkipTypes bool
+	// MaxErrors caps the problems reported; the rest are counted in one
+	// final summary. 0 means 100.
+	MaxErrors int
+}
+
+// Verify checks g and reports every problem at once, as *[VerifyError]
+// values joined with errors.Join (nil when g is well formed). It checks:
+//
+//   - structure: the node list is intact; opcodes and targets are valid;
+//     names are unique, identifiers, and reserved in the namespace;
+//     every referenced node is a live node of g defined earlier (no
+//     dangling or foreign references, no cycles); stored use lists equal a
+//     fresh recount of the arguments; there is exactly one output node and
+//     it is last; get_attr and call_module targets are in the attribute
+//     store; each opcode has the arguments FX gives it;
+//   - schema: call_function targets are known to the registry (unless
+//     opts.AllowOpaque); the arguments normalise against the schema and
+//     each given value has the kind its schema type asks for;
+//   - types: each node's type equals its op's result-type rule applied to
+//     its inputs' types (quantized element types compared exactly).
+//
+// Verify does not modify g and is linear in its size.
+func Verify(g *Graph, opts VerifyOptions) error {
+	if g == nil {
+		return &VerifyError{Check: ErrNodeList, Got: "nil graph"}
+	}
+	v := &verifier{g: g, opts: opts, reg: opts.Registry, max: opts.MaxErrors}
+	if v.max <= 0 {
+		v.max = 100
+	}
+	if v.reg == nil && !opts.SkipSchema {
+		v.reg = ops.Default()
+	}
+	v.run()
+	if v.dropped > 0 {
+		v.errs = append(v.errs, &VerifyError{Check: ErrTooManyProblems,
+			Got: fmt.Sprintf("%d more problems not shown", v.dropped)})
+	}
+	return errors.Join(v.errs...)
+}
+
+type verifier struct {
+	g       *Graph
+	opts    VerifyOptions
+	reg     *ops.Registry
+	max     int
+	errs    []error
+	dropped int
+
+	nodes []*Node
+	pos   []int // by node id: 1 + position in nodes; 0 when not live
+	order bool  // some reference points forward
+}
+
+func (v *verifier) report(e *VerifyError) {
+	if len(v.errs) >= v.max {
+		v.dropped++
+		return
+	}
+	v.errs = append(v.errs, e)
+}
+
+func (v *verifier) nodeErr(n *Node, check error, field, want, got string) *VerifyError {
+	e := &VerifyError{Node: n.name, Check: check, Field: field, Want: want, Got: got}
+	if n.op == CallFunction && n.target != nil {
+		e.Target = n.target.String()
+	} else if n.op != Placeholder && n.op != Output {
+		e.Target = n.targetName
+	}
+	return e
+}
+
+func (v *verifier) run() {
+	if !v.walkList() {
+		return
+	}
+	names := make(map[string]*Node, len(v.nodes))
+	for i, n := range v.nodes {
+		v.checkNode(n, i, names)
+	}
+	v.checkUses()
+	v.checkOutput()
+	if v.order {
+		v.checkCycles()
+	}
+	if v.opts.SkipSchema {
+		return
+	}
+	for _, n := range v.nodes {
+		v.checkSchema(n)
+	}
+}
+
+// walkList collects the live nodes, checking links, ids and the length. It
+// returns false when the list is too broken to check anything else.
+func (v *verifier) walkList() bool {
+	g := v.g
+	v.pos = make([]int, g.nextID)
+	limit := g.nextID + 1
+	prev := &g.root
+	for n := g.root.next; n != &g.root; n = n.next {
+		if n == nil {
+			v.report(&VerifyError{Check: ErrNodeList, Field: "links", Want: "a circular list", Got: fmt.Sprintf("nil link after %s", prev)})
+			return false
+		}
+		if len(v.nodes) >= limit {
+			v.report(&VerifyError{Check: ErrNodeList, Field: "links", Want: fmt.Sprintf("at most %d nodes", g.nextID), Got: "a list that does not return to its start"})
+			return false
+		}
+		if n.prev != prev {
+			v.report(v.nodeErr(n, ErrNodeList, "prev", prev.String(), n.prev.String()))
+		}
+		prev = n
+		switch {
+		case n.graph != g:
+			v.report(v.nodeErr(n, ErrNodeList, "graph", "a node of this graph", "a node of another graph"))
+		case n.erased:
+			v.report(v.nodeErr(n, ErrNodeList, "erased", "a live node", "an erased node still linked"))
+		}
+		if n.id < 0 || n.id >= g.nextID {
+			v.report(v.nodeErr(n, ErrNodeList, "id", fmt.Sprintf("in [0, %d)", g.nextID), fmt.Sprint(n.id)))
+			continue
+		}
+		if p := v.pos[n.id]; p != 0 {
+			v.report(v.nodeErr(n, ErrNodeList, "id", "a unique id", fmt.Sprintf("%d, also the id of %s", n.id, v.nodes[p-1])))
+			continue
+		}
+		v.nodes = append(v.nodes, n)
+		v.pos[n.id] = len(v.nodes)
+	}
+	if g.root.prev != prev {
+		v.report(&VerifyError{Check: ErrNodeList, Field: "links", Want: fmt.Sprintf("last node %s", prev), Got: g.root.prev.String()})
+	}
+	if len(v.nodes) != g.length {
+		v.report(&VerifyError{Check: ErrNodeList, Field: "length", Want: fmt.Sprint(len(v.nodes)), Got: fmt.Sprint(g.length)})
+	}
+	return true
+}
+
+// live reports whether m is a live node of the list (by identity).
+func (v *verifier) live(m *Node) bool {
+	if m == nil || m.graph != v.g || m.id < 0 || m.id >= len(v.pos) {
+		return false
+	}
+	p := v.pos[m.id]
+	return p != 0 && v.nodes[p-1] == m
+}
+
+func validName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		if r == '_' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (i > 0 && r >= '0' && r <= '9') {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+func (v *verifier) checkNode(n *Node, i int, names map[string]*Node) {
+	g := v.g
+	// names
+	switch {
+	case !validName(n.name):
+		v.report(v.nodeErr(n, ErrBadName, "name", "an identifier", fmt.Sprintf("%q", n.name)))
+	case !g.names.used[n.name]:
+		v.report(v.nodeErr(n, ErrBadName, "name", "a name reserved in the graph's namespace", fmt.Sprintf("%q, not reserved", n.name)))
+	}
+	if other, dup := names[n.name]; dup {
+		v.report(v.nodeErr(n, ErrDuplicateName, "name", "a unique name", fmt.Sprintf("%q, also the name of node %d", n.name, v.pos[other.id]-1)))
+	} else {
+		names[n.name] = n
+	}
+	// opcode, target and the argument shape FX gives each opcode
+	switch n.op {
+	case Placeholder, GetAttr, CallMethod, CallModule, Output:
+		if n.targetName == "" {
+			v.report(v.nodeErr(n, ErrBadTarget, "target", "a string target", "none"))
+		}
+	case CallFunction:
+		if n.target == nil {
+			v.report(v.nodeErr(n, ErrBadTarget, "target", "a call target", "none"))
+		}
+	default:
+		v.report(v.nodeErr(n, ErrOpKind, "op", "one of placeholder, get_attr, call_function, call_method, call_module, output", n.op.String()))
+	}
+	switch n.op {
+	case Placeholder:
+		if len(n.args) > 1 || len(n.kwargs) > 0 {
+			v.report(v.nodeErr(n, ErrArity, "args", "no args or one default value, no kwargs", fmt.Sprintf("%d args, %d kwargs", len(n.args), len(n.kwargs))))
+		}
+	case GetAttr:
+		if len(n.args) > 0 || len(n.kwargs) > 0 {
+			v.report(v.nodeErr(n, ErrArity, "args", "no args and no kwargs", fmt.Sprintf("%d args, %d kwargs", len(n.args), len(n.kwargs))))
+		}
+	case Output:
+		if len(n.args) != 1 || len(n.kwargs) > 0 {
+			v.report(v.nodeErr(n, ErrArity, "args", "one arg (the returned value), no kwargs", fmt.Sprintf("%d args, %d kwargs", len(n.args), len(n.kwargs))))
+		}
+	case CallMethod:
+		if len(n.args) == 0 {
+			v.report(v.nodeErr(n, ErrArity, "args", "self as arg 0", "no args"))
+		}
+	}
+	if n.op == GetAttr || n.op == CallModule {
+		a, ok := g.attrs[n.targetName]
+		switch {
+		case !ok && n.targetName != "":
+			v.report(v.nodeErr(n, ErrMissingAttr, "target", "an attribute in the graph's store", fmt.Sprintf("%q, not stored", n.targetName)))
+		case ok && n.op == CallModule:
+			if _, isMod := a.(Module); !isMod {
+				v.report(v.nodeErr(n, ErrMissingAttr, "target", "a Module attribute", fmt.Sprintf("%q of Go type %T", n.targetName, a)))
+			}
+		}
+	}
+	// references and literal kinds
+	for j, a := range n.args {
+		v.checkValue(n, i, a, argPath{kind: 'a', idx: j})
+	}
+	for _, kw := range n.kwargs {
+		v.checkValue(n, i, kw.Value, argPath{kind: 'k', name: kw.Name})
+	}
+}
+
+// argPath names where a value sits in a node's arguments: "arg 2[0]",
+// "kwarg dtype", "kwarg dims[1]". It is built into a string only for a
+// message.
+type argPath struct {
+	kind byte // 'a' or 'k'
+	idx  int
+	name string
+	sub  []string
+}
+
+func (p argPath) String() string {
+	var b strings.Builder
+	if p.kind == 'a' {
+		fmt.Fprintf(&b, "arg %d", p.idx)
+	} else {
+		fmt.Fprintf(&b, "kwarg %s", p.name)
+	}
+	for _, s := range p.sub {
+		b.WriteString(s)
+	}
+	return b.String()
+}
+
+func (p argPath) with(s string) argPath {
+	q := p
+	q.sub = append(p.sub[:len(p.sub):len(p.sub)], s)
+	return q
+}
+
+// checkValue checks that val holds only literals and references to live
+// nodes of the graph defined before position i.
+func (v *verifier) checkValue(n *Node, i int, val ops.Value, path argPath) {
+	switch x := val.(type) {
+	case nil, bool, int64, float64, string, complex128, tensor.DType, ops.Device, ops.Layout, ops.MemoryFormat:
+	case *Node:
+		v.checkRef(n, i, x, path)
+	case ops.List:
+		for k, e := range x {
+			v.checkValue(n, i, e, path.with(fmt.Sprintf("[%d]", k)))
+		}
+	case ops.Tuple:
+		for k, e := range x {
+			v.checkValue(n, i, e, path.with(fmt.Sprintf("[%d]", k)))
+		}
+	case ops.Dict:
+		if len(x.Keys) != len(x.Values) {
+			v.report(v.nodeErr(n, ErrArgKind, path.String(), "a dict with one value per key", fmt.Sprintf("%d keys and %d values", len(x.Keys), len(x.Values))))
+			return
+		}
+		for k, e := range x.Values {
+			v.checkValue(n, i, e, path.with(fmt.Sprintf("[%q]", x.Keys[k])))
+		}
+	case ops.Slice:
+		v.checkValue(n, i, x.Start, path.with(".start"))
+		v.checkValue(n, i, x.Stop, path.with(".stop"))
+		v.checkValue(n, i, x.Step, path.with(".step"))
+	default:
+		v.report(v.nodeErr(n, ErrArgKind, path.String(), "a literal or a node reference", fmt.Sprintf("a value of Go type %T", val)))
+	}
+}
+
+func (v *verifier) checkRef(n *Node, i int, x *Node, path argPath) {
+	switch {
+	case x == nil:
+		v.report(v.nodeErr(n, ErrDangling, path.String(), "a node", "a nil node reference"))
+	case x.graph != v.g:
+		v.report(v.nodeErr(n, ErrForeignNode, path.String(), "a node of this graph", fmt.Sprintf("%s of another graph", x)))
+	case x.erased:
+		v.report(v.nodeErr(n, ErrDangling, path.String(), "a live node", fmt.Sprintf("erased node %s", x)))
+	case !v.live(x):
+		v.report(v.nodeErr(n, ErrDangling, path.String(), "a node in the node list", fmt.Sprintf("%s, not in the list", x)))
+	case x == n:
+		v.order = true
+		v.report(v.nodeErr(n, ErrCycle, path.String(), "a node defined earlier", fmt.Sprintf("%s itself", x)))
+	case v.pos[x.id]-1 > i:
+		v.order = true
+		v.report(v.nodeErr(n, ErrOrder, path.String(), fmt.Sprintf("a node defined before %s (position %d)", n, i),
+			fmt.Sprintf("%s at position %d", x, v.pos[x.id]-1)))
+	}
+}
+
+// checkUses compares every stored use list (and the users' back pointers)
+// with a fresh recount of the arguments, in O(nodes + references).
+func (v *verifier) checkUses() {
+	// Recount: base[p] is the first slot of the node at position p in the
+	// flat slot array; flat[s] is the live node referenced at slot s.
+	base := make([]int, len(v.nodes)+1)
+	var flat []*Node
+	for p, n := range v.nodes {
+		base[p] = len(flat)
+		n.walkRefs(func(m *Node) {
+			if v.live(m) {
+				flat = append(flat, m)
+			} else {
+				flat = append(flat, nil)
+			}
+		})
+	}
+	base[len(v.nodes)] = len(flat)
+	seen := make([]bool, len(flat))
+	for _, d := range v.nodes {
+		dead := 0
+		for j, u := range d.uses {
+			if u.User == nil {
+				dead++
+				continue
+			}
+			if !v.live(u.User) {
+				got := "an erased node"
+				if u.User.graph != v.g {
+					got = fmt.Sprintf("%s of another graph", u.User)
+				} else if !u.User.erased {
+					got = fmt.Sprintf("%s, not in the list", u.User)
+				} else {
+					got = fmt.Sprintf("erased node %s", u.User)
+				}
+				v.report(v.nodeErr(d, ErrUseList, "uses", "uses by live nodes of this graph", got))
+				continue
+			}
+			p := v.pos[u.User.id] - 1
+			s := base[p] + u.Slot
+			if u.Slot < 0 || s >= base[p+1] || flat[s] != d {
+				v.report(v.nodeErr(d, ErrUseList, "uses", fmt.Sprintf("%s to refer to %s at slot %d", u.User, d, u.Slot), "no such reference"))
+				continue
+			}
+			if seen[s] {
+				v.report(v.nodeErr(d, ErrUseList, "uses", fmt.Sprintf("one record for %s slot %d", u.User, u.Slot), "a duplicate record"))
+				continue
+			}
+			seen[s] = true
+			if u.Slot >= len(u.User.refs) || u.User.refs[u.Slot] != (useRef{def: d, idx: j}) {
+				v.report(v.nodeErr(u.User, ErrUseList, "refs", fmt.Sprintf("slot %d to point at record %d of %s", u.Slot, j, d), "a stale back pointer"))
+			}
+		}
+		if dead != d.deadUses {
+			v.report(v.nodeErr(d, ErrUseList, "uses", fmt.Sprintf("%d removed records", dead), fmt.Sprint(d.deadUses)))
+		}
+	}
+	for p, n := range v.nodes {
+		for s := base[p]; s < base[p+1]; s++ {
+			if flat[s] != nil && !seen[s] {
+				d := flat[s]
+				v.report(v.nodeErr(d, ErrUseList, "uses", fmt.Sprintf("a record for its use by %s (slot %d)", n, s-base[p]), "none"))
+			}
+		}
+	}
+}
+
+func (v *verifier) checkOutput() {
+	var outs []*Node
+	for _, n := range v.nodes {
+		if n.op == Output {
+			outs = append(outs, n)
+		}
+	}
+	switch {
+	case len(outs) == 0:
+		v.report(&VerifyError{Check: ErrOutput, Field: "output", Want: "exactly one output node", Got: "none"})
+		return
+	case len(outs) > 1:
+		for _, o := range outs[1:] {
+			v.report(v.nodeErr(o, ErrOutput, "op", "exactly one output node", fmt.Sprintf("%d, the first is %s", len(outs), outs[0])))
+		}
+	}
+	if last := v.nodes[len(v.nodes)-1]; last.op != Output {
+		v.report(v.nodeErr(outs[0], ErrOutput, "position", "the output node last", fmt.Sprintf("%s after it", last)))
+	}
+}
+
+// maxListed caps the nodes named in one message.
+const maxListed = 10
+
+// checkCycles runs when some reference points forward: it tells a graph
+// that is merely out of order from one whose dependencies are cyclic, and
+// names the nodes on or between cycles (capped), in O(nodes + references).
+func (v *verifier) checkCycles() {
+	np := len(v.nodes)
+	indeg := make([]int, np)
+	succ := make([][]int, np)
+	pred := make([][]int, np)
+	for p, n := range v.nodes {
+		for _, m := range n.InputNodes() {
+			if v.live(m) {
+				q := v.pos[m.id] - 1
+				succ[q] = append(succ[q], p)
+				pred[p] = append(pred[p], q)
+				indeg[p]++
+			}
+		}
+	}
+	removed := make([]bool, np)
+	peel := func(deg []int, next [][]int) {
+		var queue []int
+		for p := range np {
+			if !removed[p] && deg[p] == 0 {
+				queue = append(queue, p)
+			}
+		}
+		for len(queue) > 0 {
+			p := queue[0]
+			queue = queue[1:]
+			removed[p] = true
+			for _, q := range next[p] {
+				if removed[q] {
+					continue
+				}
+				deg[q]--
+				if deg[q] == 0 {
+					queue = append(queue, q)
+				}
+			}
+		}
+	}
+	peel(indeg, succ)
+	outdeg := make([]int, np)
+	for p := range np {
+		if removed[p] {
+			continue
+		}
+		for _, q := range succ[p] {
+			if !removed[q] {
+				outdeg[p]++
+			}
+		}
+	}
+	peel(outdeg, pred)
+	var names []string
+	count := 0
+	for p, n := range v.nodes {
+		if removed[p] {
+			continue
+		}
+		count++
+		if len(names) < maxListed {
+			names = append(names, n.name)
+		}
+	}
+	if count == 0 {
+		return
+	}
+	got := strings.Join(names, ", ")
+	if count > len(names) {
+		got += fmt.Sprintf(", ... (%d nodes)", count)
+	}
+	v.report(&VerifyError{Check: ErrCycle, Field: "order", Want: "acyclic dependencies", Got: "a cycle through " + got})
+}

@@ -1,0 +1,366 @@
+package fxgraph
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/fxquant/fxquant/ops"
+	"github.com/fxquant/fxquant/ops/tensor"
+)
+
+// checkSchema runs the registry checks on one node: the target is known,
+// the arguments fit the schema, and the node's type agrees with the op's
+// result-type rule.
+func (v *verifier) checkSchema(n *Node) {
+	if !v.opts.SkipTypes && v.opts.RequireTypes && n.typ == nil {
+		switch n.op {
+		case Placeholder, GetAttr, CallFunction:
+			v.report(v.nodeErr(n, ErrMissingType, "type", "a type", "none"))
+		}
+	}
+	if n.op != CallFunction || n.target == nil {
+		return
+	}
+	switch t := n.target.(type) {
+	case ops.Overload:
+		def, ok := v.reg.Op(t)
+		if !ok {
+			if !v.opts.AllowOpaque {
+				v.report(v.nodeErr(n, ErrUnknownTarget, "target", "an op in the registry", t.String()))
+			}
+			return
+		}
+		full, problems := v.bind(n, def.Schema)
+		for _, p := range problems {
+			v.report(p)
+		}
+		if len(problems) == 0 {
+			v.checkResult(n, def, full)
+		}
+	case ops.Packet:
+		overloads := v.reg.Overloads(t)
+		if len(overloads) == 0 {
+			if !v.opts.AllowOpaque {
+				v.report(v.nodeErr(n, ErrUnknownTarget, "target", "a packet with overloads in the registry", t.String()))
+			}
+			return
+		}
+		var tried []string
+		var first []*VerifyError
+		for _, o := range overloads {
+			def, ok := v.reg.Op(o)
+			if !ok {
+				continue
+			}
+			full, problems := v.bind(n, def.Schema)
+			if len(problems) == 0 {
+				v.checkResult(n, def, full)
+				return
+			}
+			if first == nil {
+				first = problems
+			}
+			if len(tried) < maxListed {
+				tried = append(tried, o.Name)
+			}
+		}
+		e := v.nodeErr(n, ErrArity, "args", "arguments that fit an overload of "+t.String(),
+			"none fits (tried "+strings.Join(tried, ", ")+")")
+		if len(first) > 0 {
+			e.Check = first[0].Check
+			e.Detail = fmt.Sprintf("%s: %s", overloads[0].Name, strings.TrimPrefix(first[0].Error(), fmt.Sprintf("node %q (%s): ", n.name, t)))
+		}
+		v.report(e)
+	case ops.Callable:
+		if t == ops.GetItem {
+			v.checkGetItem(n)
+			return
+		}
+		if !v.reg.Known(t) && !v.opts.AllowOpaque {
+			v.report(v.nodeErr(n, ErrUnknownTarget, "target", "a callable the registry knows", t.String()))
+		}
+	}
+}
+
+// bind normalises n's arguments against s and checks the kind of every
+// value the node gives (defaults come from the schema and are trusted).
+func (v *verifier) bind(n *Node, s *ops.Schema) ([]ops.Value, []*VerifyError) {
+	full, err := s.Normalize(n.args, n.kwargs)
+	if err != nil {
+		e := v.nodeErr(n, ErrArity, "args", "", "")
+		e.Err = err
+		return nil, []*VerifyError{e}
+	}
+	var problems []*VerifyError
+	check := func(field string, val ops.Value, a ops.Argument) {
+		if ok, got := argFits(val, a.Type); !ok {
+			problems = append(problems, v.nodeErr(n, ErrArgKind, field, argTypeString(a.Type), got))
+		}
+	}
+	for i, a := range n.args {
+		if i >= len(s.Args) {
+			break // VarArgs
+		}
+		check(fmt.Sprintf("arg %d (%s)", i, s.Args[i].Name), a, s.Args[i])
+	}
+	for _, kw := range n.kwargs {
+		if i := s.ArgIndex(kw.Name); i >= 0 {
+			check("kwarg "+kw.Name, kw.Value, s.Args[i])
+		}
+	}
+	return full, problems
+}
+
+// checkResult applies def's result-type rule to the normalised arguments
+// (node references replaced by their types) and compares with n's type.
+func (v *verifier) checkResult(n *Node, def *ops.OpDef, full []ops.Value) {
+	if v.opts.SkipTypes || def.Result == nil {
+		return
+	}
+	if n.typ == nil && !v.opts.RequireTypes {
+		return
+	}
+	untyped := false
+	typed := make([]ops.Value, len(full))
+	for i, a := range full {
+		m, err := ops.MapValue(a, func(x ops.Value) (ops.Value, error) {
+			if ref, ok := x.(*Node); ok {
+				if ref == nil || ref.typ == nil {
+					untyped = true
+					return nil, nil
+				}
+				return ref.typ, nil
+			}
+			return x, nil
+		})
+		if err != nil || untyped {
+			return // an input without a type: reported on that input when types are required
+		}
+		typed[i] = m
+	}
+	want, err := def.Result(typed)
+	if err != nil {
+		e := v.nodeErr(n, ErrTypeMismatch, "", "", "")
+		e.Err = err
+		v.report(e)
+		return
+	}
+	if want == nil {
+		return
+	}
+	v.compareType(n, want)
+}
+
+func (v *verifier) compareType(n *Node, want ops.Type) {
+	if n.typ == nil {
+		if v.opts.RequireTypes {
+			v.report(v.nodeErr(n, ErrMissingType, "type", want.String(), "none"))
+		}
+		return
+	}
+	if !ops.TypesEqual(want, n.typ) {
+		e := v.nodeErr(n, ErrTypeMismatch, "type", want.String(), n.typ.String())
+		if d := ops.TypeDiff(want, n.typ); d != "" && !strings.HasPrefix(d, "want ") {
+			e.Detail = d
+		}
+		v.report(e)
+	}
+}
+
+// checkGetItem checks operator.getitem(node, int): the shape FX gives tuple
+// unpacking of multi-result ops, and its type against the tuple element.
+func (v *verifier) checkGetItem(n *Node) {
+	if len(n.args) != 2 || len(n.kwargs) != 0 {
+		v.report(v.nodeErr(n, ErrArity, "args", "2 args (a node and an index), no kwargs", fmt.Sprintf("%d args, %d kwargs", len(n.args), len(n.kwargs))))
+		return
+	}
+	src, ok := n.args[0].(*Node)
+	if !ok {
+		v.report(v.nodeErr(n, ErrArgKind, "arg 0", "a node", describe(n.args[0])))
+	}
+	idx, ok := n.args[1].(int64)
+	if !ok {
+		v.report(v.nodeErr(n, ErrArgKind, "arg 1", "int", describe(n.args[1])))
+		return
+	}
+	if src == nil || v.opts.SkipTypes || src.typ == nil {
+		return
+	}
+	tt, ok := src.typ.(ops.TupleType)
+	if !ok {
+		return
+	}
+	if idx < 0 || idx >= int64(len(tt.Elems)) {
+		v.report(v.nodeErr(n, ErrTypeMismatch, "arg 1", fmt.Sprintf("an index in [0, %d)", len(tt.Elems)), fmt.Sprint(idx)))
+		return
+	}
+	if tt.Elems[idx] != nil {
+		v.compareType(n, tt.Elems[idx])
+	}
+}
+
+// argTypeString prints a schema type as PyTorch writes it: "Tensor?",
+// "int[2]", "Tensor?[]".
+func argTypeString(t ops.ArgType) string {
+	s := t.Base
+	if t.List {
+		if t.ElemOptional {
+			s += "?"
+		}
+		if t.ListLen > 0 {
+			s += fmt.Sprintf("[%d]", t.ListLen)
+		} else {
+			s += "[]"
+		}
+	}
+	if t.Optional {
+		s += "?"
+	}
+	return s
+}
+
+// describe names a value's kind and value for messages: "int 3",
+// "float 0.5", "None", "node %x (f32[2])", "list of 2".
+func describe(val ops.Value) string {
+	switch x := val.(type) {
+	case nil:
+		return "None"
+	case *Node:
+		if x == nil {
+			return "a nil node"
+		}
+		if x.typ != nil {
+			return fmt.Sprintf("node %s (%s)", x, x.typ)
+		}
+		return "node " + x.String()
+	case bool:
+		return fmt.Sprintf("bool %v", x)
+	case int64:
+		return fmt.Sprintf("int %d", x)
+	case float64:
+		return fmt.Sprintf("float %v", x)
+	case string:
+		return fmt.Sprintf("str %q", x)
+	case complex128:
+		return fmt.Sprintf("complex %v", x)
+	case tensor.DType:
+		return "ScalarType " + x.String()
+	case ops.Device:
+		return fmt.Sprintf("Device %q", string(x))
+	case ops.Layout:
+		return "Layout " + x.String()
+	case ops.MemoryFormat:
+		return "MemoryFormat " + x.String()
+	case ops.List:
+		return fmt.Sprintf("list of %d", len(x))
+	case ops.Tuple:
+		return fmt.Sprintf("tuple of %d", len(x))
+	case ops.Dict:
+		return fmt.Sprintf("dict of %d", len(x.Keys))
+	case ops.Slice:
+		return "slice"
+	}
+	return fmt.Sprintf("Go type %T", val)
+}
+
+// argFits reports whether val may be passed for a schema argument of type
+// t, and if not, describes what was found.
+func argFits(val ops.Value, t ops.ArgType) (bool, string) {
+	if val == nil {
+		if t.Optional || t.Base == "Any" || t.Base == "Generator" {
+			return true, ""
+		}
+		return false, "None"
+	}
+	if t.List {
+		var elems []ops.Value
+		switch x := val.(type) {
+		case ops.List:
+			elems = x
+		case ops.Tuple:
+			elems = x
+		default:
+			// "int[2] stride=1": PyTorch broadcasts one int to the list.
+			if t.ListLen > 0 {
+				if ok, _ := scalarFits(val, t.Base); ok {
+					return true, ""
+				}
+			}
+			return false, describe(val)
+		}
+		if t.ListLen > 0 && len(elems) != t.ListLen && len(elems) != 1 {
+			return false, fmt.Sprintf("%s of %d elements", describe(val)[:4], len(elems))
+		}
+		for i, e := range elems {
+			if e == nil && t.ElemOptional {
+				continue
+			}
+			if ok, got := scalarFits(e, t.Base); !ok {
+				return false, fmt.Sprintf("element %d: %s", i, got)
+			}
+		}
+		return true, ""
+	}
+	return scalarFits(val, t.Base)
+}
+
+// scalarFits checks one non-list value against a base type. Node
+// references fit when their type is unknown or of the right sort.
+func scalarFits(val ops.Value, base string) (bool, string) {
+	if n, ok := val.(*Node); ok {
+		if n == nil || n.typ == nil {
+			return true, ""
+		}
+		_, isTensor := n.typ.(ops.TensorType)
+		py, isPy := n.typ.(ops.PyType)
+		switch base {
+		case "Tensor":
+			return isTensor, describe(val)
+		case "int", "SymInt":
+			return isPy && (py.Name == "int" || py.Name == "SymInt"), describe(val)
+		case "float", "SymFloat":
+			return isPy && (py.Name == "float" || py.Name == "SymFloat"), describe(val)
+		case "bool", "SymBool":
+			return isPy && (py.Name == "bool" || py.Name == "SymBool"), describe(val)
+		case "Scalar":
+			return isPy, describe(val)
+		case "Any", "t":
+			return true, ""
+		}
+		return !isTensor, describe(val)
+	}
+	ok := false
+	switch base {
+	case "Tensor":
+		ok = false
+	case "int", "SymInt":
+		_, ok = val.(int64)
+	case "float", "SymFloat":
+		_, ok = val.(float64)
+	case "bool", "SymBool":
+		_, ok = val.(bool)
+	case "complex":
+		_, ok = val.(complex128)
+	case "Scalar":
+		switch val.(type) {
+		case int64, float64, bool, complex128:
+			ok = true
+		}
+	case "str", "Dimname":
+		_, ok = val.(string)
+	case "ScalarType":
+		_, ok = val.(tensor.DType)
+	case "Layout":
+		_, ok = val.(ops.Layout)
+	case "MemoryFormat":
+		_, ok = val.(ops.MemoryFormat)
+	case "Device":
+		switch val.(type) {
+		case ops.Device, string:
+			ok = true
+		}
+	default:
+		ok = true // Any, Generator, Storage, ...: not checked
+	}
+	return ok, describe(val)
+}
