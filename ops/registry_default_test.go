@@ -1,0 +1,90 @@
+package ops
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestDefaultBuilds(t *testing.T) {
+	r, err := buildDefault()
+	require.NoError(t, err)
+	for _, row := range allRows() {
+		t.Run(row.schema[:strings.IndexByte(row.schema, '(')], func(t *testing.T) {
+			ns, s, err := ParseQualifiedSchema(row.schema)
+			require.NoError(t, err)
+			o := Overload{Packet: Packet{NS: ns, Name: s.Name}, Name: s.Overload}
+			def, ok := r.Op(o)
+			require.True(t, ok, "row %s not registered", o)
+			assert.NotNil(t, def.Result, "every row has a result-type rule")
+			assert.NotEmpty(t, def.Doc)
+			assert.Equal(t, row.schema, def.Schema.Text)
+		})
+	}
+	assert.NotPanics(t, func() { Default() })
+}
+
+// TestDefaultKnowsFixtureTargets reads the target column of every fixture
+// listing and requires each op target to be known to the default registry.
+func TestDefaultKnowsFixtureTargets(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "tests", "testdata", "pt2e", "*.graph.txt"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	r := Default()
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			data, err := os.ReadFile(f)
+			require.NoError(t, err)
+			for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+				cols := strings.Split(line, " | ")
+				require.GreaterOrEqual(t, len(cols), 3, "line %d", i+1)
+				if cols[1] != "call_function" {
+					continue
+				}
+				tg, err := ParseTarget(cols[2])
+				require.NoError(t, err, "line %d", i+1)
+				assert.True(t, r.Known(tg), "line %d: target %s is not registered", i+1, cols[2])
+			}
+		})
+	}
+}
+
+func TestKernelKeysMustNameOverloads(t *testing.T) {
+	saved := quantKernels
+	defer func() { quantKernels = saved }()
+	quantKernels = map[string]KernelFunc{"quantized_decomposed.quantize_per_tensr.default": func([]Value) (Value, error) { return nil, nil }}
+	_, err := buildDefault()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "quantize_per_tensr")
+}
+
+func TestDefaultFlags(t *testing.T) {
+	r := Default()
+	tests := []struct {
+		target string
+		impure bool
+	}{
+		{"aten.copy_.default", true},
+		{"aten._assert_tensor_metadata.default", true},
+		{"aten.relu_.default", true},
+		{"aten.relu.default", false},
+		{"aten.linear.default", false},
+		{"operator.setitem", true},
+		{"operator.getitem", false},
+		{"torchao.quantize_affine", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.target, func(t *testing.T) {
+			assert.Equal(t, tt.impure, r.IsImpure(MustParseTarget(tt.target)))
+		})
+	}
+	def, ok := r.Op(MustOverload("aten.view.default"))
+	require.True(t, ok)
+	assert.True(t, def.View)
+	assert.True(t, r.Known(MustPacket("aten.clamp")))
+	assert.Equal(t, []Overload{MustOverload("aten.clamp.default"), MustOverload("aten.clamp.Tensor")}, r.Overloads(MustPacket("aten.clamp")))
+}
