@@ -1,0 +1,468 @@
+package match
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/fxquant/fxquant/fxgraph"
+	"github.com/fxquant/fxquant/ops"
+)
+
+// Errors a rewrite returns, wrapped in a [ReplaceError].
+var (
+	// ErrPlaceholderCount: the replacement's placeholder count differs from
+	// the pattern's.
+	ErrPlaceholderCount = errors.New("placeholder count mismatch")
+	// ErrOutputCount: the replacement returns a different number of values
+	// than the match has returning nodes.
+	ErrOutputCount = errors.New("returning nodes count mismatch")
+	// ErrTypeMismatch: a replacement value's type differs from the type of
+	// the value it replaces.
+	ErrTypeMismatch = errors.New("type mismatch")
+	// ErrBadReplacement: the replacement graph cannot be copied (no output,
+	// a literal result, a dangling reference, a missing attribute).
+	ErrBadReplacement = errors.New("bad replacement")
+)
+
+// ReplaceError reports why the replacement for one match cannot be made.
+// When a rewrite returns it, the graph has not been changed.
+type ReplaceError struct {
+	Match  int    // index of the match among the matches that passed the filters
+	Anchor string // graph node bound to the first anchor, e.g. "%linear_3"
+	Err    error
+}
+
+// Error returns "match: replace match 2 (anchor %linear_3): ...".
+func (e *ReplaceError) Error() string {
+	return fmt.Sprintf("match: replace match %d (anchor %s): %v", e.Match, e.Anchor, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *ReplaceError) Unwrap() error { return e.Err }
+
+// Filter decides whether a match is replaced: every filter must return
+// true. It receives the match, the graph being rewritten and the pattern,
+// and must not modify the graph.
+type Filter func(m *Match, g *fxgraph.Graph, p *Pattern) bool
+
+// Replacer returns the replacement graph for a match (torch.fx's
+// replacement_callback). The graph's placeholders bind, by position, to
+// the match's PlaceholderNodes; its output returns one value per returning
+// node. It is called once per match before any change is made, and must
+// not modify g.
+type Replacer func(m *Match, g *fxgraph.Graph, p *Pattern) (*fxgraph.Graph, error)
+
+// Static returns a Replacer that always answers r.
+func Static(r *fxgraph.Graph) Replacer {
+	return func(*Match, *fxgraph.Graph, *Pattern) (*fxgraph.Graph, error) { return r, nil }
+}
+
+// Replaced describes one applied replacement (torch.fx's ReplacedPatterns).
+type Replaced struct {
+	// Anchor is the pattern's first anchor (a pattern node).
+	Anchor *fxgraph.Node
+	// Match is the match as replaced: its placeholder bindings are the ones
+	// read right before the replacement, and its non-placeholder graph
+	// nodes have been erased.
+	Match *Match
+	// Replacements are the nodes inserted into the graph, in replacement
+	// graph order (empty for an identity replacement).
+	Replacements []*fxgraph.Node
+}
+
+// ReplacePattern replaces every match of pattern in g with replacement;
+// see [ReplacePatternWithFilters].
+func ReplacePattern(g *fxgraph.Graph, pattern *Pattern, replacement *fxgraph.Graph, opts ...Option) ([]Replaced, error) {
+	return ReplacePatternWithFilters(g, pattern, Static(replacement), nil, false, opts...)
+}
+
+// ReplacePatternWithFilters is torch.fx's replace_pattern_with_filters.
+// It matches pattern in g (with overlapping matches removed, output and
+// placeholders not matched, and ignoreLiterals as given; opts may add a
+// registry or a node-name match), keeps the matches every filter accepts,
+// and replaces them in discovery order with the graph replace returns.
+//
+// Before changing anything it obtains and checks every replacement:
+// placeholder count, output count, result types against the replaced
+// values, references and attributes. If one fails it returns a
+// [*ReplaceError] and g is unchanged.
+//
+// Each match is then checked again right before it is replaced, on the
+// graph as earlier replacements left it. Its placeholder bindings are read
+// again, so a binding to a node an earlier replacement replaced (even
+// inside a list) follows the replacement; a match that no longer holds is
+// skipped. The new nodes go before the first user of the match's returning
+// nodes (after the last returning node if none has users), the users are
+// rewired, and the matched nodes are erased. No dead-code elimination runs.
+func ReplacePatternWithFilters(g *fxgraph.Graph, pattern *Pattern, replace Replacer, filters []Filter, ignoreLiterals bool, opts ...Option) ([]Replaced, error) {
+	if g == nil || pattern == nil || replace == nil {
+		return nil, errors.New("match: replace: nil graph, pattern or replacement")
+	}
+	all := append([]Option{MatchOutput(false), MatchPlaceholder(false), RemoveOverlappingMatches(true)}, opts...)
+	all = append(all, IgnoreLiterals(ignoreLiterals))
+	m, err := NewMatcher(pattern, all...)
+	if err != nil {
+		return nil, err
+	}
+	ix := NewIndex(g)
+	found, err := m.MatchIndex(ix)
+	if err != nil {
+		return nil, err
+	}
+	matches := found[:0]
+	for _, mt := range found {
+		keep := true
+		for _, f := range filters {
+			if f != nil && !f(mt, g, pattern) {
+				keep = false
+				break
+			}
+		}
+		if keep {
+			matches = append(matches, mt)
+		}
+	}
+	// Phase 1: obtain and check every replacement; nothing changes yet.
+	plans := make([]*fxgraph.Graph, len(matches))
+	checked := map[*fxgraph.Graph]error{}
+	for i, mt := range matches {
+		r, err := replace(mt, g, pattern)
+		if err == nil && r == nil {
+			err = fmt.Errorf("%w: replacer returned no graph", ErrBadReplacement)
+		}
+		if err == nil {
+			cerr, seen := checked[r]
+			if !seen {
+				cerr = checkReplacementGraph(g, r, pattern)
+				checked[r] = cerr
+			}
+			err = cerr
+		}
+		if err == nil {
+			err = checkResultTypes(mt, r)
+		}
+		if err != nil {
+			return nil, &ReplaceError{Match: i, Anchor: anchorName(mt), Err: err}
+		}
+		plans[i] = r
+	}
+	// Phase 2: splice.
+	s := newState(m, g, ix.key)
+	var out []Replaced
+	for i, mt := range matches {
+		cur, point, ok := s.recheck(mt)
+		if !ok {
+			continue
+		}
+		news, err := s.splice(cur, plans[i], point)
+		if err != nil {
+			// Unreachable for a checked plan and a re-checked match.
+			return out, &ReplaceError{Match: i, Anchor: anchorName(mt), Err: fmt.Errorf("graph partially rewritten: %w", err)}
+		}
+		out = append(out, Replaced{Anchor: mt.Anchors[0], Match: cur, Replacements: news})
+	}
+	return out, nil
+}
+
+func anchorName(mt *Match) string {
+	if len(mt.Anchors) > 0 {
+		if n := mt.NodeOf(mt.Anchors[0]); n != nil {
+			return n.String()
+		}
+	}
+	return "?"
+}
+
+// resultNodes flattens a replacement graph's output value.
+func resultNodes(r *fxgraph.Graph) ([]ops.Value, error) {
+	out, ok := r.OutputNode()
+	if !ok {
+		return nil, fmt.Errorf("%w: replacement graph has no output node", ErrBadReplacement)
+	}
+	v := out.Arg(0)
+	if seq, ok := seqOf(v); ok {
+		return seq, nil
+	}
+	return []ops.Value{v}, nil
+}
+
+// checkReplacementGraph checks what does not depend on the match.
+func checkReplacementGraph(g, r *fxgraph.Graph, p *Pattern) error {
+	nodes := r.Nodes()
+	pos := make(map[*fxgraph.Node]int, len(nodes))
+	nph := 0
+	for i, n := range nodes {
+		pos[n] = i
+		if n.Op() == fxgraph.Output && i != len(nodes)-1 {
+			return fmt.Errorf("%w: output node %s is not last", ErrBadReplacement, n)
+		}
+		if n.Op() == fxgraph.Placeholder {
+			nph++
+		}
+		if n.Op() == fxgraph.CallFunction && n.Target() == nil {
+			return fmt.Errorf("%w: node %s: call_function without a target", ErrBadReplacement, n)
+		}
+		if n.Op() == fxgraph.GetAttr || n.Op() == fxgraph.CallModule {
+			_, inG := g.Attr(n.TargetName())
+			_, inR := r.Attr(n.TargetName())
+			if !inG && !inR {
+				return fmt.Errorf("%w: node %s: attribute %q exists in neither the graph nor the replacement", ErrBadReplacement, n, n.TargetName())
+			}
+		}
+		for _, in := range n.InputNodes() {
+			j, ok := pos[in]
+			if !ok || j >= i || in.Graph() != r {
+				return fmt.Errorf("%w: node %s uses %s, which is not an earlier node of the replacement", ErrBadReplacement, n, in)
+			}
+		}
+	}
+	if nph != len(p.placeholders) {
+		return fmt.Errorf("%w: replacement has %d placeholders, pattern has %d", ErrPlaceholderCount, nph, len(p.placeholders))
+	}
+	res, err := resultNodes(r)
+	if err != nil {
+		return err
+	}
+	if len(res) != len(p.returning) {
+		return fmt.Errorf("%w: replacement returns %d values, pattern has %d returning nodes", ErrOutputCount, len(res), len(p.returning))
+	}
+	for i, v := range res {
+		if _, ok := v.(*fxgraph.Node); !ok {
+			return fmt.Errorf("%w: replacement result %d is %v; want a node", ErrBadReplacement, i, v)
+		}
+	}
+	return nil
+}
+
+// checkResultTypes checks each replacement result against the type of the
+// value it replaces.
+func checkResultTypes(mt *Match, r *fxgraph.Graph) error {
+	res, _ := resultNodes(r)
+	phIndex := map[*fxgraph.Node]int{}
+	for _, n := range r.Nodes() {
+		if n.Op() == fxgraph.Placeholder {
+			phIndex[n] = len(phIndex)
+		}
+	}
+	given := map[*fxgraph.Node]ops.Type{}
+	for i, v := range res {
+		o := v.(*fxgraph.Node)
+		want := mt.ReturningNodes[i].Type()
+		var got ops.Type
+		if j, isPh := phIndex[o]; isPh {
+			b, isNode := mt.PlaceholderNodes[j].(*fxgraph.Node)
+			if !isNode {
+				return fmt.Errorf("%w: result %d returns placeholder %s, bound to the literal %v; want a node", ErrBadReplacement, i, o, mt.PlaceholderNodes[j])
+			}
+			got = b.Type()
+		} else {
+			got = o.Type()
+		}
+		if want != nil && got != nil && !want.Equal(got) {
+			return fmt.Errorf("%w: result %d (%s) replacing %s: %s", ErrTypeMismatch, i, o, mt.ReturningNodes[i], ops.TypeDiff(want, got))
+		}
+		if prev, seen := given[o]; seen && prev != nil && want != nil && !prev.Equal(want) {
+			return fmt.Errorf("%w: result %s replaces values of types %v and %v", ErrTypeMismatch, o, prev, want)
+		}
+		if want != nil {
+			given[o] = want
+		}
+	}
+	return nil
+}
+
+// recheck matches mt's pattern again from its anchors' graph nodes on the
+// current graph. It returns the refreshed match and the insertion point
+// (nil: the end of the graph), or false if the match no longer holds.
+func (s *state) recheck(mt *Match) (*Match, *fxgraph.Node, bool) {
+	s.undo(0)
+	for _, a := range s.m.anchors {
+		gn := mt.NodeOf(s.p.nodes[a].n)
+		if gn == nil || !s.matchNode(a, gn, s.m.o.nodeNameMatch) {
+			s.undo(0)
+			return nil, nil, false
+		}
+	}
+	cur := s.complete()
+	ok := cur != nil
+	// The compute nodes must be the ones matched on the unmodified graph.
+	for i := range s.p.nodes {
+		if ok && s.isCompute(i) && s.vals[i] != mt.vals[i] {
+			ok = false
+		}
+	}
+	var point *fxgraph.Node
+	if ok {
+		point, ok = s.insertionPoint(cur)
+	}
+	s.undo(0)
+	if !ok {
+		return nil, nil, false
+	}
+	return cur, point, true
+}
+
+// insertionPoint picks the node the replacement goes before and checks
+// that every node the replacement may read is defined before it.
+func (s *state) insertionPoint(mt *Match) (*fxgraph.Node, bool) {
+	var first *fxgraph.Node
+	for _, r := range mt.ReturningNodes {
+		for _, u := range r.Uses() {
+			if first == nil || s.before(u.User, first) {
+				first = u.User
+			}
+		}
+	}
+	point := first
+	if first == nil {
+		var last *fxgraph.Node
+		for _, r := range mt.ReturningNodes {
+			if last == nil || s.before(last, r) {
+				last = r
+			}
+		}
+		point = last.Next()
+	}
+	ok := true
+	check := func(v ops.Value) {
+		_, _ = ops.MapValue(v, func(x ops.Value) (ops.Value, error) {
+			n, isNode := x.(*fxgraph.Node)
+			if !isNode {
+				return x, nil
+			}
+			if n.Erased() || n.Graph() != s.g || s.inPartition(n) || (point != nil && !s.before(n, point)) {
+				ok = false
+			}
+			return x, nil
+		})
+	}
+	for _, b := range mt.PlaceholderNodes {
+		check(b)
+	}
+	return point, ok
+}
+
+// splice copies r into the graph before point for match mt, rewires the
+// users of the returning nodes and erases the matched nodes.
+func (s *state) splice(mt *Match, r *fxgraph.Graph, point *fxgraph.Node) ([]*fxgraph.Node, error) {
+	g := s.g
+	var restore func()
+	var key int64
+	if point != nil {
+		restore = g.InsertingBefore(point)
+		key = s.orderKey(point)
+	} else {
+		restore = g.InsertingAfter(nil)
+		key = int64(len(s.key)) + 1<<40
+	}
+	defer restore()
+	valMap := map[*fxgraph.Node]ops.Value{}
+	mapRef := func(x ops.Value) (ops.Value, error) {
+		n, ok := x.(*fxgraph.Node)
+		if !ok {
+			return nil, fmt.Errorf("%w: argument of Go type %T", ErrBadReplacement, x)
+		}
+		v, ok := valMap[n]
+		if !ok {
+			return nil, fmt.Errorf("%w: %s used before it was copied", ErrBadReplacement, n)
+		}
+		return v, nil
+	}
+	var news []*fxgraph.Node
+	isNew := map[*fxgraph.Node]bool{}
+	ph := 0
+	var result []ops.Value
+	for _, rn := range r.Nodes() {
+		switch rn.Op() {
+		case fxgraph.Placeholder:
+			valMap[rn] = mt.PlaceholderNodes[ph]
+			ph++
+			continue
+		case fxgraph.Output:
+			res, _ := resultNodes(r)
+			result = make([]ops.Value, len(res))
+			for i, v := range res {
+				mv, err := ops.MapValue(v, mapRef)
+				if err != nil {
+					return news, err
+				}
+				result[i] = mv
+			}
+			continue
+		}
+		args := make([]ops.Value, len(rn.Args()))
+		for i, a := range rn.Args() {
+			v, err := ops.MapValue(a, mapRef)
+			if err != nil {
+				return news, err
+			}
+			args[i] = v
+		}
+		kw := make([]ops.Kwarg, len(rn.Kwargs()))
+		for i, k := range rn.Kwargs() {
+			v, err := ops.MapValue(k.Value, mapRef)
+			if err != nil {
+				return news, err
+			}
+			kw[i] = ops.Kwarg{Name: k.Name, Value: v}
+		}
+		if rn.Op() == fxgraph.GetAttr || rn.Op() == fxgraph.CallModule {
+			if _, has := g.Attr(rn.TargetName()); !has {
+				if a, ok := r.Attr(rn.TargetName()); ok {
+					g.SetAttr(rn.TargetName(), a)
+				}
+			}
+		}
+		targetName := ""
+		if rn.Op() != fxgraph.CallFunction {
+			targetName = rn.TargetName()
+		}
+		c := g.CreateNode(rn.Op(), rn.Target(), targetName, args, kw, rn.Name(), rn.Type())
+		c.Meta = rn.Meta.Clone()
+		s.setKey(c, key)
+		valMap[rn] = c
+		isNew[c] = true
+		news = append(news, c)
+	}
+	for i, ret := range mt.ReturningNodes {
+		nv, _ := result[i].(*fxgraph.Node)
+		if nv == nil || nv == ret {
+			continue
+		}
+		if isNew[nv] {
+			if t := ret.Type(); t != nil {
+				nv.SetType(t)
+			}
+			if nv.Meta.IsZero() {
+				nv.Meta = ret.Meta.Clone()
+			}
+		}
+		g.ReplaceAllUsesWith(ret, nv, nil)
+	}
+	// Erase matched nodes in reverse pattern order; retry once more for
+	// nodes whose users came later in that order.
+	var pending []*fxgraph.Node
+	for i := len(s.p.nodes) - 1; i >= 0; i-- {
+		if !s.isCompute(i) {
+			continue
+		}
+		if n, ok := mt.vals[i].(*fxgraph.Node); ok {
+			pending = append(pending, n)
+		}
+	}
+	for len(pending) > 0 {
+		var left []*fxgraph.Node
+		var lastErr error
+		for _, n := range pending {
+			if err := g.Erase(n); err != nil {
+				left = append(left, n)
+				lastErr = err
+			}
+		}
+		if len(left) == len(pending) {
+			return news, lastErr
+		}
+		pending = left
+	}
+	return news, nil
+}

@@ -1,0 +1,419 @@
+package match
+
+import (
+	"github.com/fxquant/fxquant/fxgraph"
+	"github.com/fxquant/fxquant/ops"
+)
+
+// Index lists a graph's nodes by call_function target and by opcode, and
+// records their program order, so that anchor candidates are found without
+// scanning the graph. Build it with [NewIndex] after the graph's last
+// change; it does not follow later edits.
+type Index struct {
+	g        *fxgraph.Graph
+	nodes    []*fxgraph.Node
+	byTarget map[ops.Target][]*fxgraph.Node
+	byOp     [fxgraph.Output + 1][]*fxgraph.Node
+	key      []int64 // by node ID: program position + 1 (0 = unknown)
+}
+
+// NewIndex indexes g in one pass.
+func NewIndex(g *fxgraph.Graph) *Index {
+	ix := &Index{g: g, byTarget: map[ops.Target][]*fxgraph.Node{}}
+	if g == nil {
+		return ix
+	}
+	ix.nodes = g.Nodes()
+	maxID := 0
+	for _, n := range ix.nodes {
+		maxID = max(maxID, n.ID())
+	}
+	ix.key = make([]int64, maxID+1)
+	for i, n := range ix.nodes {
+		ix.key[n.ID()] = int64(i + 1)
+		op := n.Op()
+		if op <= fxgraph.Output {
+			ix.byOp[op] = append(ix.byOp[op], n)
+		}
+		if op == fxgraph.CallFunction && n.Target() != nil {
+			ix.byTarget[n.Target()] = append(ix.byTarget[n.Target()], n)
+		}
+	}
+	return ix
+}
+
+// Graph returns the indexed graph.
+func (ix *Index) Graph() *fxgraph.Graph { return ix.g }
+
+// ByTarget returns the call_function nodes calling exactly t, in program
+// order. The slice is shared: do not modify it.
+func (ix *Index) ByTarget(t ops.Target) []*fxgraph.Node { return ix.byTarget[t] }
+
+// state is one matcher run's scratch space. Per-graph-node tables are
+// slices indexed by node ID and grow on demand, since a rewrite adds
+// nodes.
+type state struct {
+	m     *Matcher
+	p     *Pattern
+	g     *fxgraph.Graph
+	vals  []ops.Value
+	bound []bool
+	owner []int32 // graph node ID -> pattern node index + 1 (0: unbound)
+	log   []int32 // bound pattern nodes in binding order
+	key   []int64 // graph node ID -> order key (see orderKey)
+	mark  []uint32
+	epoch uint32
+	stack []*fxgraph.Node
+}
+
+func newState(m *Matcher, g *fxgraph.Graph, key []int64) *state {
+	return &state{
+		m: m, p: m.p, g: g,
+		vals:  make([]ops.Value, len(m.p.nodes)),
+		bound: make([]bool, len(m.p.nodes)),
+		owner: make([]int32, len(key)),
+		mark:  make([]uint32, len(key)),
+		key:   key,
+	}
+}
+
+func (s *state) ownerOf(n *fxgraph.Node) int32 {
+	if id := n.ID(); id < len(s.owner) {
+		return s.owner[id]
+	}
+	return 0
+}
+
+func (s *state) setOwner(n *fxgraph.Node, v int32) {
+	id := n.ID()
+	for id >= len(s.owner) {
+		s.owner = append(s.owner, 0)
+	}
+	s.owner[id] = v
+}
+
+// orderKey returns n's program-order key: nodes with different keys are
+// in key order; nodes with equal keys sit next to each other (a rewrite
+// gives new nodes the key of the node they were inserted before).
+func (s *state) orderKey(n *fxgraph.Node) int64 {
+	if id := n.ID(); id < len(s.key) {
+		return s.key[id]
+	}
+	return 0
+}
+
+func (s *state) setKey(n *fxgraph.Node, k int64) {
+	id := n.ID()
+	for id >= len(s.key) {
+		s.key = append(s.key, 0)
+	}
+	s.key[id] = k
+}
+
+// before reports whether a comes before b in program order.
+func (s *state) before(a, b *fxgraph.Node) bool {
+	ka, kb := s.orderKey(a), s.orderKey(b)
+	if ka != kb {
+		return ka < kb
+	}
+	for n := a.Next(); n != nil && s.orderKey(n) == ka; n = n.Next() {
+		if n == b {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *state) bind(pi int, v ops.Value) {
+	s.vals[pi] = v
+	s.bound[pi] = true
+	s.log = append(s.log, int32(pi))
+	if n, ok := v.(*fxgraph.Node); ok {
+		s.setOwner(n, int32(pi)+1)
+	}
+}
+
+// undo unbinds everything bound after the log had length mark.
+func (s *state) undo(mark int) {
+	for _, pi := range s.log[mark:] {
+		if n, ok := s.vals[pi].(*fxgraph.Node); ok {
+			s.setOwner(n, 0)
+		}
+		s.vals[pi] = nil
+		s.bound[pi] = false
+	}
+	s.log = s.log[:mark]
+}
+
+func (s *state) search(cands [][]*fxgraph.Node, i int, found *[]*Match) {
+	if i == len(cands) {
+		if mt := s.complete(); mt != nil {
+			*found = append(*found, mt)
+		}
+		return
+	}
+	a := s.m.anchors[i]
+	for _, c := range cands[i] {
+		mark := len(s.log)
+		if s.matchNode(a, c, s.m.o.nodeNameMatch) {
+			s.search(cands, i+1, found)
+		}
+		s.undo(mark)
+	}
+}
+
+// matchNode is torch.fx's _match_nodes, with bindings undone by the caller.
+func (s *state) matchNode(pi int, gn *fxgraph.Node, nameMatch string) bool {
+	if s.bound[pi] {
+		v, ok := s.vals[pi].(*fxgraph.Node)
+		return ok && v == gn
+	}
+	if gn.Erased() || gn.Graph() != s.g || s.ownerOf(gn) != 0 {
+		return false
+	}
+	pn := &s.p.nodes[pi]
+	if !s.m.nodesEqual(pn, gn, nameMatch) {
+		return false
+	}
+	s.bind(pi, gn)
+	if pn.op == fxgraph.Placeholder {
+		return true
+	}
+	gargs, gkw := gn.Args(), gn.Kwargs()
+	if len(pn.args) == len(gargs) && sameKwNames(pn.kwNames, gkw) {
+		for j := range pn.args {
+			if !s.matchArg(pn.args[j], gargs[j]) {
+				return false
+			}
+		}
+		for j := range pn.kwVals {
+			if !s.matchArg(pn.kwVals[j], gkw[j].Value) {
+				return false
+			}
+		}
+		return true
+	}
+	if pn.op != fxgraph.CallFunction {
+		return false
+	}
+	schema, pnorm := s.m.schema[pi], s.m.norm[pi]
+	if schema == nil && pn.set != nil {
+		// A target-set node normalises against the graph node's overload.
+		ov, ok := gn.Target().(ops.Overload)
+		if !ok {
+			return false
+		}
+		if schema, ok = s.m.registry().Schema(ov); !ok {
+			return false
+		}
+		var err error
+		if pnorm, err = normalizeCompiled(schema, pn); err != nil {
+			return false
+		}
+	} else if schema == nil || s.m.normErr[pi] != nil {
+		return false
+	}
+	gnorm, err := schema.Normalize(gargs, gkw)
+	if err != nil || len(gnorm) != len(pnorm) {
+		return false
+	}
+	for j := range pnorm {
+		if !s.matchArg(pnorm[j], gnorm[j]) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameKwNames(names []string, kw []ops.Kwarg) bool {
+	if len(names) != len(kw) {
+		return false
+	}
+	for i := range names {
+		if names[i] != kw[i].Name {
+			return false
+		}
+	}
+	return true
+}
+
+func seqOf(v ops.Value) ([]ops.Value, bool) {
+	switch x := v.(type) {
+	case ops.List:
+		return x, true
+	case ops.Tuple:
+		return x, true
+	}
+	return nil, false
+}
+
+// matchArg compares one compiled pattern argument with a graph argument
+// (torch.fx's _match_args on one pair).
+func (s *state) matchArg(pv, gv ops.Value) bool {
+	if r, ok := pv.(pref); ok {
+		if gn, ok := gv.(*fxgraph.Node); ok {
+			return s.matchNode(int(r), gn, "")
+		}
+		return s.matchLiteralToNode(int(r), gv)
+	}
+	if pseq, ok := seqOf(pv); ok {
+		if gseq, ok := seqOf(gv); ok {
+			if len(pseq) != len(gseq) {
+				return false
+			}
+			for j := range pseq {
+				if !s.matchArg(pseq[j], gseq[j]) {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	if _, ok := gv.(*fxgraph.Node); ok {
+		return s.m.o.ignoreLiterals
+	}
+	return ops.LiteralEqual(pv, gv) || s.m.o.ignoreLiterals
+}
+
+// matchLiteralToNode handles a pattern node facing a graph literal: a
+// placeholder binds it (or checks its earlier binding).
+func (s *state) matchLiteralToNode(pi int, gv ops.Value) bool {
+	if s.p.nodes[pi].op != fxgraph.Placeholder {
+		return false
+	}
+	if s.bound[pi] {
+		if _, isNode := s.vals[pi].(*fxgraph.Node); isNode {
+			return false
+		}
+		return ops.LiteralEqual(s.vals[pi], gv) || s.m.o.ignoreLiterals
+	}
+	s.bind(pi, gv)
+	return true
+}
+
+// isCompute reports whether pattern node pi is neither placeholder nor output.
+func (s *state) isCompute(pi int) bool {
+	op := s.p.nodes[pi].op
+	return op != fxgraph.Placeholder && op != fxgraph.Output
+}
+
+// complete checks a full binding (every pattern node bound, containment,
+// no cycle) and returns it as a Match, or nil.
+func (s *state) complete() *Match {
+	for i := range s.p.nodes {
+		if !s.bound[i] && (i != s.p.output || s.m.o.matchOutput) {
+			return nil
+		}
+	}
+	if !s.contained() || s.createsCycle() {
+		return nil
+	}
+	return s.snapshot()
+}
+
+func (s *state) snapshot() *Match {
+	mt := &Match{p: s.p, vals: make([]ops.Value, len(s.vals)), order: append([]int32(nil), s.log...)}
+	copy(mt.vals, s.vals)
+	mt.Anchors = make([]*fxgraph.Node, len(s.m.anchors))
+	for i, a := range s.m.anchors {
+		mt.Anchors[i] = s.p.nodes[a].n
+	}
+	mt.PlaceholderNodes = make([]ops.Value, len(s.p.placeholders))
+	for i, pi := range s.p.placeholders {
+		mt.PlaceholderNodes[i] = s.vals[pi]
+	}
+	mt.ReturningNodes = make([]*fxgraph.Node, 0, len(s.p.returning))
+	for _, pi := range s.p.returning {
+		n, _ := s.vals[pi].(*fxgraph.Node)
+		mt.ReturningNodes = append(mt.ReturningNodes, n)
+	}
+	return mt
+}
+
+// contained: every user of a bound non-placeholder, non-returning pattern
+// node's graph node is itself bound to a non-placeholder pattern node.
+func (s *state) contained() bool {
+	for _, pi := range s.log {
+		pn := &s.p.nodes[pi]
+		if pn.op == fxgraph.Placeholder || pn.returning {
+			continue
+		}
+		gn, ok := s.vals[pi].(*fxgraph.Node)
+		if !ok {
+			continue
+		}
+		for _, u := range gn.Uses() {
+			o := s.ownerOf(u.User)
+			if o == 0 || s.p.nodes[o-1].op == fxgraph.Placeholder {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func (s *state) inPartition(n *fxgraph.Node) bool {
+	o := s.ownerOf(n)
+	return o != 0 && s.isCompute(int(o-1))
+}
+
+// createsCycle is validate_partition: walking forward from the partition's
+// outside users must not reach the partition again. Only nodes no later
+// than the partition's last node can lead back into it, which bounds the
+// walk by program order.
+func (s *state) createsCycle() bool {
+	var maxKey int64
+	for _, pi := range s.log {
+		if !s.isCompute(int(pi)) {
+			continue
+		}
+		if n, ok := s.vals[pi].(*fxgraph.Node); ok {
+			maxKey = max(maxKey, s.orderKey(n))
+		}
+	}
+	s.epoch++
+	if s.epoch == 0 {
+		clear(s.mark)
+		s.epoch = 1
+	}
+	stack := s.stack[:0]
+	for _, pi := range s.log {
+		if !s.isCompute(int(pi)) {
+			continue
+		}
+		n, ok := s.vals[pi].(*fxgraph.Node)
+		if !ok {
+			continue
+		}
+		for _, u := range n.Uses() {
+			if !s.inPartition(u.User) {
+				stack = append(stack, u.User)
+			}
+		}
+	}
+	cycle := false
+	for len(stack) > 0 && !cycle {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		id := x.ID()
+		for id >= len(s.mark) {
+			s.mark = append(s.mark, 0)
+		}
+		if s.mark[id] == s.epoch {
+			continue
+		}
+		s.mark[id] = s.epoch
+		if s.inPartition(x) {
+			cycle = true
+			break
+		}
+		if k := s.orderKey(x); k > maxKey && k != 0 {
+			continue
+		}
+		for _, u := range x.Uses() {
+			stack = append(stack, u.User)
+		}
+	}
+	s.stack = stack[:0]
+	return cycle
+}
