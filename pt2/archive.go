@@ -1,0 +1,516 @@
+package pt2
+
+import (
+	"archive/zip"
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math/big"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/fxquant/fxquant/ops"
+	"github.com/fxquant/fxquant/ops/tensor"
+)
+
+// maxRecord bounds the bytes read from one archive record.
+const maxRecord = 1 << 31
+
+// maxZeroFill bounds the element count of a tensor rebuilt from a
+// zero-length payload (PyTorch writes those for fake tensors).
+const maxZeroFill = 1 << 28
+
+// Read decodes a program from the bytes of a .pt2 file: a PT2 archive, a
+// legacy torch <= 2.7 zip, or a bare JSON program, told apart by content.
+func Read(data []byte, opts *Options) (*Program, error) {
+	if bytes.HasPrefix(data, []byte("PK\x03\x04")) || bytes.HasPrefix(data, []byte("PK\x05\x06")) {
+		p, err := readZip(data, opts)
+		if err != nil {
+			return nil, fmt.Errorf("pt2: read archive: %w", err)
+		}
+		return p, nil
+	}
+	return ReadJSON(data, opts)
+}
+
+// ReadFile reads the program stored at path (see [Read]); errors name the
+// file.
+func ReadFile(name string, opts *Options) (*Program, error) {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	p, err := Read(data, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return p, nil
+}
+
+type zipRecords struct {
+	files map[string]*zip.File
+	order []string
+}
+
+func (z *zipRecords) read(name string) ([]byte, bool, error) {
+	f, ok := z.files[name]
+	if !ok {
+		return nil, false, nil
+	}
+	rc, err := f.Open()
+	if err != nil {
+		return nil, true, fmt.Errorf("record %q: %w", name, err)
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(io.LimitReader(rc, maxRecord+1))
+	if err != nil {
+		return nil, true, fmt.Errorf("record %q: %w", name, err)
+	}
+	if len(data) > maxRecord {
+		return nil, true, fmt.Errorf("record %q: larger than %d bytes", name, maxRecord)
+	}
+	return data, true, nil
+}
+
+func readZip(data []byte, opts *Options) (*Program, error) {
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrArchive, err)
+	}
+	if len(zr.File) == 0 {
+		return nil, fmt.Errorf("%w: empty zip", ErrArchive)
+	}
+	raw := &zipRecords{files: map[string]*zip.File{}}
+	for _, f := range zr.File {
+		raw.files[f.Name] = f
+		raw.order = append(raw.order, f.Name)
+	}
+	if _, ok := raw.files["serialized_exported_program.json"]; ok {
+		return readLegacy(raw, opts)
+	}
+	// strip the root folder: the first path component of the first entry
+	root, _, ok := strings.Cut(zr.File[0].Name, "/")
+	if !ok {
+		return nil, fmt.Errorf("%w: entry %q is not under a root folder and the zip has no serialized_exported_program.json", ErrArchive, zr.File[0].Name)
+	}
+	z := &zipRecords{files: map[string]*zip.File{}}
+	for _, name := range raw.order {
+		if rest, ok := strings.CutPrefix(name, root+"/"); ok && rest != "" {
+			z.files[rest] = raw.files[name]
+			z.order = append(z.order, rest)
+		}
+	}
+	p := newProgram(ContainerPT2)
+	p.ArchiveRoot = root
+	format, ok, err := z.read("archive_format")
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("%w: no archive_format record under %q", ErrArchive, root+"/")
+	}
+	if string(format) != "pt2" {
+		return nil, fmt.Errorf("%w: archive_format is %q, want \"pt2\"", ErrArchive, format)
+	}
+	version, ok, err := z.read("archive_version")
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("%w: no archive_version record", ErrArchive)
+	}
+	if string(version) != "0" {
+		return nil, fmt.Errorf("%w: archive_version is %q, want \"0\"", ErrArchive, version)
+	}
+	bigEndian := false
+	if bo, ok, err := z.read("byteorder"); err != nil {
+		return nil, err
+	} else if ok {
+		switch string(bo) {
+		case "little":
+		case "big":
+			bigEndian = true
+		default:
+			return nil, fmt.Errorf("%w: byteorder is %q, want \"little\" or \"big\"", ErrArchive, bo)
+		}
+	}
+	model, err := pickModel(z, opts)
+	if err != nil {
+		return nil, err
+	}
+	p.ModelName = model
+	js, _, err := z.read("models/" + model + ".json")
+	if err != nil {
+		return nil, err
+	}
+	if err := p.decode(js, opts); err != nil {
+		return nil, fmt.Errorf("models/%s.json: %w", model, err)
+	}
+	for _, kind := range []string{"weights", "constants"} {
+		if err := p.loadPayloads(z, kind, model, bigEndian); err != nil {
+			return nil, err
+		}
+	}
+	if si, ok := z.files["data/sample_inputs/"+model+".pt"]; ok && si.UncompressedSize64 > 0 {
+		p.Unreadable = append(p.Unreadable, Unreadable{Record: "data/sample_inputs/" + model + ".pt", Reason: "pickled example inputs"})
+	}
+	for _, name := range z.order {
+		if rest, ok := strings.CutPrefix(name, "extra/"); ok && rest != "" {
+			b, _, err := z.read(name)
+			if err != nil {
+				return nil, err
+			}
+			if p.ExtraFiles == nil {
+				p.ExtraFiles = map[string][]byte{}
+			}
+			p.ExtraFiles[rest] = b
+		}
+	}
+	if err := p.checkWeights(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func pickModel(z *zipRecords, opts *Options) (string, error) {
+	want := "model"
+	if opts != nil && opts.Model != "" {
+		want = opts.Model
+	}
+	if _, ok := z.files["models/"+want+".json"]; ok {
+		return want, nil
+	}
+	var models []string
+	for _, name := range z.order {
+		if rest, ok := strings.CutPrefix(name, "models/"); ok && strings.HasSuffix(rest, ".json") && !strings.Contains(rest, "/") {
+			models = append(models, strings.TrimSuffix(rest, ".json"))
+		}
+	}
+	if len(models) == 1 && (opts == nil || opts.Model == "") {
+		return models[0], nil
+	}
+	return "", fmt.Errorf("%w: no models/%s.json (models present: %q)", ErrArchive, want, models)
+}
+
+// loadPayloads reads data/<kind>/<model>_<kind>_config.json and the raw
+// payloads it names into graph attributes; pickled payloads are listed in
+// p.Unreadable.
+func (p *Program) loadPayloads(z *zipRecords, kind, model string, bigEndian bool) error {
+	dir := "data/" + kind + "/"
+	cfgName := dir + model + "_" + kind + "_config.json"
+	cfg, ok, err := z.read(cfgName)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		if _, legacy := z.files[dir+model+".pt"]; legacy {
+			p.Unreadable = append(p.Unreadable, Unreadable{Record: dir + model + ".pt", Reason: "pickled " + kind + " (torch 2.8 archive)"})
+		}
+		return nil
+	}
+	top, err := decodeObject(cfg, cfgName)
+	if err != nil {
+		return err
+	}
+	c, err := top.req("config")
+	if err != nil {
+		return err
+	}
+	entries, err := objectEntries(c, cfgName+": config")
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		ep := fmt.Sprintf("%s: config[%q]", cfgName, e.Key)
+		o, err := decodeObject(e.Val, ep)
+		if err != nil {
+			return err
+		}
+		pn, err := o.req("path_name")
+		if err != nil {
+			return err
+		}
+		pathName, err := decodeString(pn, o.sub("path_name"))
+		if err != nil {
+			return err
+		}
+		var isParam, usePickle bool
+		if v := o.get("is_param"); v != nil {
+			if isParam, err = decodeBool(v, o.sub("is_param")); err != nil {
+				return err
+			}
+		}
+		if v := o.get("use_pickle"); v != nil {
+			if usePickle, err = decodeBool(v, o.sub("use_pickle")); err != nil {
+				return err
+			}
+		}
+		record := dir + pathName
+		if usePickle {
+			p.Unreadable = append(p.Unreadable, Unreadable{Record: record, FQN: e.Key, Reason: "pickled payload (tensor subclass or custom object)"})
+			continue
+		}
+		mr, err := o.req("tensor_meta")
+		if err != nil {
+			return err
+		}
+		m, err := decodeTensorMeta(mr, o.sub("tensor_meta"))
+		if err != nil {
+			return err
+		}
+		b, ok, err := z.read(record)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("%s: %w: payload record %q is missing", ep, ErrArchive, record)
+		}
+		t, err := tensorFromPayload(m, b, bigEndian)
+		if err != nil {
+			return fmt.Errorf("%s: record %q: %w", ep, record, err)
+		}
+		p.Graph.SetAttr(e.Key, t)
+		p.Tensors[e.Key] = TensorInfo{IsParam: isParam, RequiresGrad: m.RequiresGrad, Device: string(deviceValue(m.DeviceType, m.DeviceIndex))}
+	}
+	return nil
+}
+
+// tensorFromPayload views raw storage bytes as the tensor m describes; an
+// empty payload gives zeros.
+func tensorFromPayload(m tensorMeta, raw []byte, bigEndian bool) (*tensor.Tensor, error) {
+	shape := make([]int, len(m.Sizes))
+	numel := int64(1)
+	for i, s := range m.Sizes {
+		if s > maxZeroFill {
+			return nil, fmt.Errorf("size %d too large", s)
+		}
+		shape[i] = int(s)
+		numel *= s
+		if numel > maxZeroFill && len(raw) == 0 {
+			return nil, fmt.Errorf("zero-length payload for %d elements", numel)
+		}
+	}
+	if len(raw) == 0 {
+		return tensor.Zeros(m.DType, shape...)
+	}
+	strides := make([]int, len(m.Strides))
+	for i, s := range m.Strides {
+		if s < -maxRecord || s > maxRecord {
+			return nil, fmt.Errorf("stride %d out of range", s)
+		}
+		strides[i] = int(s)
+	}
+	if len(m.Strides) == 0 && len(shape) > 0 {
+		strides = nil
+	}
+	if m.StorageOffset < 0 || m.StorageOffset > maxRecord {
+		return nil, fmt.Errorf("storage offset %d out of range", m.StorageOffset)
+	}
+	return tensor.FromBytes(m.DType, shape, strides, int(m.StorageOffset), raw, bigEndian)
+}
+
+// checkWeights checks each stored tensor against its placeholder's type.
+func (p *Program) checkWeights() error {
+	for _, s := range p.Signature.Inputs {
+		if s.Kind != Parameter && s.Kind != Buffer && s.Kind != TensorConstant {
+			continue
+		}
+		v, ok := p.Graph.Attr(s.Target)
+		if !ok {
+			continue
+		}
+		t := v.(*tensor.Tensor)
+		want, ok := p.metas[s.Name]
+		if !ok {
+			continue
+		}
+		got := ops.TensorType{Shape: ops.ShapeInts(t.Shape()), Elem: ops.Scalar{DType: t.DType()}}
+		if !got.Equal(want.typ()) {
+			return fmt.Errorf("%s %q: payload is %s but placeholder %q is %s", s.Kind, s.Target, got, s.Name, want.typ())
+		}
+	}
+	return nil
+}
+
+func readLegacy(z *zipRecords, opts *Options) (*Program, error) {
+	p := newProgram(ContainerLegacy)
+	p.ArchiveRoot = ""
+	if v, ok, err := z.read("version"); err != nil {
+		return nil, err
+	} else if ok {
+		var ver Version
+		if _, err := fmt.Sscanf(strings.TrimSpace(string(v)), "%d.%d", &ver.Major, &ver.Minor); err != nil {
+			return nil, fmt.Errorf("%w: version record %q, want \"<major>.<minor>\"", ErrArchive, v)
+		}
+		if err := checkVersion(ver, opts); err != nil {
+			return nil, fmt.Errorf("version record: %w", err)
+		}
+	}
+	js, _, err := z.read("serialized_exported_program.json")
+	if err != nil {
+		return nil, err
+	}
+	if err := p.decode(js, opts); err != nil {
+		return nil, fmt.Errorf("serialized_exported_program.json: %w", err)
+	}
+	for _, name := range []string{"serialized_state_dict.pt", "serialized_constants.pt", "serialized_example_inputs.pt"} {
+		if f, ok := z.files[name]; ok && f.UncompressedSize64 > 0 {
+			p.Unreadable = append(p.Unreadable, Unreadable{Record: name, Reason: "torch.save pickle (legacy torch <= 2.7 archive)"})
+		}
+	}
+	for _, name := range z.order {
+		if rest, ok := strings.CutPrefix(name, "extra_files/"); ok && rest != "" {
+			b, _, err := z.read(name)
+			if err != nil {
+				return nil, err
+			}
+			if p.ExtraFiles == nil {
+				p.ExtraFiles = map[string][]byte{}
+			}
+			p.ExtraFiles[rest] = b
+		}
+	}
+	return p, nil
+}
+
+// --- writing ------------------------------------------------------------------
+
+// WriteArchive writes p as a PT2 archive that torch.export.load accepts:
+// stored (not deflated) entries under one root folder (p.ArchiveRoot, or
+// "archive"), payload data aligned to 64 bytes as PyTorch's writer does,
+// raw little-endian weights with their payload configs, an empty sample
+// inputs record, and models/<name>.json. reg resolves schemas (nil means
+// ops.Default()). Tensors are written contiguously, one record each.
+func (p *Program) WriteArchive(w io.Writer, reg *ops.Registry) error {
+	e, err := p.encode(reg)
+	if err != nil {
+		return err
+	}
+	model := p.ModelName
+	if model == "" {
+		model = "model"
+	}
+	root := p.ArchiveRoot
+	if root == "" {
+		root = "archive"
+	}
+	type rec struct {
+		name string
+		data []byte
+	}
+	var recs []rec
+	var weightsCfg, constCfg pyWriter
+	writeCfg := func(cw *pyWriter, fqn, pathName string, t *tensor.Tensor, info TensorInfo) {
+		cw.key(fqn)
+		cw.beginObject()
+		cw.key("path_name")
+		cw.str(pathName)
+		cw.key("is_param")
+		cw.bool(info.IsParam)
+		cw.key("use_pickle")
+		cw.bool(false)
+		cw.key("tensor_meta")
+		m, _ := metaFromType(ops.TensorType{Shape: ops.ShapeInts(t.Shape()), Elem: ops.Scalar{DType: t.DType()}}, info.RequiresGrad)
+		if info.Device != "" {
+			m.DeviceType, m.DeviceIndex = splitDevice(ops.Device(info.Device))
+		}
+		cw.tensorMeta(m)
+		cw.endObject()
+	}
+	weightsCfg.beginObject()
+	weightsCfg.key("config")
+	weightsCfg.beginObject()
+	constCfg.beginObject()
+	constCfg.key("config")
+	constCfg.beginObject()
+	nw, nc := 0, 0
+	var constRecs []rec
+	for _, we := range e.weights {
+		if we.Const {
+			name := fmt.Sprintf("tensor_%d", nc)
+			nc++
+			writeCfg(&constCfg, we.FQN, name, we.Tensor, we.Info)
+			constRecs = append(constRecs, rec{"data/constants/" + name, we.Tensor.Bytes()})
+			continue
+		}
+		name := fmt.Sprintf("weight_%d", nw)
+		nw++
+		writeCfg(&weightsCfg, we.FQN, name, we.Tensor, we.Info)
+		recs = append(recs, rec{"data/weights/" + name, we.Tensor.Bytes()})
+	}
+	weightsCfg.endObject()
+	weightsCfg.endObject()
+	constCfg.endObject()
+	constCfg.endObject()
+	recs = append(recs, rec{"data/weights/" + model + "_weights_config.json", weightsCfg.b.Bytes()})
+	recs = append(recs, constRecs...)
+	recs = append(recs, rec{"data/constants/" + model + "_constants_config.json", constCfg.b.Bytes()})
+	recs = append(recs, rec{"models/" + model + ".json", e.w.b.Bytes()})
+	names := make([]string, 0, len(p.ExtraFiles))
+	for k := range p.ExtraFiles {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	for _, k := range names {
+		recs = append(recs, rec{"extra/" + k, p.ExtraFiles[k]})
+	}
+	recs = append(recs,
+		rec{"data/sample_inputs/" + model + ".pt", nil},
+		rec{"archive_format", []byte("pt2")},
+		rec{"archive_version", []byte("0")},
+		rec{".data/version", []byte("6\n")},
+		rec{"byteorder", []byte("little")},
+	)
+	h := sha256.New()
+	for _, r := range recs {
+		h.Write([]byte(r.name))
+		h.Write(r.data)
+	}
+	id := new(big.Int).SetBytes(h.Sum(nil))
+	id.Mod(id, new(big.Int).Exp(big.NewInt(10), big.NewInt(40), nil))
+	recs = append(recs, rec{".data/serialization_id", fmt.Appendf(nil, "%040s", id.String())})
+
+	zw := zip.NewWriter(w)
+	var offset int64
+	for _, r := range recs {
+		name := root + "/" + r.name
+		// pad the local header's extra field so the data starts on a
+		// 64-byte boundary, as PyTorchStreamWriter does ("FB" field)
+		const align = 64
+		base := offset + 30 + int64(len(name)) + 4
+		pad := (align - base%align) % align
+		extra := make([]byte, 4+pad)
+		copy(extra, "FB")
+		binary.LittleEndian.PutUint16(extra[2:], uint16(pad))
+		fh := &zip.FileHeader{Name: name, Method: zip.Store, Extra: extra,
+			CRC32: crc32.ChecksumIEEE(r.data), CompressedSize64: uint64(len(r.data)), UncompressedSize64: uint64(len(r.data))}
+		fw, err := zw.CreateRaw(fh)
+		if err != nil {
+			return fmt.Errorf("pt2: write archive: %w", err)
+		}
+		if _, err := fw.Write(r.data); err != nil {
+			return fmt.Errorf("pt2: write archive: %w", err)
+		}
+		offset = base + pad + int64(len(r.data))
+	}
+	if err := zw.Close(); err != nil {
+		return fmt.Errorf("pt2: write archive: %w", err)
+	}
+	return nil
+}
+
+// WriteFile writes p as a PT2 archive at name; the root folder is the
+// program's ArchiveRoot ("archive" by default, as torch.export.save uses
+// for buffers).
+func (p *Program) WriteFile(name string, reg *ops.Registry) error {
+	var buf bytes.Buffer
+	if err := p.WriteArchive(&buf, reg); err != nil {
+		return err
+	}
+	return os.WriteFile(name, buf.Bytes(), 0o644)
+}
+

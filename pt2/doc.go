@@ -1,0 +1,45 @@
+// Package pt2 reads and writes PyTorch's serialized ExportedProgram: the
+// .pt2 archives torch.export.save writes, the older torch <= 2.7 zip, and
+// the bare program JSON (serde schema 8.x).
+//
+// # Reading
+//
+// [Read] and [ReadFile] tell the container apart by content and return a
+// [Program]: an fxgraph.Graph with one placeholder per graph input (named
+// as in the program), one call_function node per serialized node,
+// operator.getitem nodes for the results of multi-result operators (as
+// torch.export's deserializer creates them), and an output node returning
+// a tuple. Each value's tensor metadata becomes its ops.TensorType; node
+// metadata (stack_trace, nn_module_stack, source_fn_stack, torch_fn,
+// custom, from_node) becomes fxgraph.Meta. Parameters, buffers and
+// constants become graph attributes under their fully qualified names;
+// [Program.Signature] ties placeholders to them. Pickled payloads are
+// listed in [Program.Unreadable], never dropped silently.
+//
+// Targets must name an overload (torch.ops.ns.op.overload). Each operator
+// must be known to the registry (ops.Default() unless [Options.Registry]
+// is set), whose schema binds the serialized named arguments to args and
+// kwargs; [Options.AllowOpaque] accepts unknown operators and binds them by
+// the serialized argument kinds.
+//
+// Errors name the JSON field path and the expectation, e.g.
+// `graph_module.graph.nodes[12].inputs[0].arg.as_tensor: undefined name:
+// unknown tensor "mul_3"`, and wrap one of the sentinels [ErrSchemaVersion],
+// [ErrUnknownOp], [ErrUnsupported], [ErrDangling] or [ErrArchive] where one
+// applies.
+//
+// # Writing
+//
+// [Program.WriteArchive] writes a PT2 archive PyTorch 2.14 loads: every
+// field PyTorch writes, enums as integers, targets with their overload,
+// raw little-endian payloads with payload configs, stored entries under
+// one root folder, 64-byte aligned. get_attr tensors are lifted into
+// persistent buffer inputs. [Program.EncodeJSON] returns the program JSON
+// alone.
+//
+// # Subset
+//
+// Control flow (higher-order ops, as_graph), custom objects, tokens,
+// symbolic shapes (as_expr sizes), symbolic-scalar operator nodes and
+// sparse layouts are rejected with [ErrUnsupported].
+package pt2

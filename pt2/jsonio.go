@@ -1,0 +1,456 @@
+package pt2
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// This file holds the JSON plumbing: field-path errors, ordered object
+// decoding (Python dicts keep insertion order, Go maps do not), and a writer
+// that lays JSON out the way Python's json.dumps does by default.
+
+// kv is one entry of a JSON object, in document order.
+type kv struct {
+	Key string
+	Val json.RawMessage
+}
+
+// objectEntries decodes a JSON object into its entries in document order.
+// A duplicate key is an error (Python would keep the last one silently; a
+// program with one is malformed).
+func objectEntries(raw json.RawMessage, path string) ([]kv, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, pathErr(path, fmt.Errorf("want an object: %v", err))
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, pathErr(path, fmt.Errorf("want an object, got %s", describeJSON(raw)))
+	}
+	var out []kv
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, pathErr(path, err)
+		}
+		key, ok := tok.(string)
+		if !ok {
+			return nil, pathErr(path, fmt.Errorf("want a string key"))
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, pathErr(path+"."+key, err)
+		}
+		if seen[key] {
+			return nil, pathErr(path, fmt.Errorf("duplicate key %q", key))
+		}
+		seen[key] = true
+		out = append(out, kv{key, v})
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, pathErr(path, err)
+	}
+	return out, nil
+}
+
+// object is a decoded JSON object with lookup by key.
+type object struct {
+	path    string
+	entries []kv
+}
+
+func decodeObject(raw json.RawMessage, path string) (*object, error) {
+	e, err := objectEntries(raw, path)
+	if err != nil {
+		return nil, err
+	}
+	return &object{path: path, entries: e}, nil
+}
+
+// get returns the value under key; absent and JSON null both give nil.
+func (o *object) get(key string) json.RawMessage {
+	for _, e := range o.entries {
+		if e.Key == key {
+			if isNull(e.Val) {
+				return nil
+			}
+			return e.Val
+		}
+	}
+	return nil
+}
+
+// req returns the value under key or an error naming the missing field.
+func (o *object) req(key string) (json.RawMessage, error) {
+	v := o.get(key)
+	if v == nil {
+		return nil, pathErr(o.path, fmt.Errorf("missing required field %q", key))
+	}
+	return v, nil
+}
+
+func (o *object) sub(key string) string { return joinPath(o.path, key) }
+
+func joinPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func isNull(raw json.RawMessage) bool {
+	return len(raw) == 0 || string(bytes.TrimSpace(raw)) == "null"
+}
+
+// union decodes a union object: exactly one key, its tag.
+func union(raw json.RawMessage, path string) (string, json.RawMessage, error) {
+	e, err := objectEntries(raw, path)
+	if err != nil {
+		return "", nil, err
+	}
+	if len(e) != 1 {
+		keys := make([]string, len(e))
+		for i := range e {
+			keys[i] = e[i].Key
+		}
+		return "", nil, pathErr(path, fmt.Errorf("union object must have exactly one key, got %d %q", len(e), keys))
+	}
+	return e[0].Key, e[0].Val, nil
+}
+
+func decodeArray(raw json.RawMessage, path string) ([]json.RawMessage, error) {
+	var out []json.RawMessage
+	if err := json.Unmarshal(raw, &out); err != nil || (out == nil && !isNull(raw) && strings.TrimSpace(string(raw)) != "[]") {
+		return nil, pathErr(path, fmt.Errorf("want an array, got %s", describeJSON(raw)))
+	}
+	return out, nil
+}
+
+func decodeString(raw json.RawMessage, path string) (string, error) {
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", pathErr(path, fmt.Errorf("want a string, got %s", describeJSON(raw)))
+	}
+	return s, nil
+}
+
+func decodeBool(raw json.RawMessage, path string) (bool, error) {
+	var b bool
+	if err := json.Unmarshal(raw, &b); err != nil {
+		return false, pathErr(path, fmt.Errorf("want a bool, got %s", describeJSON(raw)))
+	}
+	return b, nil
+}
+
+func decodeInt(raw json.RawMessage, path string) (int64, error) {
+	var n json.Number
+	if err := json.Unmarshal(raw, &n); err != nil {
+		return 0, pathErr(path, fmt.Errorf("want an integer, got %s", describeJSON(raw)))
+	}
+	i, err := strconv.ParseInt(n.String(), 10, 64)
+	if err != nil {
+		return 0, pathErr(path, fmt.Errorf("want an int64, got %s", n))
+	}
+	return i, nil
+}
+
+// decodeFloat reads a JSON number or one of the strings Python writes for
+// non-finite values ("Infinity", "-Infinity", "NaN").
+func decodeFloat(raw json.RawMessage, path string) (float64, error) {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		switch s {
+		case "Infinity", "inf":
+			return math.Inf(1), nil
+		case "-Infinity", "-inf":
+			return math.Inf(-1), nil
+		case "NaN", "nan":
+			return math.NaN(), nil
+		}
+		return 0, pathErr(path, fmt.Errorf("want a float, got string %q", s))
+	}
+	var n json.Number
+	if err := json.Unmarshal(raw, &n); err != nil {
+		return 0, pathErr(path, fmt.Errorf("want a float, got %s", describeJSON(raw)))
+	}
+	f, err := strconv.ParseFloat(n.String(), 64)
+	if err != nil {
+		return 0, pathErr(path, fmt.Errorf("want a float, got %s", n))
+	}
+	return f, nil
+}
+
+// describeJSON returns a short excerpt of raw for error messages.
+func describeJSON(raw json.RawMessage) string {
+	s := strings.TrimSpace(string(raw))
+	if len(s) > 40 {
+		s = s[:40] + "..."
+	}
+	if s == "" {
+		return "nothing"
+	}
+	return s
+}
+
+// --- writing --------------------------------------------------------------
+
+// pyWriter writes JSON the way Python's json.dumps does with its defaults:
+// ", " and ": " separators, non-ASCII escaped as \uXXXX, floats in repr
+// form.
+type pyWriter struct {
+	b bytes.Buffer
+	// first tracks, per open container, whether no element was written yet.
+	first []bool
+	// pendingKey is set between a key and its value.
+	pendingKey bool
+}
+
+func (w *pyWriter) sep() {
+	if n := len(w.first); n > 0 {
+		if !w.first[n-1] {
+			w.b.WriteString(", ")
+		}
+		w.first[n-1] = false
+	}
+}
+
+func (w *pyWriter) beginObject() { w.beginObjectValue() }
+func (w *pyWriter) endObject()   { w.first = w.first[:len(w.first)-1]; w.b.WriteByte('}') }
+func (w *pyWriter) beginArray()  { w.beginArrayValue() }
+func (w *pyWriter) endArray()    { w.first = w.first[:len(w.first)-1]; w.b.WriteByte(']') }
+
+// key writes an object key; the next value call writes its value.
+func (w *pyWriter) key(k string) {
+	w.sep()
+	writePyString(&w.b, k)
+	w.b.WriteString(": ")
+	w.pendingKey = true
+}
+
+func (w *pyWriter) str(s string) {
+	w.valuePrefix()
+	writePyString(&w.b, s)
+}
+
+func (w *pyWriter) int(i int64) { w.valuePrefix(); w.b.WriteString(strconv.FormatInt(i, 10)) }
+
+func (w *pyWriter) bool(v bool) {
+	w.valuePrefix()
+	if v {
+		w.b.WriteString("true")
+	} else {
+		w.b.WriteString("false")
+	}
+}
+
+func (w *pyWriter) null() { w.valuePrefix(); w.b.WriteString("null") }
+
+// float writes v as Python's repr; non-finite values become the strings
+// PyTorch's serializer writes ("Infinity", "-Infinity", "NaN").
+func (w *pyWriter) float(v float64) {
+	w.valuePrefix()
+	switch {
+	case math.IsNaN(v):
+		w.b.WriteString(`"NaN"`)
+	case math.IsInf(v, 1):
+		w.b.WriteString(`"Infinity"`)
+	case math.IsInf(v, -1):
+		w.b.WriteString(`"-Infinity"`)
+	default:
+		w.b.WriteString(PyFloatRepr(v))
+	}
+}
+
+// raw re-emits a JSON value kept verbatim from the input, in Python layout.
+func (w *pyWriter) raw(raw json.RawMessage) error {
+	if isNull(raw) {
+		w.null()
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := w.rawValue(dec); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("trailing data after JSON value")
+	}
+	return nil
+}
+
+func (w *pyWriter) rawValue(dec *json.Decoder) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		switch t {
+		case '{':
+			w.beginObjectValue()
+			for dec.More() {
+				k, err := dec.Token()
+				if err != nil {
+					return err
+				}
+				ks, ok := k.(string)
+				if !ok {
+					return errors.New("object key is not a string")
+				}
+				w.key(ks)
+				if err := w.rawValue(dec); err != nil {
+					return err
+				}
+			}
+			if _, err := dec.Token(); err != nil {
+				return err
+			}
+			w.endObject()
+		case '[':
+			w.beginArrayValue()
+			for dec.More() {
+				if err := w.rawValue(dec); err != nil {
+					return err
+				}
+			}
+			if _, err := dec.Token(); err != nil {
+				return err
+			}
+			w.endArray()
+		default:
+			return fmt.Errorf("unexpected %v", t)
+		}
+	case string:
+		w.str(t)
+	case json.Number:
+		w.valuePrefix()
+		w.b.WriteString(t.String())
+	case bool:
+		w.bool(t)
+	case nil:
+		w.null()
+	}
+	return nil
+}
+
+func (w *pyWriter) beginObjectValue() {
+	w.valuePrefix()
+	w.b.WriteByte('{')
+	w.first = append(w.first, true)
+}
+
+func (w *pyWriter) beginArrayValue() {
+	w.valuePrefix()
+	w.b.WriteByte('[')
+	w.first = append(w.first, true)
+}
+
+// valuePrefix writes the separator before a value, unless the value
+// follows a key.
+func (w *pyWriter) valuePrefix() {
+	if w.pendingKey {
+		w.pendingKey = false
+		return
+	}
+	w.sep()
+}
+
+func writePyString(b *bytes.Buffer, s string) {
+	b.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '"':
+			b.WriteString(`\"`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\t':
+			b.WriteString(`\t`)
+		case '\b':
+			b.WriteString(`\b`)
+		case '\f':
+			b.WriteString(`\f`)
+		default:
+			switch {
+			case r < 0x20:
+				fmt.Fprintf(b, `\u%04x`, r)
+			case r < utf8.RuneSelf:
+				b.WriteRune(r)
+			case r > 0xFFFF:
+				r1, r2 := utf16.EncodeRune(r)
+				fmt.Fprintf(b, `\u%04x\u%04x`, r1, r2)
+			default:
+				fmt.Fprintf(b, `\u%04x`, r)
+			}
+		}
+	}
+	b.WriteByte('"')
+}
+
+// PyFloatRepr formats a finite float64 as Python's repr does: the shortest
+// digits that round-trip, ".0" kept on integral values, exponent form below
+// 1e-4 and from 1e16 up ("0.02", "1.0", "1e-05", "1.1920928955078125e-07",
+// "1e+16").
+func PyFloatRepr(v float64) string {
+	if math.IsNaN(v) {
+		return "nan"
+	}
+	if math.IsInf(v, 0) {
+		if v > 0 {
+			return "inf"
+		}
+		return "-inf"
+	}
+	s := strconv.FormatFloat(v, 'e', -1, 64) // "-d.ddde±XX"
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	mant, expStr, _ := strings.Cut(s, "e")
+	exp, _ := strconv.Atoi(expStr)
+	digits := strings.Replace(mant, ".", "", 1)
+	var out string
+	if exp >= -4 && exp < 16 {
+		if exp >= 0 {
+			intPart := digits
+			frac := ""
+			if len(digits) > exp+1 {
+				intPart, frac = digits[:exp+1], digits[exp+1:]
+			} else {
+				intPart += strings.Repeat("0", exp+1-len(digits))
+			}
+			if frac == "" {
+				frac = "0"
+			}
+			out = intPart + "." + frac
+		} else {
+			out = "0." + strings.Repeat("0", -exp-1) + digits
+		}
+	} else {
+		m := digits[:1]
+		if len(digits) > 1 {
+			m += "." + digits[1:]
+		}
+		sign := "+"
+		if exp < 0 {
+			sign = "-"
+			exp = -exp
+		}
+		out = fmt.Sprintf("%se%s%02d", m, sign, exp)
+	}
+	if neg {
+		out = "-" + out
+	}
+	return out
+}

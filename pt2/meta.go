@@ -1,0 +1,404 @@
+package pt2
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/fxquant/fxquant/fxgraph"
+	"github.com/fxquant/fxquant/ops"
+	"github.com/fxquant/fxquant/ops/tensor"
+)
+
+// tensorMeta is the serialized TensorMeta of one tensor.
+type tensorMeta struct {
+	DType         tensor.DType
+	Sizes         []int64
+	RequiresGrad  bool
+	DeviceType    string
+	DeviceIndex   *int64
+	Strides       []int64
+	StorageOffset int64
+	Layout        int64
+}
+
+func (m tensorMeta) typ() ops.TensorType {
+	return ops.TensorType{Shape: append([]int64{}, m.Sizes...), Elem: ops.Scalar{DType: m.DType}}
+}
+
+// metaFromType builds the TensorMeta the writer emits for a value of type
+// t: contiguous strides, offset 0, on the CPU.
+func metaFromType(t ops.TensorType, requiresGrad bool) (tensorMeta, error) {
+	d := t.DType()
+	if d.SerdeCode() == 0 {
+		return tensorMeta{}, fmt.Errorf("dtype %s has no ScalarType in the export format", d)
+	}
+	if !t.Static() {
+		return tensorMeta{}, fmt.Errorf("%w: symbolic shape %s", ErrUnsupported, t)
+	}
+	st := make([]int64, len(t.Shape))
+	acc := int64(1)
+	for i := len(t.Shape) - 1; i >= 0; i-- {
+		st[i] = acc
+		acc *= max(t.Shape[i], 1)
+	}
+	return tensorMeta{DType: d, Sizes: append([]int64{}, t.Shape...), RequiresGrad: requiresGrad, DeviceType: "cpu",
+		Strides: st, StorageOffset: 0, Layout: int64(ops.LayoutStrided)}, nil
+}
+
+func decodeSymIntStatic(raw json.RawMessage, path string) (int64, error) {
+	tag, v, err := union(raw, path)
+	if err != nil {
+		return 0, err
+	}
+	switch tag {
+	case "as_int":
+		return decodeInt(v, path+".as_int")
+	case "as_expr":
+		return 0, pathErr(path, fmt.Errorf("%w: symbolic size (as_expr)", ErrUnsupported))
+	}
+	return 0, pathErrf(path, "unknown SymInt tag %q", tag)
+}
+
+func decodeSymInts(raw json.RawMessage, path string) ([]int64, error) {
+	items, err := decodeArray(raw, path)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int64, len(items))
+	for i, it := range items {
+		if out[i], err = decodeSymIntStatic(it, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func decodeTensorMeta(raw json.RawMessage, path string) (tensorMeta, error) {
+	var m tensorMeta
+	o, err := decodeObject(raw, path)
+	if err != nil {
+		return m, err
+	}
+	if v := o.get("meta"); v != nil && o.get("dtype") == nil { // very old {"meta": TensorMeta}
+		return decodeTensorMeta(v, o.sub("meta"))
+	}
+	dt, err := o.req("dtype")
+	if err != nil {
+		return m, err
+	}
+	code, err := decodeInt(dt, o.sub("dtype"))
+	if err != nil {
+		return m, err
+	}
+	d, ok := tensor.DTypeFromSerde(int(code))
+	if !ok || int64(int(code)) != code {
+		return m, pathErrf(o.sub("dtype"), "unknown ScalarType %d", code)
+	}
+	m.DType = d
+	sz, err := o.req("sizes")
+	if err != nil {
+		return m, err
+	}
+	if m.Sizes, err = decodeSymInts(sz, o.sub("sizes")); err != nil {
+		return m, err
+	}
+	for i, s := range m.Sizes {
+		if s < 0 {
+			return m, pathErrf(fmt.Sprintf("%s[%d]", o.sub("sizes"), i), "negative size %d", s)
+		}
+	}
+	if v := o.get("requires_grad"); v != nil {
+		if m.RequiresGrad, err = decodeBool(v, o.sub("requires_grad")); err != nil {
+			return m, err
+		}
+	}
+	m.DeviceType = "cpu"
+	if v := o.get("device"); v != nil {
+		if m.DeviceType, m.DeviceIndex, err = decodeDevice(v, o.sub("device")); err != nil {
+			return m, err
+		}
+	}
+	if v := o.get("strides"); v != nil {
+		if m.Strides, err = decodeSymInts(v, o.sub("strides")); err != nil {
+			return m, err
+		}
+		if len(m.Strides) != len(m.Sizes) {
+			return m, pathErrf(o.sub("strides"), "%d strides for %d sizes", len(m.Strides), len(m.Sizes))
+		}
+	}
+	if v := o.get("storage_offset"); v != nil {
+		// a plain int in very old schemas, a SymInt since
+		if n, err := decodeInt(v, ""); err == nil {
+			m.StorageOffset = n
+		} else if m.StorageOffset, err = decodeSymIntStatic(v, o.sub("storage_offset")); err != nil {
+			return m, err
+		}
+	}
+	m.Layout = int64(ops.LayoutStrided)
+	if v := o.get("layout"); v != nil {
+		if m.Layout, err = decodeInt(v, o.sub("layout")); err != nil {
+			return m, err
+		}
+		if m.Layout < 0 || m.Layout > int64(ops.LayoutStrided) {
+			return m, pathErrf(o.sub("layout"), "unknown Layout %d", m.Layout)
+		}
+		if m.Layout != int64(ops.LayoutStrided) {
+			return m, pathErr(o.sub("layout"), fmt.Errorf("%w: layout %s (only torch.strided)", ErrUnsupported, ops.Layout(m.Layout)))
+		}
+	}
+	return m, nil
+}
+
+func decodeDevice(raw json.RawMessage, path string) (string, *int64, error) {
+	o, err := decodeObject(raw, path)
+	if err != nil {
+		return "", nil, err
+	}
+	tv, err := o.req("type")
+	if err != nil {
+		return "", nil, err
+	}
+	typ, err := decodeString(tv, o.sub("type"))
+	if err != nil {
+		return "", nil, err
+	}
+	var idx *int64
+	if v := o.get("index"); v != nil {
+		n, err := decodeInt(v, o.sub("index"))
+		if err != nil {
+			return "", nil, err
+		}
+		idx = &n
+	}
+	return typ, idx, nil
+}
+
+func deviceValue(typ string, idx *int64) ops.Device {
+	if idx == nil {
+		return ops.Device(typ)
+	}
+	return ops.Device(typ + ":" + strconv.FormatInt(*idx, 10))
+}
+
+func splitDevice(d ops.Device) (string, *int64) {
+	typ, idx, ok := strings.Cut(string(d), ":")
+	if !ok {
+		return typ, nil
+	}
+	n, err := strconv.ParseInt(idx, 10, 64)
+	if err != nil {
+		return string(d), nil
+	}
+	return typ, &n
+}
+
+func (w *pyWriter) tensorMeta(m tensorMeta) {
+	w.beginObject()
+	w.key("dtype")
+	w.int(int64(m.DType.SerdeCode()))
+	w.key("sizes")
+	w.symInts(m.Sizes)
+	w.key("requires_grad")
+	w.bool(m.RequiresGrad)
+	w.key("device")
+	w.device(m.DeviceType, m.DeviceIndex)
+	w.key("strides")
+	w.symInts(m.Strides)
+	w.key("storage_offset")
+	w.beginObject()
+	w.key("as_int")
+	w.int(m.StorageOffset)
+	w.endObject()
+	w.key("layout")
+	w.int(m.Layout)
+	w.endObject()
+}
+
+func (w *pyWriter) device(typ string, idx *int64) {
+	w.beginObject()
+	w.key("type")
+	w.str(typ)
+	w.key("index")
+	if idx == nil {
+		w.null()
+	} else {
+		w.int(*idx)
+	}
+	w.endObject()
+}
+
+func (w *pyWriter) symInts(v []int64) {
+	w.beginArray()
+	for _, s := range v {
+		w.beginObject()
+		w.key("as_int")
+		w.int(s)
+		w.endObject()
+	}
+	w.endArray()
+}
+
+// --- node metadata --------------------------------------------------------
+
+// extraPrefix marks Meta.Extra entries that hold serialized metadata keys
+// fxquant gives no meaning to; the writer emits them back.
+const extraPrefix = "pt2.metadata."
+
+// splitTopLevel splits s on sep at bracket depth 0 ( "()[]{}<>" are not
+// all brackets in PyTorch's splitter: only () and [] count).
+func splitTopLevel(s string, sep byte) []string {
+	var out []string
+	depth, start := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '(', '[':
+			depth++
+		case ')', ']':
+			if depth > 0 {
+				depth--
+			}
+		case sep:
+			if depth == 0 {
+				out = append(out, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(out, s[start:])
+}
+
+func parseModuleStack(s string) ([]fxgraph.ModuleStackEntry, bool) {
+	var out []fxgraph.ModuleStackEntry
+	for _, item := range strings.Split(s, ";") {
+		p := splitTopLevel(item, ',')
+		if len(p) != 3 {
+			return nil, false
+		}
+		out = append(out, fxgraph.ModuleStackEntry{Key: p[0], Path: p[1], Type: p[2]})
+	}
+	return out, formatModuleStack(out) == s
+}
+
+func formatModuleStack(st []fxgraph.ModuleStackEntry) string {
+	parts := make([]string, len(st))
+	for i, e := range st {
+		parts[i] = e.Key + "," + e.Path + "," + e.Type
+	}
+	return strings.Join(parts, ";")
+}
+
+func parseSourceFnStack(s string) ([]fxgraph.SourceFn, bool) {
+	var out []fxgraph.SourceFn
+	for _, item := range strings.Split(s, ";") {
+		p := splitTopLevel(item, ',')
+		if len(p) != 2 {
+			return nil, false
+		}
+		out = append(out, fxgraph.SourceFn{Name: p[0], Target: p[1]})
+	}
+	return out, formatSourceFnStack(out) == s
+}
+
+func formatSourceFnStack(st []fxgraph.SourceFn) string {
+	parts := make([]string, len(st))
+	for i, e := range st {
+		parts[i] = e.Name + "," + e.Target
+	}
+	return strings.Join(parts, ";")
+}
+
+// metaFromSerialized turns a node's metadata strings into fxgraph.Meta.
+// Keys that do not parse, and unknown keys, are kept verbatim in Extra
+// under "pt2.metadata.<key>".
+func metaFromSerialized(entries []kv, path string) (fxgraph.Meta, error) {
+	var m fxgraph.Meta
+	for _, e := range entries {
+		s, err := decodeString(e.Val, fmt.Sprintf("%s[%q]", path, e.Key))
+		if err != nil {
+			return m, err
+		}
+		ok := true
+		switch e.Key {
+		case "stack_trace":
+			m.StackTrace = s
+		case "nn_module_stack":
+			m.NNModuleStack, ok = parseModuleStack(s)
+		case "source_fn_stack":
+			m.SourceFnStack, ok = parseSourceFnStack(s)
+		case "torch_fn":
+			m.TorchFn = strings.Split(s, ";")
+			ok = len(m.TorchFn) == 2
+		case "custom":
+			m.Custom = s
+		case "from_node":
+			m.FromNode = s
+		default:
+			ok = false
+		}
+		if !ok {
+			switch e.Key {
+			case "nn_module_stack":
+				m.NNModuleStack = nil
+			case "source_fn_stack":
+				m.SourceFnStack = nil
+			case "torch_fn":
+				m.TorchFn = nil
+			}
+			m.Set(extraPrefix+e.Key, s)
+		}
+	}
+	return m, nil
+}
+
+// serializedMeta returns the metadata entries the writer emits for m, in
+// the order PyTorch writes them.
+func serializedMeta(m fxgraph.Meta) []kv2 {
+	var out []kv2
+	add := func(k, v string) {
+		if v != "" {
+			out = append(out, kv2{k, v})
+		}
+	}
+	extra := func(k string) string {
+		if v, ok := m.Extra[extraPrefix+k].(string); ok {
+			return v
+		}
+		return ""
+	}
+	add("stack_trace", m.StackTrace)
+	if len(m.NNModuleStack) > 0 {
+		add("nn_module_stack", formatModuleStack(m.NNModuleStack))
+	} else {
+		add("nn_module_stack", extra("nn_module_stack"))
+	}
+	if len(m.SourceFnStack) > 0 {
+		add("source_fn_stack", formatSourceFnStack(m.SourceFnStack))
+	} else {
+		add("source_fn_stack", extra("source_fn_stack"))
+	}
+	if len(m.TorchFn) > 0 {
+		add("torch_fn", strings.Join(m.TorchFn, ";"))
+	} else {
+		add("torch_fn", extra("torch_fn"))
+	}
+	add("custom", m.Custom)
+	add("from_node", m.FromNode)
+	for _, k := range m.ExtraKeys() {
+		name, ok := strings.CutPrefix(k, extraPrefix)
+		if !ok {
+			continue
+		}
+		switch name {
+		case "stack_trace", "nn_module_stack", "source_fn_stack", "torch_fn", "custom", "from_node":
+			continue
+		}
+		if v, ok := m.Extra[k].(string); ok {
+			out = append(out, kv2{name, v})
+		}
+	}
+	return out
+}
+
+type kv2 struct{ K, V string }

@@ -1,0 +1,1189 @@
+package pt2
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/fxquant/fxquant/fxgraph"
+	"github.com/fxquant/fxquant/ops"
+	"github.com/fxquant/fxquant/ops/tensor"
+)
+
+// ReadJSON decodes a bare ExportedProgram JSON document (the content of
+// models/<name>.json). The program has no weights: its parameters,
+// buffers and constants have no attribute in the graph.
+func ReadJSON(data []byte, opts *Options) (*Program, error) {
+	p := newProgram(ContainerJSON)
+	if err := p.decode(data, opts); err != nil {
+		return nil, fmt.Errorf("pt2: read json: %w", err)
+	}
+	return p, nil
+}
+
+func newProgram(c Container) *Program {
+	return &Program{Container: c, Tensors: map[string]TensorInfo{}, ModelName: "model", ArchiveRoot: "archive"}
+}
+
+// decode fills p from an ExportedProgram JSON document.
+func (p *Program) decode(data []byte, opts *Options) error {
+	top, err := decodeObject(data, "")
+	if err != nil {
+		return err
+	}
+	svRaw, err := top.req("schema_version")
+	if err != nil {
+		return err
+	}
+	if p.SchemaVersion, err = decodeVersion(svRaw, "schema_version"); err != nil {
+		return err
+	}
+	if err := checkVersion(p.SchemaVersion, opts); err != nil {
+		return pathErr("schema_version", err)
+	}
+	gmRaw, err := top.req("graph_module")
+	if err != nil {
+		return err
+	}
+	if p.OpsetVersion, err = top.req("opset_version"); err != nil {
+		return err
+	}
+	if p.RangeConstraints, err = top.req("range_constraints"); err != nil {
+		return err
+	}
+	if v := top.get("verifiers"); v != nil {
+		if p.Verifiers, err = decodeStrings(v, "verifiers"); err != nil {
+			return err
+		}
+	} else if v := top.get("dialect"); v != nil {
+		d, err := decodeString(v, "dialect")
+		if err != nil {
+			return err
+		}
+		p.Verifiers = []string{d}
+	}
+	p.TorchVersion = "<=2.4"
+	if v := top.get("torch_version"); v != nil {
+		if p.TorchVersion, err = decodeString(v, "torch_version"); err != nil {
+			return err
+		}
+	}
+	if v := top.get("guards_code"); v != nil {
+		if p.GuardsCode, err = decodeStrings(v, "guards_code"); err != nil {
+			return err
+		}
+	}
+	gm, err := decodeObject(gmRaw, "graph_module")
+	if err != nil {
+		return err
+	}
+	sigRaw, err := gm.req("signature")
+	if err != nil {
+		return err
+	}
+	graphRaw, err := gm.req("graph")
+	if err != nil {
+		return err
+	}
+	if p.ModuleCallGraph, err = gm.req("module_call_graph"); err != nil {
+		return err
+	}
+	p.GraphModuleMetadata = gm.get("metadata")
+	p.TreespecNamedtupleFields = gm.get("treespec_namedtuple_fields")
+	if err := p.decodeSignature(sigRaw, gm.sub("signature")); err != nil {
+		return err
+	}
+	b := &builder{p: p, reg: opts.registry(), opaque: opts != nil && opts.AllowOpaque, g: fxgraph.New(),
+		defined: map[string]*fxgraph.Node{}, metas: map[string]tensorMeta{}, syms: map[string]bool{}}
+	if err := b.graph(graphRaw, gm.sub("graph")); err != nil {
+		return err
+	}
+	p.Graph = b.g
+	p.metas = b.metas
+	return nil
+}
+
+func decodeVersion(raw json.RawMessage, path string) (Version, error) {
+	var v Version
+	if n, err := decodeInt(raw, path); err == nil { // very old: a plain int
+		return Version{Major: n}, nil
+	}
+	o, err := decodeObject(raw, path)
+	if err != nil {
+		return v, err
+	}
+	mr, err := o.req("major")
+	if err != nil {
+		return v, err
+	}
+	if v.Major, err = decodeInt(mr, o.sub("major")); err != nil {
+		return v, err
+	}
+	if m := o.get("minor"); m != nil {
+		if v.Minor, err = decodeInt(m, o.sub("minor")); err != nil {
+			return v, err
+		}
+	}
+	return v, nil
+}
+
+// checkVersion accepts major 8 with any minor, and 0.0 as PyTorch does.
+func checkVersion(v Version, opts *Options) error {
+	if v.Major == WriteVersion.Major || (v.Major == 0 && v.Minor == 0) || (opts != nil && opts.SkipVersionCheck) {
+		return nil
+	}
+	return fmt.Errorf("%w: serialized schema version %s does not match supported version %d.x (written as %s)",
+		ErrSchemaVersion, v, WriteVersion.Major, WriteVersion)
+}
+
+func decodeStrings(raw json.RawMessage, path string) ([]string, error) {
+	items, err := decodeArray(raw, path)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(items))
+	for i, it := range items {
+		if out[i], err = decodeString(it, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// decodeNameArg decodes a bare TensorArgument {"name": ...}.
+func decodeNameArg(raw json.RawMessage, path string) (string, error) {
+	o, err := decodeObject(raw, path)
+	if err != nil {
+		return "", err
+	}
+	v, err := o.req("name")
+	if err != nil {
+		return "", err
+	}
+	return decodeString(v, o.sub("name"))
+}
+
+func (p *Program) decodeSignature(raw json.RawMessage, path string) error {
+	o, err := decodeObject(raw, path)
+	if err != nil {
+		return err
+	}
+	inRaw, err := o.req("input_specs")
+	if err != nil {
+		return err
+	}
+	outRaw, err := o.req("output_specs")
+	if err != nil {
+		return err
+	}
+	ins, err := decodeArray(inRaw, o.sub("input_specs"))
+	if err != nil {
+		return err
+	}
+	for i, r := range ins {
+		sp := fmt.Sprintf("%s[%d]", o.sub("input_specs"), i)
+		s, err := decodeInputSpec(r, sp)
+		if err != nil {
+			return err
+		}
+		p.Signature.Inputs = append(p.Signature.Inputs, s)
+	}
+	outs, err := decodeArray(outRaw, o.sub("output_specs"))
+	if err != nil {
+		return err
+	}
+	for i, r := range outs {
+		sp := fmt.Sprintf("%s[%d]", o.sub("output_specs"), i)
+		s, err := decodeOutputSpec(r, sp)
+		if err != nil {
+			return err
+		}
+		p.Signature.Outputs = append(p.Signature.Outputs, s)
+	}
+	return nil
+}
+
+func decodeInputSpec(raw json.RawMessage, path string) (InputSpec, error) {
+	var s InputSpec
+	tag, v, err := union(raw, path)
+	if err != nil {
+		return s, err
+	}
+	path += "." + tag
+	o, err := decodeObject(v, path)
+	if err != nil {
+		return s, err
+	}
+	str := func(key string) (string, error) {
+		r, err := o.req(key)
+		if err != nil {
+			return "", err
+		}
+		return decodeString(r, o.sub(key))
+	}
+	argName := func() (string, error) {
+		r, err := o.req("arg")
+		if err != nil {
+			return "", err
+		}
+		return decodeNameArg(r, o.sub("arg"))
+	}
+	switch tag {
+	case "user_input":
+		s.Kind = UserInput
+		r, err := o.req("arg")
+		if err != nil {
+			return s, err
+		}
+		atag, av, err := union(r, o.sub("arg"))
+		if err != nil {
+			return s, err
+		}
+		switch atag {
+		case "as_tensor", "as_sym_int", "as_sym_float", "as_sym_bool":
+			if atag == "as_tensor" {
+				s.Name, err = decodeNameArg(av, o.sub("arg")+"."+atag)
+			} else {
+				s.Name, err = decodeSymName(av, o.sub("arg")+"."+atag)
+			}
+			if err != nil {
+				return s, err
+			}
+		case "as_custom_obj":
+			return s, pathErr(o.sub("arg"), fmt.Errorf("%w: custom object input", ErrUnsupported))
+		default:
+			c, err := decodeConstant(atag, av, o.sub("arg")+"."+atag)
+			if err != nil {
+				return s, err
+			}
+			s.Const, s.IsConst = c, true
+		}
+	case "parameter":
+		s.Kind = Parameter
+		if s.Name, err = argName(); err != nil {
+			return s, err
+		}
+		if s.Target, err = str("parameter_name"); err != nil {
+			return s, err
+		}
+	case "buffer":
+		s.Kind = Buffer
+		if s.Name, err = argName(); err != nil {
+			return s, err
+		}
+		if s.Target, err = str("buffer_name"); err != nil {
+			return s, err
+		}
+		s.Persistent = true
+		if r := o.get("persistent"); r != nil {
+			if s.Persistent, err = decodeBool(r, o.sub("persistent")); err != nil {
+				return s, err
+			}
+		}
+	case "tensor_constant":
+		s.Kind = TensorConstant
+		if s.Name, err = argName(); err != nil {
+			return s, err
+		}
+		if s.Target, err = str("tensor_constant_name"); err != nil {
+			return s, err
+		}
+	case "constant_input":
+		s.Kind = ConstantInput
+		if s.Name, err = str("name"); err != nil {
+			return s, err
+		}
+		r, err := o.req("value")
+		if err != nil {
+			return s, err
+		}
+		ctag, cv, err := union(r, o.sub("value"))
+		if err != nil {
+			return s, err
+		}
+		if s.Const, err = decodeConstant(ctag, cv, o.sub("value")+"."+ctag); err != nil {
+			return s, err
+		}
+		s.IsConst = true
+	case "custom_obj", "token":
+		return s, pathErr(path, fmt.Errorf("%w: %s input spec", ErrUnsupported, tag))
+	default:
+		return s, pathErrf(path, "unknown InputSpec tag %q", tag)
+	}
+	return s, nil
+}
+
+func decodeSymName(raw json.RawMessage, path string) (string, error) {
+	tag, v, err := union(raw, path)
+	if err != nil {
+		return "", err
+	}
+	if tag != "as_name" {
+		return "", pathErrf(path, "want a symbol name (as_name), got %q", tag)
+	}
+	return decodeString(v, path+".as_name")
+}
+
+// decodeConstant decodes a constant argument or ConstantValue.
+func decodeConstant(tag string, v json.RawMessage, path string) (ops.Value, error) {
+	switch tag {
+	case "as_none":
+		return nil, nil
+	case "as_int":
+		return decodeInt(v, path)
+	case "as_float":
+		return decodeFloat(v, path)
+	case "as_bool":
+		return decodeBool(v, path)
+	case "as_string":
+		return decodeString(v, path)
+	}
+	return nil, pathErrf(path, "want a constant (as_none, as_int, as_float, as_bool or as_string), got %q", tag)
+}
+
+func decodeOutputSpec(raw json.RawMessage, path string) (OutputSpec, error) {
+	var s OutputSpec
+	tag, v, err := union(raw, path)
+	if err != nil {
+		return s, err
+	}
+	path += "." + tag
+	o, err := decodeObject(v, path)
+	if err != nil {
+		return s, err
+	}
+	argName := func() error {
+		r, err := o.req("arg")
+		if err != nil {
+			return err
+		}
+		s.Name, err = decodeNameArg(r, o.sub("arg"))
+		return err
+	}
+	target := func(key string) error {
+		r, err := o.req(key)
+		if err != nil {
+			return err
+		}
+		s.Target, err = decodeString(r, o.sub(key))
+		return err
+	}
+	switch tag {
+	case "user_output":
+		s.Kind = UserOutput
+		r, err := o.req("arg")
+		if err != nil {
+			return s, err
+		}
+		atag, av, err := union(r, o.sub("arg"))
+		if err != nil {
+			return s, err
+		}
+		switch atag {
+		case "as_tensor":
+			s.Name, err = decodeNameArg(av, o.sub("arg")+".as_tensor")
+		case "as_sym_int", "as_sym_float", "as_sym_bool":
+			s.Name, err = decodeSymName(av, o.sub("arg")+"."+atag)
+		default:
+			_, err = decodeConstant(atag, av, o.sub("arg")+"."+atag)
+		}
+		if err != nil {
+			return s, err
+		}
+	case "buffer_mutation":
+		s.Kind = BufferMutation
+		if err := argName(); err != nil {
+			return s, err
+		}
+		if err := target("buffer_name"); err != nil {
+			return s, err
+		}
+	case "user_input_mutation":
+		s.Kind = UserInputMutation
+		if err := argName(); err != nil {
+			return s, err
+		}
+		if err := target("user_input_name"); err != nil {
+			return s, err
+		}
+	case "parameter_mutation":
+		s.Kind = ParameterMutation
+		if err := argName(); err != nil {
+			return s, err
+		}
+		if err := target("parameter_name"); err != nil {
+			return s, err
+		}
+	case "loss_output":
+		s.Kind = LossOutput
+		if err := argName(); err != nil {
+			return s, err
+		}
+	case "gradient_to_parameter", "gradient_to_user_input", "token":
+		return s, pathErr(path, fmt.Errorf("%w: %s output spec", ErrUnsupported, tag))
+	default:
+		return s, pathErrf(path, "unknown OutputSpec tag %q", tag)
+	}
+	return s, nil
+}
+
+// --- graph building --------------------------------------------------------
+
+type builder struct {
+	p       *Program
+	reg     *ops.Registry
+	opaque  bool
+	g       *fxgraph.Graph
+	defined map[string]*fxgraph.Node // serialized name -> node
+	metas   map[string]tensorMeta
+	syms    map[string]bool
+}
+
+// opaqueInfo is what the writer needs to serialize a node whose operator
+// has no schema: argument names (args then kwargs) and the tags of empty
+// list arguments.
+type opaqueArg struct {
+	Name     string
+	EmptyTag string
+}
+
+func (b *builder) graph(raw json.RawMessage, path string) error {
+	o, err := decodeObject(raw, path)
+	if err != nil {
+		return err
+	}
+	for _, key := range []string{"inputs", "outputs", "nodes", "tensor_values", "sym_int_values", "sym_bool_values"} {
+		if _, err := o.req(key); err != nil {
+			return err
+		}
+	}
+	tvs, err := objectEntries(o.get("tensor_values"), o.sub("tensor_values"))
+	if err != nil {
+		return err
+	}
+	for _, e := range tvs {
+		m, err := decodeTensorMeta(e.Val, fmt.Sprintf("%s[%q]", o.sub("tensor_values"), e.Key))
+		if err != nil {
+			return err
+		}
+		b.metas[e.Key] = m
+	}
+	syms, err := objectEntries(o.get("sym_int_values"), o.sub("sym_int_values"))
+	if err != nil {
+		return err
+	}
+	for _, e := range syms {
+		b.syms[e.Key] = true
+	}
+	if len(syms) > 0 {
+		b.p.SymIntValues = o.get("sym_int_values")
+	}
+	for _, key := range []string{"sym_bool_values", "sym_float_values", "custom_obj_values"} {
+		if v := o.get(key); v != nil {
+			e, err := objectEntries(v, o.sub(key))
+			if err != nil {
+				return err
+			}
+			if len(e) > 0 {
+				return pathErr(o.sub(key), fmt.Errorf("%w: %d entries (symbolic bools/floats and custom objects)", ErrUnsupported, len(e)))
+			}
+		}
+	}
+	single := false
+	if v := o.get("is_single_tensor_return"); v != nil {
+		if single, err = decodeBool(v, o.sub("is_single_tensor_return")); err != nil {
+			return err
+		}
+	}
+	if err := b.inputs(o.get("inputs"), o.sub("inputs")); err != nil {
+		return err
+	}
+	nodes, err := decodeArray(o.get("nodes"), o.sub("nodes"))
+	if err != nil {
+		return err
+	}
+	for i, nr := range nodes {
+		if err := b.node(nr, fmt.Sprintf("%s[%d]", o.sub("nodes"), i)); err != nil {
+			return err
+		}
+	}
+	if err := b.outputs(o.get("outputs"), o.sub("outputs"), single); err != nil {
+		return err
+	}
+	b.canonicalNames()
+	return nil
+}
+
+// canonicalNames rewrites signature names and the tensor-meta table from
+// serialized names to node names, which differ when FX's namespace had to
+// rename a value (a tensor called "input" becomes node "input_1").
+func (b *builder) canonicalNames() {
+	for i, s := range b.p.Signature.Inputs {
+		if n, ok := b.defined[s.Name]; ok {
+			b.p.Signature.Inputs[i].Name = n.Name()
+		}
+	}
+	for i, s := range b.p.Signature.Outputs {
+		if n, ok := b.defined[s.Name]; ok {
+			b.p.Signature.Outputs[i].Name = n.Name()
+		}
+	}
+	metas := make(map[string]tensorMeta, len(b.metas))
+	for name, m := range b.metas {
+		if n, ok := b.defined[name]; ok {
+			metas[n.Name()] = m
+		}
+	}
+	b.metas = metas
+}
+
+func (b *builder) define(name string, n *fxgraph.Node, path string) error {
+	if _, dup := b.defined[name]; dup {
+		return pathErrf(path, "name %q is defined twice", name)
+	}
+	b.defined[name] = n
+	return nil
+}
+
+// tensorType returns the type recorded in tensor_values for name.
+func (b *builder) tensorType(name, path string) (ops.TensorType, error) {
+	m, ok := b.metas[name]
+	if !ok {
+		return ops.TensorType{}, pathErr(path, fmt.Errorf("%w: tensor %q has no entry in graph.tensor_values", ErrDangling, name))
+	}
+	return m.typ(), nil
+}
+
+func (b *builder) inputs(raw json.RawMessage, path string) error {
+	items, err := decodeArray(raw, path)
+	if err != nil {
+		return err
+	}
+	specs := b.p.Signature.Inputs
+	if len(items) != len(specs) {
+		return pathErrf(path, "%d graph inputs but %d input specs in graph_module.signature.input_specs", len(items), len(specs))
+	}
+	for i, r := range items {
+		ip := fmt.Sprintf("%s[%d]", path, i)
+		tag, v, err := union(r, ip)
+		if err != nil {
+			return err
+		}
+		ip += "." + tag
+		spec := specs[i]
+		var name string
+		var typ ops.Type
+		switch tag {
+		case "as_tensor":
+			if name, err = decodeNameArg(v, ip); err != nil {
+				return err
+			}
+			tt, err := b.tensorType(name, ip)
+			if err != nil {
+				return err
+			}
+			typ = tt
+		case "as_sym_int":
+			if name, err = decodeSymName(v, ip); err != nil {
+				return err
+			}
+			typ = ops.PyType{Name: "SymInt"}
+		case "as_custom_obj", "as_token":
+			return pathErr(ip, fmt.Errorf("%w: %s graph input", ErrUnsupported, tag))
+		default:
+			c, err := decodeConstant(tag, v, ip)
+			if err != nil {
+				return err
+			}
+			if !spec.IsConst {
+				return pathErrf(ip, "constant graph input but input spec %d is %s %q", i, spec.Kind, spec.Name)
+			}
+			if !ops.LiteralEqual(c, spec.Const) {
+				return pathErrf(ip, "constant %v differs from its input spec's %v", c, spec.Const)
+			}
+			name = spec.Name
+			if name == "" {
+				name = fmt.Sprintf("arg%d", i)
+				specs[i].Name = name
+			}
+			typ = ops.PyType{Name: pyTypeName(c)}
+		}
+		if spec.Name != name {
+			return pathErrf(ip, "graph input %q does not match input spec %d (%s %q)", name, i, spec.Kind, spec.Name)
+		}
+		n := b.g.Placeholder(name, typ)
+		if err := b.define(name, n, ip); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func pyTypeName(v ops.Value) string {
+	switch v.(type) {
+	case nil:
+		return "None"
+	case int64:
+		return "int"
+	case float64:
+		return "float"
+	case bool:
+		return "bool"
+	case string:
+		return "str"
+	}
+	return "object"
+}
+
+// parseTarget turns a serialized target string into an overload.
+func parseTarget(s, path string) (ops.Overload, error) {
+	switch {
+	case strings.HasPrefix(s, "torch.ops.higher_order."):
+		return ops.Overload{}, pathErr(path, fmt.Errorf("%w: higher-order operator %q (control flow)", ErrUnsupported, s))
+	case strings.HasPrefix(s, "#"):
+		return ops.Overload{}, pathErr(path, fmt.Errorf("%w: extension operator %q", ErrUnsupported, s))
+	case !strings.HasPrefix(s, "torch.ops."):
+		return ops.Overload{}, pathErr(path, fmt.Errorf("%w: target %q is not a torch.ops operator (symbolic-scalar ops are not supported)", ErrUnsupported, s))
+	}
+	t, err := ops.ParseTarget(s)
+	if err != nil {
+		return ops.Overload{}, pathErrf(path, "bad target %q: want torch.ops.<ns>.<op>.<overload>", s)
+	}
+	switch v := t.(type) {
+	case ops.Overload:
+		return v, nil
+	case ops.Packet:
+		return ops.Overload{}, pathErrf(path, "target %q has no overload segment (want e.g. %q)", s, s+".default")
+	}
+	return ops.Overload{}, pathErrf(path, "bad target %q", s)
+}
+
+type namedInput struct {
+	name string
+	val  ops.Value
+	kind int64 // 0 when absent
+	tag  string
+}
+
+func (b *builder) node(raw json.RawMessage, path string) error {
+	o, err := decodeObject(raw, path)
+	if err != nil {
+		return err
+	}
+	tr, err := o.req("target")
+	if err != nil {
+		return err
+	}
+	ts, err := decodeString(tr, o.sub("target"))
+	if err != nil {
+		return err
+	}
+	target, err := parseTarget(ts, o.sub("target"))
+	if err != nil {
+		return err
+	}
+	schema, known := b.reg.Schema(target)
+	if !known && !b.opaque {
+		return pathErr(o.sub("target"), fmt.Errorf("%w: %s is not in the op registry", ErrUnknownOp, target))
+	}
+	inRaw, err := o.req("inputs")
+	if err != nil {
+		return err
+	}
+	items, err := decodeArray(inRaw, o.sub("inputs"))
+	if err != nil {
+		return err
+	}
+	var ins []namedInput
+	for i, r := range items {
+		ip := fmt.Sprintf("%s[%d]", o.sub("inputs"), i)
+		io, err := decodeObject(r, ip)
+		if err != nil {
+			return err
+		}
+		nr, err := io.req("name")
+		if err != nil {
+			return err
+		}
+		var in namedInput
+		if in.name, err = decodeString(nr, io.sub("name")); err != nil {
+			return err
+		}
+		for _, prev := range ins {
+			if prev.name == in.name {
+				return pathErrf(io.sub("name"), "argument %q given twice", in.name)
+			}
+		}
+		ar, err := io.req("arg")
+		if err != nil {
+			return err
+		}
+		if in.tag, in.val, err = b.argument(ar, io.sub("arg")); err != nil {
+			return err
+		}
+		if k := io.get("kind"); k != nil {
+			if in.kind, err = decodeInt(k, io.sub("kind")); err != nil {
+				return err
+			}
+			if in.kind < 0 || in.kind > 2 {
+				return pathErrf(io.sub("kind"), "unknown ArgumentKind %d", in.kind)
+			}
+		}
+		ins = append(ins, in)
+	}
+	var args []ops.Value
+	var kwargs []ops.Kwarg
+	var opaque []opaqueArg
+	if known {
+		if args, kwargs, err = bindSchema(schema, ins, o.sub("inputs")); err != nil {
+			return err
+		}
+	} else {
+		for _, in := range ins {
+			if in.kind == 2 {
+				kwargs = append(kwargs, ops.Kwarg{Name: in.name, Value: in.val})
+			} else {
+				args = append(args, in.val)
+			}
+		}
+		for _, in := range ins {
+			if in.kind != 2 {
+				opaque = append(opaque, opaqueArg{Name: in.name, EmptyTag: emptyTag(in)})
+			}
+		}
+		for _, in := range ins {
+			if in.kind == 2 {
+				opaque = append(opaque, opaqueArg{Name: in.name, EmptyTag: emptyTag(in)})
+			}
+		}
+	}
+	var meta fxgraph.Meta
+	if mr := o.get("metadata"); mr != nil {
+		entries, err := objectEntries(mr, o.sub("metadata"))
+		if err != nil {
+			return err
+		}
+		if meta, err = metaFromSerialized(entries, o.sub("metadata")); err != nil {
+			return err
+		}
+	}
+	var nodeName string
+	if v := o.get("name"); v != nil {
+		if nodeName, err = decodeString(v, o.sub("name")); err != nil {
+			return err
+		}
+	}
+	outRaw, err := o.req("outputs")
+	if err != nil {
+		return err
+	}
+	outs, err := decodeArray(outRaw, o.sub("outputs"))
+	if err != nil {
+		return err
+	}
+	return b.createNode(target, schema, args, kwargs, opaque, meta, nodeName, outs, o.sub("outputs"))
+}
+
+func emptyTag(in namedInput) string {
+	if l, ok := in.val.(ops.List); ok && len(l) == 0 {
+		return in.tag
+	}
+	return ""
+}
+
+// bindSchema follows torch.export's deserialize_inputs: schema order, the
+// serialized kind decides positional vs keyword, and without a kind an
+// argument is positional iff it has no default and is not kwarg-only.
+func bindSchema(s *ops.Schema, ins []namedInput, path string) ([]ops.Value, []ops.Kwarg, error) {
+	byName := map[string]namedInput{}
+	for i, in := range ins {
+		if s.ArgIndex(in.name) < 0 {
+			return nil, nil, pathErrf(fmt.Sprintf("%s[%d].name", path, i), "operator %s has no argument %q", s.Name, in.name)
+		}
+		byName[in.name] = in
+	}
+	var args []ops.Value
+	var kwargs []ops.Kwarg
+	for _, a := range s.Args {
+		in, ok := byName[a.Name]
+		if ok && in.kind == 1 {
+			args = append(args, in.val)
+			continue
+		}
+		if ok && in.kind == 2 && !pyKeywords[a.Name] {
+			kwargs = append(kwargs, ops.Kwarg{Name: a.Name, Value: in.val})
+			continue
+		}
+		switch {
+		case !a.HasDefault && !a.KwargOnly:
+			if !ok {
+				return nil, nil, pathErrf(path, "missing required argument %q of %s", a.Name, s.Name)
+			}
+			args = append(args, in.val)
+		case ok:
+			kwargs = append(kwargs, ops.Kwarg{Name: a.Name, Value: in.val})
+		}
+	}
+	return args, kwargs, nil
+}
+
+var pyKeywords = map[string]bool{"False": true, "None": true, "True": true, "and": true, "as": true, "assert": true,
+	"async": true, "await": true, "break": true, "class": true, "continue": true, "def": true, "del": true, "elif": true,
+	"else": true, "except": true, "finally": true, "for": true, "from": true, "global": true, "if": true, "import": true,
+	"in": true, "is": true, "lambda": true, "nonlocal": true, "not": true, "or": true, "pass": true, "raise": true,
+	"return": true, "try": true, "while": true, "with": true, "yield": true}
+
+func (b *builder) createNode(target ops.Overload, schema *ops.Schema, args []ops.Value, kwargs []ops.Kwarg,
+	opaque []opaqueArg, meta fxgraph.Meta, nodeName string, outs []json.RawMessage, path string) error {
+	// Single-result forms: one as_tensor (or symbolic name) output whose
+	// schema, when known, returns exactly one non-list value.
+	singleSchema := schema == nil || (len(schema.Returns) == 1 && !schema.Returns[0].Type.List)
+	var n *fxgraph.Node
+	if len(outs) == 1 && singleSchema {
+		tag, v, err := union(outs[0], path+"[0]")
+		if err != nil {
+			return err
+		}
+		switch tag {
+		case "as_tensor", "as_sym_int", "as_sym_bool", "as_sym_float":
+			var name string
+			var typ ops.Type
+			if tag == "as_tensor" {
+				if name, err = decodeNameArg(v, path+"[0].as_tensor"); err != nil {
+					return err
+				}
+				tt, err := b.tensorType(name, path+"[0].as_tensor")
+				if err != nil {
+					return err
+				}
+				typ = tt
+			} else {
+				if name, err = decodeSymName(v, path+"[0]."+tag); err != nil {
+					return err
+				}
+				typ = ops.PyType{Name: map[string]string{"as_sym_int": "SymInt", "as_sym_bool": "SymBool", "as_sym_float": "SymFloat"}[tag]}
+			}
+			n = b.g.CreateNode(fxgraph.CallFunction, target, "", args, kwargs, name, typ)
+			n.Meta = meta
+			if opaque != nil {
+				b.p.setOpaque(n, opaque)
+			}
+			return b.define(name, n, path+"[0]")
+		}
+	}
+	n = b.g.CreateNode(fxgraph.CallFunction, target, "", args, kwargs, nodeName, nil)
+	n.Meta = meta
+	if opaque != nil {
+		b.p.setOpaque(n, opaque)
+	}
+	if len(outs) == 0 {
+		return nil
+	}
+	if len(outs) == 1 {
+		if tag, v, err := union(outs[0], path+"[0]"); err == nil && tag == "as_tensors" {
+			// a Tensor[] return: one getitem per element
+			elems, err := decodeArray(v, path+"[0].as_tensors")
+			if err != nil {
+				return err
+			}
+			typ, err := b.getitems(n, elems, path+"[0].as_tensors", meta, true)
+			if err != nil {
+				return err
+			}
+			n.SetType(typ)
+			if opaque != nil {
+				b.p.opaque[n].out = "list"
+			}
+			return nil
+		}
+	}
+	typ, err := b.getitems(n, outs, path, meta, false)
+	if err != nil {
+		return err
+	}
+	n.SetType(typ)
+	return nil
+}
+
+// getitems creates operator.getitem nodes for the results of n, as
+// torch.export's deserializer does, and returns n's tuple type.
+func (b *builder) getitems(n *fxgraph.Node, outs []json.RawMessage, path string, meta fxgraph.Meta, bare bool) (ops.Type, error) {
+	var elems []ops.Type
+	for i, r := range outs {
+		ip := fmt.Sprintf("%s[%d]", path, i)
+		var tag string
+		var v json.RawMessage
+		var err error
+		if bare { // elements of as_tensors are bare TensorArguments
+			tag, v = "as_tensor", r
+		} else if tag, v, err = union(r, ip); err != nil {
+			return nil, err
+		}
+		switch tag {
+		case "as_tensor":
+			name, err := decodeNameArg(v, ip)
+			if err != nil {
+				return nil, err
+			}
+			tt, err := b.tensorType(name, ip)
+			if err != nil {
+				return nil, err
+			}
+			gi := b.g.CreateNode(fxgraph.CallFunction, ops.GetItem, "", []ops.Value{n, int64(i)}, nil, name, tt)
+			gi.Meta = meta.Clone()
+			if err := b.define(name, gi, ip); err != nil {
+				return nil, err
+			}
+			elems = append(elems, tt)
+		case "as_none":
+			elems = append(elems, nil)
+		case "as_tensors":
+			items, err := decodeArray(v, ip+".as_tensors")
+			if err != nil {
+				return nil, err
+			}
+			gi := b.g.CreateNode(fxgraph.CallFunction, ops.GetItem, "", []ops.Value{n, int64(i)}, nil, "", nil)
+			gi.Meta = meta.Clone()
+			t, err := b.getitems(gi, items, ip+".as_tensors", meta, true)
+			if err != nil {
+				return nil, err
+			}
+			gi.SetType(t)
+			elems = append(elems, t)
+		default:
+			return nil, pathErr(ip, fmt.Errorf("%w: %s result", ErrUnsupported, tag))
+		}
+	}
+	return ops.TupleType{Elems: elems}, nil
+}
+
+func (b *builder) ref(name, path string) (*fxgraph.Node, error) {
+	n, ok := b.defined[name]
+	if !ok {
+		return nil, pathErr(path, fmt.Errorf("%w: unknown tensor %q", ErrDangling, name))
+	}
+	return n, nil
+}
+
+func (b *builder) symRef(raw json.RawMessage, path string, constTag string) (ops.Value, error) {
+	tag, v, err := union(raw, path)
+	if err != nil {
+		return nil, err
+	}
+	switch tag {
+	case "as_name":
+		name, err := decodeString(v, path+".as_name")
+		if err != nil {
+			return nil, err
+		}
+		n, ok := b.defined[name]
+		if !ok {
+			return nil, pathErr(path, fmt.Errorf("%w: unknown symbol %q", ErrDangling, name))
+		}
+		return n, nil
+	case constTag:
+		return decodeConstant(constTag, v, path+"."+tag)
+	}
+	return nil, pathErrf(path, "want as_name or %s, got %q", constTag, tag)
+}
+
+// argument decodes one Argument union into a Value, resolving names.
+func (b *builder) argument(raw json.RawMessage, path string) (string, ops.Value, error) {
+	tag, v, err := union(raw, path)
+	if err != nil {
+		return "", nil, err
+	}
+	p := path + "." + tag
+	list := func(each func(json.RawMessage, string) (ops.Value, error)) (ops.Value, error) {
+		items, err := decodeArray(v, p)
+		if err != nil {
+			return nil, err
+		}
+		out := make(ops.List, len(items))
+		for i, it := range items {
+			if out[i], err = each(it, fmt.Sprintf("%s[%d]", p, i)); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+	tensorRef := func(r json.RawMessage, ip string) (ops.Value, error) {
+		name, err := decodeNameArg(r, ip)
+		if err != nil {
+			return nil, err
+		}
+		return b.ref(name, ip)
+	}
+	optTensor := func(r json.RawMessage, ip string) (ops.Value, error) {
+		t, ov, err := union(r, ip)
+		if err != nil {
+			return nil, err
+		}
+		switch t {
+		case "as_none":
+			return nil, nil
+		case "as_tensor":
+			return tensorRef(ov, ip+".as_tensor")
+		}
+		return nil, pathErrf(ip, "want as_tensor or as_none, got %q", t)
+	}
+	var val ops.Value
+	switch tag {
+	case "as_none":
+		val = nil
+	case "as_tensor":
+		val, err = tensorRef(v, p)
+	case "as_tensors":
+		val, err = list(tensorRef)
+	case "as_optional_tensors":
+		val, err = list(optTensor)
+	case "as_optional_tensor":
+		val, err = optTensor(v, p)
+	case "as_nested_tensors":
+		val, err = list(func(r json.RawMessage, ip string) (ops.Value, error) {
+			items, err := decodeArray(r, ip)
+			if err != nil {
+				return nil, err
+			}
+			out := make(ops.List, len(items))
+			for i, it := range items {
+				if out[i], err = tensorRef(it, fmt.Sprintf("%s[%d]", ip, i)); err != nil {
+					return nil, err
+				}
+			}
+			return out, nil
+		})
+	case "as_int", "as_float", "as_bool", "as_string":
+		val, err = decodeConstant(tag, v, p)
+	case "as_ints":
+		val, err = list(func(r json.RawMessage, ip string) (ops.Value, error) { return decodeInt(r, ip) })
+	case "as_floats":
+		val, err = list(func(r json.RawMessage, ip string) (ops.Value, error) { return decodeFloat(r, ip) })
+	case "as_bools":
+		val, err = list(func(r json.RawMessage, ip string) (ops.Value, error) { return decodeBool(r, ip) })
+	case "as_strings":
+		val, err = list(func(r json.RawMessage, ip string) (ops.Value, error) { return decodeString(r, ip) })
+	case "as_int_lists", "as_float_lists":
+		inner := "as_ints"
+		if tag == "as_float_lists" {
+			inner = "as_floats"
+		}
+		val, err = list(func(r json.RawMessage, ip string) (ops.Value, error) {
+			wrapped, _ := json.Marshal(map[string]json.RawMessage{inner: r})
+			_, x, err := b.argument(wrapped, ip)
+			return x, err
+		})
+	case "as_sym_int":
+		val, err = b.symRef(v, p, "as_int")
+	case "as_sym_ints":
+		val, err = list(func(r json.RawMessage, ip string) (ops.Value, error) { return b.symRef(r, ip, "as_int") })
+	case "as_sym_bool":
+		val, err = b.symRef(v, p, "as_bool")
+	case "as_sym_bools":
+		val, err = list(func(r json.RawMessage, ip string) (ops.Value, error) { return b.symRef(r, ip, "as_bool") })
+	case "as_sym_float":
+		val, err = b.symRef(v, p, "as_float")
+	case "as_sym_floats":
+		val, err = list(func(r json.RawMessage, ip string) (ops.Value, error) { return b.symRef(r, ip, "as_float") })
+	case "as_scalar_type":
+		var code int64
+		if code, err = decodeInt(v, p); err == nil {
+			d, ok := tensor.DTypeFromSerde(int(code))
+			if !ok || int64(int(code)) != code {
+				err = pathErrf(p, "unknown ScalarType %d", code)
+			}
+			val = d
+		}
+	case "as_memory_format":
+		var code int64
+		if code, err = decodeInt(v, p); err == nil {
+			if code < 0 || code > int64(ops.PreserveFormat) {
+				err = pathErrf(p, "unknown MemoryFormat %d", code)
+			}
+			val = ops.MemoryFormat(code)
+		}
+	case "as_layout":
+		var code int64
+		if code, err = decodeInt(v, p); err == nil {
+			if code < 0 || code > int64(ops.LayoutStrided) {
+				err = pathErrf(p, "unknown Layout %d", code)
+			}
+			val = ops.Layout(code)
+		}
+	case "as_device":
+		var typ string
+		var idx *int64
+		if typ, idx, err = decodeDevice(v, p); err == nil {
+			val = deviceValue(typ, idx)
+		}
+	case "as_complex":
+		var o *object
+		if o, err = decodeObject(v, p); err == nil {
+			var re, im float64
+			rr, e1 := o.req("real")
+			ir, e2 := o.req("imag")
+			if err = errors.Join(e1, e2); err == nil {
+				if re, err = decodeFloat(rr, o.sub("real")); err == nil {
+					im, err = decodeFloat(ir, o.sub("imag"))
+				}
+			}
+			val = complex(re, im)
+		}
+	case "as_string_to_argument":
+		var entries []kv
+		if entries, err = objectEntries(v, p); err == nil {
+			d := ops.Dict{}
+			for _, e := range entries {
+				_, x, err2 := b.argument(e.Val, fmt.Sprintf("%s[%q]", p, e.Key))
+				if err2 != nil {
+					return "", nil, err2
+				}
+				d.Keys = append(d.Keys, e.Key)
+				d.Values = append(d.Values, x)
+			}
+			val = d
+		}
+	case "as_graph", "as_custom_obj", "as_operator":
+		err = pathErr(p, fmt.Errorf("%w: %s argument", ErrUnsupported, tag))
+	default:
+		err = pathErrf(path, "unknown argument tag %q", tag)
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	return tag, val, nil
+}
+
+func (b *builder) outputs(raw json.RawMessage, path string, single bool) error {
+	items, err := decodeArray(raw, path)
+	if err != nil {
+		return err
+	}
+	specs := b.p.Signature.Outputs
+	if len(items) != len(specs) {
+		return pathErrf(path, "%d graph outputs but %d output specs in graph_module.signature.output_specs", len(items), len(specs))
+	}
+	res := make(ops.Tuple, len(items))
+	for i, r := range items {
+		ip := fmt.Sprintf("%s[%d]", path, i)
+		tag, v, err := b.argument(r, ip)
+		if err != nil {
+			return err
+		}
+		res[i] = v
+		if n, ok := v.(*fxgraph.Node); ok {
+			if specs[i].Name != "" && b.defined[specs[i].Name] != n {
+				return pathErrf(ip, "output %q does not match output spec %d (%s %q)", n.Name(), i, specs[i].Kind, specs[i].Name)
+			}
+		} else if tag != "as_none" && tag != "as_int" && tag != "as_float" && tag != "as_bool" && tag != "as_string" {
+			return pathErr(ip, fmt.Errorf("%w: %s graph output", ErrUnsupported, tag))
+		}
+	}
+	if single && len(res) == 1 {
+		b.g.SetOutput(res[0])
+	} else {
+		b.g.SetOutput(res)
+	}
+	return nil
+}

@@ -1,0 +1,1105 @@
+package pt2
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/fxquant/fxquant/fxgraph"
+	"github.com/fxquant/fxquant/ops"
+	"github.com/fxquant/fxquant/ops/tensor"
+)
+
+// weightEntry is one tensor the writer stores as a payload.
+type weightEntry struct {
+	FQN    string
+	Tensor *tensor.Tensor
+	Info   TensorInfo
+	Const  bool // a constant (tensor_constant or non-persistent buffer)
+}
+
+// encoder serializes a Program; it never mutates the program or its graph.
+type encoder struct {
+	p   *Program
+	reg *ops.Registry
+	w   *pyWriter
+	// names maps nodes to their serialized names (getitems to the name
+	// of the result they extract; lifted get_attrs to their placeholder).
+	names map[*fxgraph.Node]string
+	// inputs is the signature written, with lifted get_attr buffers.
+	inputs  []InputSpec
+	phs     []*fxgraph.Node // graph inputs, parallel to inputs
+	weights []weightEntry
+	// tvOrder lists tensor_values names in definition order.
+	tvOrder []string
+	tvMeta  map[string]tensorMeta
+}
+
+// EncodeJSON returns the program as an ExportedProgram JSON document, laid
+// out as Python's json.dumps writes it. reg resolves schemas (nil means
+// ops.Default()). It fails, naming the node, for anything the format cannot
+// hold: call_module or call_method nodes, a node of an unknown operator
+// with no recorded argument names, a tensor whose dtype has no ScalarType,
+// or placeholders that do not match the signature.
+func (p *Program) EncodeJSON(reg *ops.Registry) ([]byte, error) {
+	e, err := p.encode(reg)
+	if err != nil {
+		return nil, err
+	}
+	return e.w.b.Bytes(), nil
+}
+
+func (p *Program) encode(reg *ops.Registry) (*encoder, error) {
+	if reg == nil {
+		reg = ops.Default()
+	}
+	if p.Graph == nil {
+		return nil, fmt.Errorf("pt2: write: program has no graph")
+	}
+	e := &encoder{p: p, reg: reg, w: &pyWriter{}, names: map[*fxgraph.Node]string{}, tvMeta: map[string]tensorMeta{}}
+	if err := e.prepare(); err != nil {
+		return nil, fmt.Errorf("pt2: write: %w", err)
+	}
+	if err := e.program(); err != nil {
+		return nil, fmt.Errorf("pt2: write: %w", err)
+	}
+	return e, nil
+}
+
+// prepare matches placeholders with the signature, lifts get_attr tensors
+// into buffer inputs, names getitem results and collects the weights.
+func (e *encoder) prepare() error {
+	g := e.p.Graph
+	phs := g.Placeholders()
+	specs := e.p.Signature.Inputs
+	if len(phs) != len(specs) {
+		return fmt.Errorf("graph has %d placeholders but the signature lists %d inputs", len(phs), len(specs))
+	}
+	for i, ph := range phs {
+		if ph.Name() != specs[i].Name {
+			return fmt.Errorf("placeholder %d %q does not match input spec %q (%s)", i, ph.Name(), specs[i].Name, specs[i].Kind)
+		}
+	}
+	// get_attr tensors become persistent buffers "b_<attr>", placed after
+	// the other lifted inputs, before the user inputs.
+	var lifted []InputSpec
+	var liftedNodes []*fxgraph.Node
+	taken := map[string]bool{}
+	for _, n := range g.Nodes() {
+		taken[n.Name()] = true
+	}
+	for _, s := range specs {
+		taken[s.Target] = true
+	}
+	for n := range g.All() {
+		if n.Op() != fxgraph.GetAttr {
+			continue
+		}
+		v, ok := g.Attr(n.TargetName())
+		if !ok {
+			return fmt.Errorf("node %q: get_attr of %q, which the graph does not hold", n.Name(), n.TargetName())
+		}
+		if _, ok := v.(*tensor.Tensor); !ok {
+			return fmt.Errorf("node %q: get_attr of %q holds %T, not a tensor", n.Name(), n.TargetName(), v)
+		}
+		fqn := n.TargetName()
+		name := "b_" + strings.ReplaceAll(fqn, ".", "_")
+		for taken[name] && !slices.ContainsFunc(lifted, func(s InputSpec) bool { return s.Target == fqn }) {
+			name += "_"
+		}
+		if i := slices.IndexFunc(lifted, func(s InputSpec) bool { return s.Target == fqn }); i >= 0 {
+			e.names[n] = lifted[i].Name
+			continue
+		}
+		taken[name] = true
+		e.names[n] = name
+		lifted = append(lifted, InputSpec{Kind: Buffer, Name: name, Target: fqn, Persistent: true})
+		liftedNodes = append(liftedNodes, n)
+	}
+	at := len(specs)
+	for i, s := range specs {
+		if s.Kind == UserInput || s.Kind == ConstantInput {
+			at = i
+			break
+		}
+	}
+	e.inputs = slices.Concat(specs[:at], lifted, specs[at:])
+	e.phs = slices.Concat(phs[:at], liftedNodes, phs[at:])
+	for _, ph := range phs {
+		e.names[ph] = ph.Name()
+	}
+	// getitem nodes take the serialized name of the result they extract;
+	// duplicates fold onto the first.
+	for n := range g.All() {
+		if n.Op() == fxgraph.CallFunction && n.Target() == ops.GetItem {
+			if _, ok := e.names[n]; !ok {
+				e.names[n] = n.Name()
+			}
+		}
+	}
+	for n := range g.All() {
+		if n.Op() != fxgraph.CallFunction || n.Target() == ops.GetItem {
+			continue
+		}
+		e.names[n] = n.Name()
+		seen := map[int64]string{}
+		for _, u := range n.Users() {
+			if u.Op() != fxgraph.CallFunction || u.Target() != ops.GetItem || len(u.Args()) != 2 || u.Arg(0) != n {
+				continue
+			}
+			idx, ok := u.Arg(1).(int64)
+			if !ok {
+				continue
+			}
+			if first, dup := seen[idx]; dup {
+				e.names[u] = first
+			} else {
+				seen[idx] = e.names[u]
+			}
+		}
+	}
+	// weights, in signature order
+	for _, s := range e.inputs {
+		var info TensorInfo
+		var isConst bool
+		switch s.Kind {
+		case Parameter:
+			info = TensorInfo{IsParam: true, RequiresGrad: true, Device: "cpu"}
+		case Buffer:
+			info = TensorInfo{Device: "cpu"}
+			isConst = !s.Persistent
+		case TensorConstant:
+			info = TensorInfo{Device: "cpu"}
+			isConst = true
+		default:
+			continue
+		}
+		if ti, ok := e.p.Tensors[s.Target]; ok {
+			info = ti
+		}
+		v, ok := e.p.Graph.Attr(s.Target)
+		if !ok {
+			return fmt.Errorf("%s %q (input %q) has no tensor: the graph holds no attribute %q", s.Kind, s.Target, s.Name, s.Target)
+		}
+		t, ok := v.(*tensor.Tensor)
+		if !ok {
+			return fmt.Errorf("%s %q holds %T, not a tensor", s.Kind, s.Target, v)
+		}
+		if t.DType().SerdeCode() == 0 {
+			return fmt.Errorf("%s %q: dtype %s has no ScalarType in the export format", s.Kind, s.Target, t.DType())
+		}
+		e.weights = append(e.weights, weightEntry{FQN: s.Target, Tensor: t, Info: info, Const: isConst})
+	}
+	return nil
+}
+
+func (e *encoder) name(n *fxgraph.Node) string {
+	if s, ok := e.names[n]; ok {
+		return s
+	}
+	return n.Name()
+}
+
+// defineTensor records a tensor value for tensor_values.
+func (e *encoder) defineTensor(name string, typ ops.Type, requiresGrad bool, where string) error {
+	tt, ok := typ.(ops.TensorType)
+	if !ok {
+		return fmt.Errorf("%s: tensor %q has type %v, want a tensor type", where, name, typ)
+	}
+	if _, dup := e.tvMeta[name]; dup {
+		return nil
+	}
+	m, ok := e.p.metas[name]
+	if !ok || m.DType != tt.DType() || !slices.Equal(m.Sizes, tt.Shape) {
+		var err error
+		if m, err = metaFromType(tt, requiresGrad); err != nil {
+			return fmt.Errorf("%s: tensor %q: %w", where, name, err)
+		}
+	}
+	e.tvMeta[name] = m
+	e.tvOrder = append(e.tvOrder, name)
+	return nil
+}
+
+func (e *encoder) program() error {
+	w := e.w
+	w.beginObject()
+	w.key("graph_module")
+	w.beginObject()
+	w.key("graph")
+	if err := e.graph(); err != nil {
+		return err
+	}
+	w.key("signature")
+	if err := e.signature(); err != nil {
+		return err
+	}
+	w.key("module_call_graph")
+	if err := e.rawOr(e.p.ModuleCallGraph, e.defaultModuleCallGraph); err != nil {
+		return fmt.Errorf("module_call_graph: %w", err)
+	}
+	w.key("metadata")
+	if err := e.rawOr(e.p.GraphModuleMetadata, func() { w.beginObject(); w.endObject() }); err != nil {
+		return err
+	}
+	w.key("treespec_namedtuple_fields")
+	if err := e.rawOr(e.p.TreespecNamedtupleFields, func() { w.beginObject(); w.endObject() }); err != nil {
+		return err
+	}
+	w.endObject()
+	w.key("opset_version")
+	if err := e.rawOr(e.p.OpsetVersion, func() { w.beginObject(); w.key("aten"); w.int(10); w.endObject() }); err != nil {
+		return err
+	}
+	w.key("range_constraints")
+	if err := e.rawOr(e.p.RangeConstraints, func() { w.beginObject(); w.endObject() }); err != nil {
+		return err
+	}
+	w.key("schema_version")
+	w.beginObject()
+	w.key("major")
+	w.int(WriteVersion.Major)
+	w.key("minor")
+	w.int(WriteVersion.Minor)
+	w.endObject()
+	w.key("verifiers")
+	w.beginArray()
+	for _, v := range e.p.Verifiers {
+		w.str(v)
+	}
+	w.endArray()
+	w.key("torch_version")
+	tv := e.p.TorchVersion
+	if tv == "" {
+		tv = "2.14.1"
+	}
+	w.str(tv)
+	w.key("guards_code")
+	w.beginArray()
+	for _, s := range e.p.GuardsCode {
+		w.str(s)
+	}
+	w.endArray()
+	w.endObject()
+	return nil
+}
+
+func (e *encoder) rawOr(raw []byte, def func()) error {
+	if isNull(raw) {
+		def()
+		return nil
+	}
+	return e.w.raw(raw)
+}
+
+// defaultModuleCallGraph writes the root entry for a program that was not
+// read from a file: positional user inputs, a flat tuple of outputs.
+func (e *encoder) defaultModuleCallGraph() {
+	w := e.w
+	var users []string
+	for _, s := range e.inputs {
+		if s.Kind == UserInput && !s.IsConst {
+			users = append(users, s.Name)
+		}
+	}
+	leaf := `{"type": null, "context": null, "children_spec": []}`
+	leaves := make([]string, len(users))
+	for i := range leaves {
+		leaves[i] = leaf
+	}
+	inSpec := `[1, {"type": "builtins.tuple", "context": "null", "children_spec": [{"type": "builtins.tuple", "context": "null", "children_spec": [` +
+		strings.Join(leaves, ", ") + `]}, {"type": "builtins.dict", "context": "[]", "children_spec": []}]}]`
+	nOut := 0
+	for _, s := range e.p.Signature.Outputs {
+		if s.Kind == UserOutput {
+			nOut++
+		}
+	}
+	outLeaves := make([]string, nOut)
+	for i := range outLeaves {
+		outLeaves[i] = leaf
+	}
+	outSpec := `[1, {"type": "builtins.tuple", "context": "null", "children_spec": [` + strings.Join(outLeaves, ", ") + `]}]`
+	w.beginArray()
+	w.beginObject()
+	w.key("fqn")
+	w.str("")
+	w.key("signature")
+	w.beginObject()
+	w.key("inputs")
+	w.beginArray()
+	w.endArray()
+	w.key("outputs")
+	w.beginArray()
+	w.endArray()
+	w.key("in_spec")
+	w.str(inSpec)
+	w.key("out_spec")
+	w.str(outSpec)
+	w.key("forward_arg_names")
+	w.beginArray()
+	for _, u := range users {
+		w.str(u)
+	}
+	w.endArray()
+	w.endObject()
+	w.endObject()
+	w.endArray()
+}
+
+func (e *encoder) graph() error {
+	w := e.w
+	g := e.p.Graph
+	w.beginObject()
+	w.key("inputs")
+	w.beginArray()
+	for i, s := range e.inputs {
+		n := e.phs[i]
+		switch {
+		case s.IsConst:
+			writeConstant(w, s.Const)
+		case isSym(n.Type()):
+			w.beginObject()
+			w.key("as_sym_int")
+			w.beginObject()
+			w.key("as_name")
+			w.str(s.Name)
+			w.endObject()
+			w.endObject()
+		default:
+			typ := n.Type()
+			if n.Op() == fxgraph.GetAttr {
+				v, _ := g.Attr(n.TargetName())
+				t := v.(*tensor.Tensor)
+				typ = ops.TensorType{Shape: ops.ShapeInts(t.Shape()), Elem: ops.Scalar{DType: t.DType()}}
+			}
+			if err := e.defineTensor(s.Name, typ, s.Kind == Parameter, fmt.Sprintf("input %q", s.Name)); err != nil {
+				return err
+			}
+			writeTensorArg(w, "as_tensor", s.Name)
+		}
+	}
+	w.endArray()
+	out, ok := g.OutputNode()
+	if !ok {
+		return fmt.Errorf("graph has no output node")
+	}
+	// nodes first (they define tensor_values), outputs written after
+	saved := e.w
+	e.w = &pyWriter{first: []bool{true}}
+	for n := range g.All() {
+		switch n.Op() {
+		case fxgraph.Placeholder, fxgraph.GetAttr, fxgraph.Output:
+			continue
+		case fxgraph.CallFunction:
+			if n.Target() == ops.GetItem {
+				if err := e.checkGetItem(n); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := e.node(n); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("node %q: %s nodes cannot be serialized; inline or remove them first", n.Name(), n.Op())
+		}
+	}
+	nodesJSON := e.w.b.Bytes()
+	e.w = saved
+	w = e.w
+	w.key("outputs")
+	w.beginArray()
+	var results []ops.Value
+	single := false
+	switch r := out.Arg(0).(type) {
+	case ops.Tuple:
+		results = r
+	case ops.List:
+		results = r
+	default:
+		results = []ops.Value{r}
+		single = true
+	}
+	if len(results) != len(e.p.Signature.Outputs) {
+		return fmt.Errorf("output node returns %d values but the signature lists %d outputs", len(results), len(e.p.Signature.Outputs))
+	}
+	for i, r := range results {
+		if err := e.value(r, nil, fmt.Sprintf("output %d", i)); err != nil {
+			return err
+		}
+	}
+	w.endArray()
+	w.key("nodes")
+	w.beginArray()
+	w.b.Write(nodesJSON)
+	w.first[len(w.first)-1] = len(nodesJSON) == 0
+	w.endArray()
+	w.key("tensor_values")
+	w.beginObject()
+	for _, name := range e.tvOrder {
+		w.key(name)
+		w.tensorMeta(e.tvMeta[name])
+	}
+	w.endObject()
+	w.key("sym_int_values")
+	if err := e.rawOr(e.p.SymIntValues, func() { w.beginObject(); w.endObject() }); err != nil {
+		return err
+	}
+	w.key("sym_bool_values")
+	w.beginObject()
+	w.endObject()
+	w.key("is_single_tensor_return")
+	w.bool(single)
+	w.key("custom_obj_values")
+	w.beginObject()
+	w.endObject()
+	w.key("sym_float_values")
+	w.beginObject()
+	w.endObject()
+	w.endObject()
+	return nil
+}
+
+func isSym(t ops.Type) bool {
+	p, ok := t.(ops.PyType)
+	return ok && strings.HasPrefix(p.Name, "Sym")
+}
+
+func (e *encoder) checkGetItem(n *fxgraph.Node) error {
+	src, ok := n.Arg(0).(*fxgraph.Node)
+	if !ok || len(n.Args()) != 2 {
+		return fmt.Errorf("node %q: getitem must take (node, index)", n.Name())
+	}
+	if _, ok := n.Arg(1).(int64); !ok {
+		return fmt.Errorf("node %q: getitem index must be an int, got %T", n.Name(), n.Arg(1))
+	}
+	if src.Op() != fxgraph.CallFunction {
+		return fmt.Errorf("node %q: getitem of %s node %q cannot be serialized", n.Name(), src.Op(), src.Name())
+	}
+	return nil
+}
+
+func writeTensorArg(w *pyWriter, tag, name string) {
+	w.beginObject()
+	w.key(tag)
+	w.beginObject()
+	w.key("name")
+	w.str(name)
+	w.endObject()
+	w.endObject()
+}
+
+func writeConstant(w *pyWriter, v ops.Value) {
+	w.beginObject()
+	switch x := v.(type) {
+	case nil:
+		w.key("as_none")
+		w.bool(true)
+	case int64:
+		w.key("as_int")
+		w.int(x)
+	case float64:
+		w.key("as_float")
+		w.float(x)
+	case bool:
+		w.key("as_bool")
+		w.bool(x)
+	case string:
+		w.key("as_string")
+		w.str(x)
+	}
+	w.endObject()
+}
+
+// returnForm says how n's results are serialized: "none", "single",
+// "tuple" or "list".
+func (e *encoder) returnForm(n *fxgraph.Node, schema *ops.Schema) string {
+	if info, ok := e.p.opaque[n]; ok && info.out != "" {
+		return info.out
+	}
+	if schema != nil {
+		switch {
+		case len(schema.Returns) == 0:
+			return "none"
+		case len(schema.Returns) == 1 && schema.Returns[0].Type.List:
+			return "list"
+		case len(schema.Returns) == 1:
+			return "single"
+		}
+		return "tuple"
+	}
+	switch n.Type().(type) {
+	case ops.TupleType:
+		return "tuple"
+	case nil:
+		return "none"
+	}
+	return "single"
+}
+
+func (e *encoder) node(n *fxgraph.Node) error {
+	w := e.w
+	ov, ok := n.Target().(ops.Overload)
+	if !ok {
+		if pk, isPacket := n.Target().(ops.Packet); isPacket {
+			ov = pk.Default() // PyTorch serializes only overloads
+		} else {
+			return fmt.Errorf("node %q: target %v cannot be serialized (want an operator overload)", n.Name(), n.Target())
+		}
+	}
+	schema, _ := e.reg.Schema(ov)
+	where := fmt.Sprintf("node %q (%s)", n.Name(), ov)
+	w.beginObject()
+	w.key("target")
+	w.str(ov.Pretty())
+	w.key("inputs")
+	w.beginArray()
+	if err := e.inputsOf(n, schema, where); err != nil {
+		return err
+	}
+	w.endArray()
+	w.key("outputs")
+	w.beginArray()
+	form := e.returnForm(n, schema)
+	switch form {
+	case "single":
+		if isSym(n.Type()) {
+			w.beginObject()
+			w.key("as_sym_int")
+			w.beginObject()
+			w.key("as_name")
+			w.str(e.name(n))
+			w.endObject()
+			w.endObject()
+		} else {
+			if err := e.defineTensor(e.name(n), n.Type(), false, where); err != nil {
+				return err
+			}
+			writeTensorArg(w, "as_tensor", e.name(n))
+		}
+	case "tuple", "list":
+		if err := e.results(n, form == "list", where); err != nil {
+			return err
+		}
+	}
+	w.endArray()
+	w.key("metadata")
+	w.beginObject()
+	for _, m := range serializedMeta(n.Meta) {
+		w.key(m.K)
+		w.str(m.V)
+	}
+	w.endObject()
+	w.key("is_hop_single_tensor_return")
+	w.null()
+	w.key("name")
+	w.str(e.name(n))
+	w.endObject()
+	return nil
+}
+
+// results writes the outputs of a multi-result node from its getitem
+// users: unused tensor results are named "<node>_unused_<i>", None results
+// are as_none.
+func (e *encoder) results(n *fxgraph.Node, list bool, where string) error {
+	w := e.w
+	var elems []ops.Type
+	if tt, ok := n.Type().(ops.TupleType); ok {
+		elems = tt.Elems
+	}
+	byIdx := map[int64]*fxgraph.Node{}
+	maxIdx := int64(len(elems)) - 1
+	for _, u := range n.Users() {
+		if u.Op() == fxgraph.CallFunction && u.Target() == ops.GetItem {
+			if idx, ok := u.Arg(1).(int64); ok {
+				if _, dup := byIdx[idx]; !dup {
+					byIdx[idx] = u
+				}
+				maxIdx = max(maxIdx, idx)
+			}
+		}
+	}
+	if list {
+		w.beginObject()
+		w.key("as_tensors")
+		w.beginArray()
+	}
+	for i := int64(0); i <= maxIdx; i++ {
+		var typ ops.Type
+		if int(i) < len(elems) {
+			typ = elems[i]
+		}
+		name := ""
+		if u, ok := byIdx[i]; ok {
+			name = e.name(u)
+			if u.Type() != nil {
+				typ = u.Type()
+			}
+		} else if typ != nil {
+			name = fmt.Sprintf("%s_unused_%d", e.name(n), i)
+		}
+		if name == "" {
+			if list {
+				return fmt.Errorf("%s: result %d of a Tensor[] return has no value", where, i)
+			}
+			w.beginObject()
+			w.key("as_none")
+			w.bool(true)
+			w.endObject()
+			continue
+		}
+		if _, ok := typ.(ops.TupleType); ok {
+			return fmt.Errorf("%s: nested result %d cannot be serialized", where, i)
+		}
+		if err := e.defineTensor(name, typ, false, where); err != nil {
+			return err
+		}
+		if list {
+			w.beginObject()
+			w.key("name")
+			w.str(name)
+			w.endObject()
+		} else {
+			writeTensorArg(w, "as_tensor", name)
+		}
+	}
+	if list {
+		w.endArray()
+		w.endObject()
+	}
+	return nil
+}
+
+// inputsOf writes a node's NamedArguments, following torch.export's
+// serialize_inputs: schema order, kwargs by name (kind 2), args by
+// position (kind 1), omitted arguments left out.
+func (e *encoder) inputsOf(n *fxgraph.Node, schema *ops.Schema, where string) error {
+	w := e.w
+	named := func(name string, v ops.Value, kind int64, at *ops.ArgType, emptyTag string) error {
+		w.beginObject()
+		w.key("name")
+		w.str(name)
+		w.key("arg")
+		if err := e.value(v, at, fmt.Sprintf("%s: argument %q", where, name), emptyTag); err != nil {
+			return err
+		}
+		w.key("kind")
+		w.int(kind)
+		w.endObject()
+		return nil
+	}
+	if schema != nil {
+		for _, kw := range n.Kwargs() {
+			if schema.ArgIndex(kw.Name) < 0 {
+				return fmt.Errorf("%s: schema has no argument %q", where, kw.Name)
+			}
+		}
+		if len(n.Args()) > schema.NumPositional() && !schema.VarArgs {
+			return fmt.Errorf("%s: %d positional arguments, schema takes %d", where, len(n.Args()), schema.NumPositional())
+		}
+		pos := 0
+		for i, a := range schema.Args {
+			at := schema.Args[i].Type
+			if v, ok := n.Kwarg(a.Name); ok {
+				if err := named(a.Name, v, 2, &at, ""); err != nil {
+					return err
+				}
+			} else if !a.KwargOnly && pos < len(n.Args()) {
+				if err := named(a.Name, n.Args()[pos], 1, &at, ""); err != nil {
+					return err
+				}
+			}
+			if !a.KwargOnly {
+				pos++
+			}
+		}
+		return nil
+	}
+	info, ok := e.p.opaque[n]
+	if !ok || len(info.args) != len(n.Args())+len(n.Kwargs()) {
+		return fmt.Errorf("%s: %w: no schema and no recorded argument names", where, ErrUnknownOp)
+	}
+	for i, v := range n.Args() {
+		if err := named(info.args[i].Name, v, 1, nil, info.args[i].EmptyTag); err != nil {
+			return err
+		}
+	}
+	for j, kw := range n.Kwargs() {
+		a := info.args[len(n.Args())+j]
+		if err := named(kw.Name, kw.Value, 2, nil, a.EmptyTag); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// value writes one Argument union for v. at is the schema type when
+// known; emptyTag is the tag recorded for an empty list of an opaque op.
+func (e *encoder) value(v ops.Value, at *ops.ArgType, where string, emptyTag ...string) error {
+	w := e.w
+	switch x := v.(type) {
+	case nil, int64, bool, string:
+		writeConstant(w, x)
+		return nil
+	case float64:
+		writeConstant(w, x)
+		return nil
+	case *fxgraph.Node:
+		return e.nodeRef(x, where)
+	case tensor.DType:
+		if x.SerdeCode() == 0 {
+			return fmt.Errorf("%s: dtype %s has no ScalarType in the export format", where, x)
+		}
+		w.beginObject()
+		w.key("as_scalar_type")
+		w.int(int64(x.SerdeCode()))
+		w.endObject()
+		return nil
+	case ops.MemoryFormat:
+		w.beginObject()
+		w.key("as_memory_format")
+		w.int(int64(x))
+		w.endObject()
+		return nil
+	case ops.Layout:
+		w.beginObject()
+		w.key("as_layout")
+		w.int(int64(x))
+		w.endObject()
+		return nil
+	case ops.Device:
+		typ, idx := splitDevice(x)
+		w.beginObject()
+		w.key("as_device")
+		w.device(typ, idx)
+		w.endObject()
+		return nil
+	case complex128:
+		w.beginObject()
+		w.key("as_complex")
+		w.beginObject()
+		w.key("real")
+		w.float(real(x))
+		w.key("imag")
+		w.float(imag(x))
+		w.endObject()
+		w.endObject()
+		return nil
+	case ops.List:
+		return e.list(x, at, where, emptyTag...)
+	case ops.Tuple:
+		return e.list(ops.List(x), at, where, emptyTag...)
+	case ops.Dict:
+		w.beginObject()
+		w.key("as_string_to_argument")
+		w.beginObject()
+		for i, k := range x.Keys {
+			w.key(k)
+			if err := e.value(x.Values[i], nil, fmt.Sprintf("%s[%q]", where, k)); err != nil {
+				return err
+			}
+		}
+		w.endObject()
+		w.endObject()
+		return nil
+	}
+	return fmt.Errorf("%s: value of Go type %T cannot be serialized", where, v)
+}
+
+func (e *encoder) nodeRef(n *fxgraph.Node, where string) error {
+	w := e.w
+	if n.Erased() || n.Graph() != e.p.Graph {
+		return fmt.Errorf("%s: reference to a node outside the graph (%s)", where, n)
+	}
+	if isSym(n.Type()) {
+		tag := map[string]string{"SymInt": "as_sym_int", "SymBool": "as_sym_bool", "SymFloat": "as_sym_float"}[n.Type().(ops.PyType).Name]
+		if tag == "" {
+			tag = "as_sym_int"
+		}
+		w.beginObject()
+		w.key(tag)
+		w.beginObject()
+		w.key("as_name")
+		w.str(e.name(n))
+		w.endObject()
+		w.endObject()
+		return nil
+	}
+	if _, ok := n.Type().(ops.TensorType); !ok && n.Op() != fxgraph.GetAttr {
+		return fmt.Errorf("%s: %s has type %v, want a tensor", where, n, n.Type())
+	}
+	writeTensorArg(w, "as_tensor", e.name(n))
+	return nil
+}
+
+func (e *encoder) list(l ops.List, at *ops.ArgType, where string, emptyTag ...string) error {
+	w := e.w
+	tag := listTag(l, at)
+	if len(l) == 0 && len(emptyTag) > 0 && emptyTag[0] != "" {
+		tag = emptyTag[0]
+	}
+	if tag == "" {
+		return fmt.Errorf("%s: list %v mixes kinds the format cannot hold", where, l)
+	}
+	w.beginObject()
+	w.key(tag)
+	w.beginArray()
+	for i, v := range l {
+		ip := fmt.Sprintf("%s[%d]", where, i)
+		switch tag {
+		case "as_ints", "as_floats", "as_bools", "as_strings":
+			w.valueScalar(v)
+		case "as_tensors":
+			n := v.(*fxgraph.Node)
+			w.beginObject()
+			w.key("name")
+			w.str(e.name(n))
+			w.endObject()
+		case "as_optional_tensors":
+			if v == nil {
+				w.beginObject()
+				w.key("as_none")
+				w.bool(true)
+				w.endObject()
+			} else if err := e.nodeRef(v.(*fxgraph.Node), ip); err != nil {
+				return err
+			}
+		case "as_sym_ints", "as_sym_floats", "as_sym_bools":
+			if n, ok := v.(*fxgraph.Node); ok {
+				w.beginObject()
+				w.key("as_name")
+				w.str(e.name(n))
+				w.endObject()
+			} else {
+				w.beginObject()
+				w.key(map[string]string{"as_sym_ints": "as_int", "as_sym_floats": "as_float", "as_sym_bools": "as_bool"}[tag])
+				w.valueScalar(v)
+				w.endObject()
+			}
+		case "as_int_lists", "as_float_lists":
+			w.beginArray()
+			for _, x := range asSeq(v) {
+				w.valueScalar(x)
+			}
+			w.endArray()
+		case "as_nested_tensors":
+			w.beginArray()
+			for _, x := range asSeq(v) {
+				w.beginObject()
+				w.key("name")
+				w.str(e.name(x.(*fxgraph.Node)))
+				w.endObject()
+			}
+			w.endArray()
+		}
+	}
+	w.endArray()
+	w.endObject()
+	return nil
+}
+
+func asSeq(v ops.Value) []ops.Value {
+	switch x := v.(type) {
+	case ops.List:
+		return x
+	case ops.Tuple:
+		return x
+	}
+	return nil
+}
+
+func (w *pyWriter) valueScalar(v ops.Value) {
+	switch x := v.(type) {
+	case int64:
+		w.int(x)
+	case float64:
+		w.float(x)
+	case bool:
+		w.bool(x)
+	case string:
+		w.str(x)
+	default:
+		w.null()
+	}
+}
+
+// listTag picks the Argument tag of a list, as serialize_input does: by
+// element kinds, and by the schema type for empty lists.
+func listTag(l ops.List, at *ops.ArgType) string {
+	if len(l) == 0 {
+		if at == nil {
+			return "as_tensors"
+		}
+		switch at.Base {
+		case "int", "SymInt":
+			return "as_ints"
+		case "float":
+			return "as_floats"
+		case "bool":
+			return "as_bools"
+		case "str":
+			return "as_strings"
+		case "Tensor":
+			if at.ElemOptional {
+				return "as_optional_tensors"
+			}
+		}
+		return "as_tensors"
+	}
+	all := func(f func(ops.Value) bool) bool {
+		for _, v := range l {
+			if !f(v) {
+				return false
+			}
+		}
+		return true
+	}
+	isTensor := func(v ops.Value) bool { n, ok := v.(*fxgraph.Node); return ok && !isSym(n.Type()) }
+	isSymNode := func(v ops.Value) bool { n, ok := v.(*fxgraph.Node); return ok && isSym(n.Type()) }
+	is := func(v ops.Value, kind string) bool {
+		switch v.(type) {
+		case int64:
+			return kind == "int"
+		case float64:
+			return kind == "float"
+		case bool:
+			return kind == "bool"
+		case string:
+			return kind == "str"
+		}
+		return false
+	}
+	switch {
+	case all(func(v ops.Value) bool { return is(v, "bool") }):
+		return "as_bools"
+	case all(func(v ops.Value) bool { return is(v, "int") }):
+		return "as_ints"
+	case all(func(v ops.Value) bool { return is(v, "float") }):
+		return "as_floats"
+	case all(func(v ops.Value) bool { return is(v, "str") }):
+		return "as_strings"
+	case all(isTensor):
+		if at != nil && at.ElemOptional {
+			return "as_optional_tensors"
+		}
+		return "as_tensors"
+	case all(func(v ops.Value) bool { return v == nil || isTensor(v) }):
+		return "as_optional_tensors"
+	case all(func(v ops.Value) bool { return is(v, "int") || isSymNode(v) }):
+		return "as_sym_ints"
+	case all(func(v ops.Value) bool {
+		s := asSeq(v)
+		return s != nil && len(s) > 0 && ops.List(s) != nil && listTag(ops.List(s), nil) == "as_ints"
+	}):
+		return "as_int_lists"
+	case all(func(v ops.Value) bool { s := asSeq(v); return s != nil && len(s) > 0 && listTag(ops.List(s), nil) == "as_floats" }):
+		return "as_float_lists"
+	case all(func(v ops.Value) bool { s := asSeq(v); return s != nil && len(s) > 0 && listTag(ops.List(s), nil) == "as_tensors" }):
+		return "as_nested_tensors"
+	}
+	return ""
+}
+
+func (e *encoder) signature() error {
+	w := e.w
+	w.beginObject()
+	w.key("input_specs")
+	w.beginArray()
+	for _, s := range e.inputs {
+		w.beginObject()
+		w.key(s.Kind.String())
+		w.beginObject()
+		switch s.Kind {
+		case UserInput:
+			w.key("arg")
+			switch {
+			case s.IsConst:
+				writeConstant(w, s.Const)
+			default:
+				n, _ := e.p.Graph.NodeByName(s.Name)
+				if n != nil && isSym(n.Type()) {
+					w.beginObject()
+					w.key("as_sym_int")
+					w.beginObject()
+					w.key("as_name")
+					w.str(s.Name)
+					w.endObject()
+					w.endObject()
+				} else {
+					writeTensorArg(w, "as_tensor", s.Name)
+				}
+			}
+		case Parameter, Buffer, TensorConstant:
+			w.key("arg")
+			w.beginObject()
+			w.key("name")
+			w.str(s.Name)
+			w.endObject()
+			w.key(map[InputKind]string{Parameter: "parameter_name", Buffer: "buffer_name", TensorConstant: "tensor_constant_name"}[s.Kind])
+			w.str(s.Target)
+			if s.Kind == Buffer {
+				w.key("persistent")
+				w.bool(s.Persistent)
+			}
+		case ConstantInput:
+			w.key("name")
+			w.str(s.Name)
+			w.key("value")
+			writeConstant(w, s.Const)
+		default:
+			return fmt.Errorf("input %q: unknown input kind %d", s.Name, s.Kind)
+		}
+		w.endObject()
+		w.endObject()
+	}
+	w.endArray()
+	w.key("output_specs")
+	w.beginArray()
+	out, _ := e.p.Graph.OutputNode()
+	var results []ops.Value
+	switch r := out.Arg(0).(type) {
+	case ops.Tuple:
+		results = r
+	case ops.List:
+		results = r
+	default:
+		results = []ops.Value{r}
+	}
+	for i, s := range e.p.Signature.Outputs {
+		var name string
+		if n, ok := results[i].(*fxgraph.Node); ok {
+			name = e.name(n)
+		}
+		w.beginObject()
+		w.key(s.Kind.String())
+		w.beginObject()
+		w.key("arg")
+		if s.Kind == UserOutput {
+			if err := e.value(results[i], nil, fmt.Sprintf("output %d", i)); err != nil {
+				return err
+			}
+		} else {
+			w.beginObject()
+			w.key("name")
+			w.str(name)
+			w.endObject()
+		}
+		switch s.Kind {
+		case BufferMutation:
+			w.key("buffer_name")
+			w.str(s.Target)
+		case UserInputMutation:
+			w.key("user_input_name")
+			w.str(s.Target)
+		case ParameterMutation:
+			w.key("parameter_name")
+			w.str(s.Target)
+		}
+		w.endObject()
+		w.endObject()
+	}
+	w.endArray()
+	w.endObject()
+	return nil
+}
