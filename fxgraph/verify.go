@@ -79,6 +79,8 @@ type verifier struct {
 	nodes []*Node
 	pos   []int // by node id: 1 + position in nodes; 0 when not live
 	order bool  // some reference points forward
+
+	missingDone bool // the current node's missing type is reported
 }
 
 func (v *verifier) report(e *VerifyError) {

@@ -12,10 +12,16 @@ import (
 // the arguments fit the schema, and the node's type agrees with the op's
 // result-type rule.
 func (v *verifier) checkSchema(n *Node) {
+	v.missingDone = false
 	if !v.opts.SkipTypes && v.opts.RequireTypes && n.typ == nil {
 		switch n.op {
 		case Placeholder, GetAttr, CallFunction:
-			v.report(v.nodeErr(n, ErrMissingType, "type", "a type", "none"))
+			// A call's rule, when it has one, reports the type it wants.
+			defer func() {
+				if !v.missingDone {
+					v.report(v.nodeErr(n, ErrMissingType, "type", "a type", "none"))
+				}
+			}()
 		}
 	}
 	if n.op != CallFunction || n.target == nil {
@@ -154,6 +160,7 @@ func (v *verifier) checkResult(n *Node, def *ops.OpDef, full []ops.Value) {
 func (v *verifier) compareType(n *Node, want ops.Type) {
 	if n.typ == nil {
 		if v.opts.RequireTypes {
+			v.missingDone = true
 			v.report(v.nodeErr(n, ErrMissingType, "type", want.String(), "none"))
 		}
 		return
