@@ -1,0 +1,220 @@
+package kernels
+
+import (
+	"fmt"
+
+	"github.com/fxquant/fxquant/ops/tensor"
+)
+
+// ConvParams holds the spatial parameters of a convolution, one entry per
+// spatial dim (1 for conv1d, 2 for conv2d). PadBefore and PadAfter differ
+// only for padding="same" with an even total padding.
+type ConvParams struct {
+	Stride, PadBefore, PadAfter, Dilation []int
+	Groups                                int
+}
+
+// expandParam turns an int list of length 1 or n into length n.
+func expandParam(name string, v []int, n int, min int) ([]int, error) {
+	switch len(v) {
+	case n:
+		out := append([]int(nil), v...)
+		for _, x := range out {
+			if x < min {
+				return nil, argErrf("argument %q: want values >= %d, got %v", name, min, v)
+			}
+		}
+		return out, nil
+	case 1:
+		if v[0] < min {
+			return nil, argErrf("argument %q: want values >= %d, got %v", name, min, v)
+		}
+		out := make([]int, n)
+		for i := range out {
+			out[i] = v[0]
+		}
+		return out, nil
+	}
+	return nil, argErrf("argument %q: want 1 or %d values, got %v", name, n, v)
+}
+
+// NewConvParams builds [ConvParams] for nd spatial dims from the aten
+// argument lists (each of length 1 or nd) with symmetric padding.
+func NewConvParams(nd int, stride, padding, dilation []int, groups int) (ConvParams, error) {
+	var p ConvParams
+	var err error
+	if p.Stride, err = expandParam("stride", stride, nd, 1); err != nil {
+		return p, err
+	}
+	if p.PadBefore, err = expandParam("padding", padding, nd, 0); err != nil {
+		return p, err
+	}
+	p.PadAfter = append([]int(nil), p.PadBefore...)
+	if p.Dilation, err = expandParam("dilation", dilation, nd, 1); err != nil {
+		return p, err
+	}
+	if groups < 1 {
+		return p, argErrf("argument \"groups\": want >= 1, got %d", groups)
+	}
+	p.Groups = groups
+	return p, nil
+}
+
+// PaddingMode resolves conv's string padding ("valid" or "same", as in
+// aten.conv2d.padding) for the given kernel sizes: "same" pads
+// dilation·(k-1) in total, the odd element after, as PyTorch does.
+func (p *ConvParams) PaddingMode(mode string, kernel []int) error {
+	switch mode {
+	case "valid":
+		for i := range p.PadBefore {
+			p.PadBefore[i], p.PadAfter[i] = 0, 0
+		}
+		return nil
+	case "same":
+		for i := range p.Stride {
+			if p.Stride[i] != 1 {
+				return argErrf("argument \"padding\": padding='same' needs stride 1, got %v", p.Stride)
+			}
+			total := p.Dilation[i] * (kernel[i] - 1)
+			p.PadBefore[i] = total / 2
+			p.PadAfter[i] = total - total/2
+		}
+		return nil
+	}
+	return argErrf("argument \"padding\": want \"valid\" or \"same\", got %q", mode)
+}
+
+// Convolution runs an N-d convolution (N = 1 or 2 spatial dims) of a
+// batched input [B, C, spatial...] with weight [O, C/groups, k...] and an
+// optional bias [O], through im2col and one Sgemm per batch item and group.
+// Transposed convolution is not supported. PyTorch runs float32 convolution
+// through oneDNN, whose summation order differs, so results agree to a few
+// ULPs rather than bit for bit.
+func Convolution(input, weight, bias *tensor.Tensor, p ConvParams) (*tensor.Tensor, error) {
+	if input == nil || weight == nil {
+		return nil, argErrf("convolution: input and weight are required")
+	}
+	nd := input.Dim() - 2
+	if nd < 1 || nd > 2 {
+		return nil, shapeErrf("convolution: argument \"input\": want a 3-D or 4-D batched tensor, got %v", input.Shape())
+	}
+	if weight.Dim() != nd+2 {
+		return nil, shapeErrf("convolution: argument \"weight\": want %d dims for input %v, got %v", nd+2, input.Shape(), weight.Shape())
+	}
+	if len(p.Stride) != nd || len(p.PadBefore) != nd || len(p.PadAfter) != nd || len(p.Dilation) != nd {
+		return nil, argErrf("convolution: want stride, padding and dilation with %d entries, got %v %v %v", nd, p.Stride, p.PadBefore, p.Dilation)
+	}
+	if err := sameFloatDType("convolution", []string{"input", "weight", "bias"}, input, weight, bias); err != nil {
+		return nil, err
+	}
+	g := p.Groups
+	B, C := input.Size(0), input.Size(1)
+	O, Cg := weight.Size(0), weight.Size(1)
+	if g < 1 || C%g != 0 || O%g != 0 {
+		return nil, shapeErrf("convolution: groups=%d must divide input channels %d and output channels %d", g, C, O)
+	}
+	if Cg != C/g {
+		return nil, shapeErrf("convolution: argument \"weight\" %v: want %d input channels per group (input %v, groups %d), got %d", weight.Shape(), C/g, input.Shape(), g, Cg)
+	}
+	if bias != nil && (bias.Dim() != 1 || bias.Size(0) != O) {
+		return nil, shapeErrf("convolution: argument \"bias\": want shape [%d], got %v", O, bias.Shape())
+	}
+	// Work in 2-D: a 1-D convolution is a 2-D one with height 1.
+	H, W, kh, kw := 1, input.Size(2), 1, weight.Size(2)
+	sh, sw, dh, dw := 1, p.Stride[0], 1, p.Dilation[0]
+	pht, phb, pwl, pwr := 0, 0, p.PadBefore[0], p.PadAfter[0]
+	if nd == 2 {
+		H, W, kh, kw = input.Size(2), input.Size(3), weight.Size(2), weight.Size(3)
+		sh, sw, dh, dw = p.Stride[0], p.Stride[1], p.Dilation[0], p.Dilation[1]
+		pht, phb, pwl, pwr = p.PadBefore[0], p.PadAfter[0], p.PadBefore[1], p.PadAfter[1]
+	}
+	Ho := (H+pht+phb-dh*(kh-1)-1)/sh + 1
+	Wo := (W+pwl+pwr-dw*(kw-1)-1)/sw + 1
+	if H+pht+phb-dh*(kh-1)-1 < 0 || W+pwl+pwr-dw*(kw-1)-1 < 0 || Ho <= 0 || Wo <= 0 {
+		return nil, shapeErrf("convolution: input %v with padding %v is smaller than the dilated kernel %v", input.Shape(), p.PadBefore, weight.Shape()[2:])
+	}
+	xd, err := floatArg("input", input)
+	if err != nil {
+		return nil, err
+	}
+	wd, err := floatArg("weight", weight)
+	if err != nil {
+		return nil, err
+	}
+	bd, err := optFloatArg("bias", bias, O)
+	if err != nil {
+		return nil, err
+	}
+	Og := O / g
+	K := Cg * kh * kw
+	P := Ho * Wo
+	out := make([]float32, B*O*P)
+	col := make([]float32, K*P)
+	for b := 0; b < B; b++ {
+		for gi := 0; gi < g; gi++ {
+			// im2col for channels [gi*Cg, (gi+1)*Cg).
+			for c := 0; c < Cg; c++ {
+				plane := xd[((b*C)+gi*Cg+c)*H*W:]
+				for i := 0; i < kh; i++ {
+					for j := 0; j < kw; j++ {
+						row := col[((c*kh+i)*kw+j)*P:]
+						for oy := 0; oy < Ho; oy++ {
+							y := oy*sh - pht + i*dh
+							for ox := 0; ox < Wo; ox++ {
+								x := ox*sw - pwl + j*dw
+								v := float32(0)
+								if y >= 0 && y < H && x >= 0 && x < W {
+									v = plane[y*W+x]
+								}
+								row[oy*Wo+ox] = v
+							}
+						}
+					}
+				}
+			}
+			dst := out[(b*O+gi*Og)*P : (b*O+(gi+1)*Og)*P]
+			beta := float32(0)
+			if bd != nil {
+				for o := 0; o < Og; o++ {
+					bv := bd[gi*Og+o]
+					r := dst[o*P : (o+1)*P]
+					for i := range r {
+						r[i] = bv
+					}
+				}
+				beta = 1
+			}
+			if err := sgemm(false, false, Og, P, K, 1, wd[gi*Og*K:(gi+1)*Og*K], K, col, P, beta, dst, P); err != nil {
+				return nil, fmt.Errorf("convolution: %w", err)
+			}
+		}
+	}
+	shape := []int{B, O, Wo}
+	if nd == 2 {
+		shape = []int{B, O, Ho, Wo}
+	}
+	return fromFloat32(input.DType(), shape, out), nil
+}
+
+// ConvNd is aten.conv1d/conv2d: [Convolution] that also accepts an
+// unbatched input (one dim fewer), adding and removing the batch dim.
+func ConvNd(nd int, input, weight, bias *tensor.Tensor, p ConvParams) (*tensor.Tensor, error) {
+	if input == nil {
+		return nil, argErrf("conv%dd: argument \"input\" is required", nd)
+	}
+	switch input.Dim() {
+	case nd + 2:
+		return Convolution(input, weight, bias, p)
+	case nd + 1:
+		x, err := input.Unsqueeze(0)
+		if err != nil {
+			return nil, err
+		}
+		y, err := Convolution(x, weight, bias, p)
+		if err != nil {
+			return nil, err
+		}
+		return y.Squeeze(0)
+	}
+	return nil, shapeErrf("conv%dd: argument \"input\": want %d-D (unbatched) or %d-D (batched), got %v", nd, nd+1, nd+2, input.Shape())
+}

@@ -1,0 +1,652 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/fxquant/fxquant/ops/tensor"
+)
+
+// Operand is one input of a binary elementwise kernel: either a tensor T or,
+// when T is nil, a Python scalar S (bool, int64 or float64), which takes
+// part in type promotion as a wrapped number (a float scalar does not turn
+// a float32 tensor into float64).
+type Operand struct {
+	T *tensor.Tensor
+	S any
+}
+
+// T wraps a tensor as an [Operand].
+func T(t *tensor.Tensor) Operand { return Operand{T: t} }
+
+// S wraps a Python scalar (bool, int64 or float64) as an [Operand].
+func S(v any) Operand { return Operand{S: v} }
+
+func (o Operand) shape() []int {
+	if o.T != nil {
+		return o.T.Shape()
+	}
+	return nil
+}
+
+// BroadcastShapes returns the broadcast of two shapes under NumPy/PyTorch
+// rules (align trailing dims; sizes must be equal or 1). It fails naming
+// both shapes when they do not broadcast.
+func BroadcastShapes(a, b []int) ([]int, error) {
+	n := max(len(a), len(b))
+	out := make([]int, n)
+	for i := 0; i < n; i++ {
+		da, db := 1, 1
+		if j := len(a) - n + i; j >= 0 {
+			da = a[j]
+		}
+		if j := len(b) - n + i; j >= 0 {
+			db = b[j]
+		}
+		switch {
+		case da == db || db == 1:
+			out[i] = da
+		case da == 1:
+			out[i] = db
+		default:
+			return nil, shapeErrf("shapes %v and %v do not broadcast (dim %d: %d vs %d)", a, b, i, da, db)
+		}
+	}
+	return out, nil
+}
+
+// category: 0 bool, 1 integer, 2 float, 3 complex.
+func category(d tensor.DType) int {
+	switch {
+	case d == tensor.Bool:
+		return 0
+	case d.IsComplex():
+		return 3
+	case d.IsFloat():
+		return 2
+	}
+	return 1
+}
+
+// PromoteTypes is torch.promote_types for the real dtypes: bool < integers
+// < floats; float16 with bfloat16 gives float32; uint8 with a signed
+// integer gives the next signed type that holds both.
+func PromoteTypes(a, b tensor.DType) (tensor.DType, error) {
+	if a == b {
+		return a, nil
+	}
+	if a == tensor.Unknown {
+		return b, nil
+	}
+	if b == tensor.Unknown {
+		return a, nil
+	}
+	ca, cb := category(a), category(b)
+	if ca == 3 || cb == 3 {
+		return 0, fmt.Errorf("%w: complex promotion of %s and %s", ErrUnsupportedDType, a, b)
+	}
+	if ca != cb {
+		if ca > cb {
+			return a, nil
+		}
+		return b, nil
+	}
+	if ca == 2 {
+		rank := func(d tensor.DType) int {
+			switch d {
+			case tensor.Float64:
+				return 3
+			case tensor.Float32:
+				return 2
+			case tensor.Float16, tensor.BFloat16:
+				return 1
+			}
+			return 0
+		}
+		ra, rb := rank(a), rank(b)
+		if ra == 0 || rb == 0 {
+			return 0, fmt.Errorf("%w: no promotion between %s and %s", ErrUnsupportedDType, a, b)
+		}
+		if ra == rb { // float16 and bfloat16
+			return tensor.Float32, nil
+		}
+		if ra > rb {
+			return a, nil
+		}
+		return b, nil
+	}
+	// Integers.
+	sa, sb := a.IsSigned(), b.IsSigned()
+	if sa == sb {
+		if a.Size() >= b.Size() {
+			return a, nil
+		}
+		return b, nil
+	}
+	u, s := a, b
+	if sa {
+		u, s = b, a
+	}
+	if u != tensor.UInt8 {
+		return 0, fmt.Errorf("%w: no promotion between %s and %s", ErrUnsupportedDType, a, b)
+	}
+	if s.Size() > 1 {
+		return s, nil
+	}
+	return tensor.Int16, nil
+}
+
+func scalarDType(v any) (tensor.DType, error) {
+	switch v.(type) {
+	case bool:
+		return tensor.Bool, nil
+	case int64:
+		return tensor.Int64, nil
+	case float64:
+		return tensor.Float64, nil
+	}
+	return 0, argErrf("scalar operand of Go type %T: want bool, int64 or float64", v)
+}
+
+func combineCategories(higher, lower tensor.DType) (tensor.DType, error) {
+	if higher == tensor.Unknown {
+		return lower, nil
+	}
+	if higher.IsFloat() {
+		return higher, nil
+	}
+	if higher == tensor.Bool || (lower != tensor.Unknown && lower.IsFloat()) {
+		return PromoteTypes(higher, lower)
+	}
+	return higher, nil
+}
+
+// ResultType is torch.result_type over operands: tensors with dims take
+// precedence over 0-dim tensors, which take precedence over Python
+// scalars, unless a lower tier is of a higher category (bool < integer <
+// float). A Python float scalar counts as the default dtype float32.
+func ResultType(ops ...Operand) (tensor.DType, error) {
+	var dimR, zeroR, wrapR tensor.DType
+	for _, o := range ops {
+		if o.T == nil {
+			d, err := scalarDType(o.S)
+			if err != nil {
+				return 0, err
+			}
+			if d == tensor.Float64 {
+				d = tensor.Float32
+			}
+			if wrapR, err = PromoteTypes(wrapR, d); err != nil {
+				return 0, err
+			}
+			continue
+		}
+		var err error
+		if o.T.Dim() == 0 {
+			zeroR, err = PromoteTypes(zeroR, o.T.DType())
+		} else {
+			dimR, err = PromoteTypes(dimR, o.T.DType())
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	low, err := combineCategories(zeroR, wrapR)
+	if err != nil {
+		return 0, err
+	}
+	return combineCategories(dimR, low)
+}
+
+// float32Values returns o broadcast to shape as float32 values; a scalar
+// becomes one value (the caller broadcasts it).
+func float32Values(name string, o Operand, shape []int) ([]float32, bool, error) {
+	if o.T == nil {
+		switch v := o.S.(type) {
+		case bool:
+			if v {
+				return []float32{1}, true, nil
+			}
+			return []float32{0}, true, nil
+		case int64:
+			return []float32{float32(v)}, true, nil
+		case float64:
+			return []float32{float32(v)}, true, nil
+		}
+		return nil, false, argErrf("argument %q: scalar of Go type %T", name, o.S)
+	}
+	t := o.T
+	if t.Numel() == 1 && t.Dim() <= len(shape) {
+		f, err := t.Float64s()
+		if err != nil {
+			return nil, false, fmt.Errorf("argument %q: %w", name, err)
+		}
+		return []float32{float32(f[0])}, true, nil
+	}
+	if !equalShape(t.Shape(), shape) {
+		e, err := t.Expand(shape...)
+		if err != nil {
+			return nil, false, fmt.Errorf("argument %q: %w", name, err)
+		}
+		t = e
+	}
+	if isFloatCompute(t.DType()) {
+		d, err := floatArg(name, t)
+		return d, false, err
+	}
+	if t.DType().IsComplex() {
+		return nil, false, dtypeErr(name, t.DType(), "a real tensor")
+	}
+	f, err := t.Float64s()
+	if err != nil {
+		return nil, false, fmt.Errorf("argument %q: %w", name, err)
+	}
+	out := make([]float32, len(f))
+	for i, v := range f {
+		out[i] = float32(v)
+	}
+	return out, false, nil
+}
+
+func float64Values(name string, o Operand, shape []int) ([]float64, bool, error) {
+	if o.T == nil {
+		switch v := o.S.(type) {
+		case bool:
+			if v {
+				return []float64{1}, true, nil
+			}
+			return []float64{0}, true, nil
+		case int64:
+			return []float64{float64(v)}, true, nil
+		case float64:
+			return []float64{v}, true, nil
+		}
+		return nil, false, argErrf("argument %q: scalar of Go type %T", name, o.S)
+	}
+	t := o.T
+	scalar := t.Numel() == 1 && t.Dim() <= len(shape)
+	if !scalar && !equalShape(t.Shape(), shape) {
+		e, err := t.Expand(shape...)
+		if err != nil {
+			return nil, false, fmt.Errorf("argument %q: %w", name, err)
+		}
+		t = e
+	}
+	f, err := t.Float64s()
+	if err != nil {
+		return nil, false, fmt.Errorf("argument %q: %w", name, err)
+	}
+	return f, scalar, nil
+}
+
+func int64Values(name string, o Operand, shape []int) ([]int64, bool, error) {
+	if o.T == nil {
+		switch v := o.S.(type) {
+		case bool:
+			if v {
+				return []int64{1}, true, nil
+			}
+			return []int64{0}, true, nil
+		case int64:
+			return []int64{v}, true, nil
+		}
+		return nil, false, argErrf("argument %q: want an integer scalar, got %T", name, o.S)
+	}
+	t := o.T
+	scalar := t.Numel() == 1 && t.Dim() <= len(shape)
+	if !scalar && !equalShape(t.Shape(), shape) {
+		e, err := t.Expand(shape...)
+		if err != nil {
+			return nil, false, fmt.Errorf("argument %q: %w", name, err)
+		}
+		t = e
+	}
+	out, err := toInt64s(name, t)
+	return out, scalar, err
+}
+
+func toInt64s(name string, t *tensor.Tensor) ([]int64, error) {
+	c := t.Contiguous()
+	out := make([]int64, c.Numel())
+	switch s := c.Storage().(type) {
+	case []int8:
+		for i, v := range s {
+			out[i] = int64(v)
+		}
+	case []uint8:
+		for i, v := range s {
+			out[i] = int64(v)
+		}
+	case []int16:
+		for i, v := range s {
+			out[i] = int64(v)
+		}
+	case []int32:
+		for i, v := range s {
+			out[i] = int64(v)
+		}
+	case []int64:
+		copy(out, s)
+	case []bool:
+		for i, v := range s {
+			if v {
+				out[i] = 1
+			}
+		}
+	default:
+		return nil, dtypeErr(name, t.DType(), "an integer or bool tensor")
+	}
+	return out, nil
+}
+
+// fromInt64 builds an integer tensor of dtype dt, wrapping values as a C
+// cast does.
+func fromInt64(dt tensor.DType, shape []int, v []int64) (*tensor.Tensor, error) {
+	switch dt {
+	case tensor.Int64:
+		return tensor.FromData(dt, shape, v)
+	case tensor.Int32:
+		return tensor.FromData(dt, shape, convertInts[int32](v))
+	case tensor.Int16:
+		return tensor.FromData(dt, shape, convertInts[int16](v))
+	case tensor.Int8:
+		return tensor.FromData(dt, shape, convertInts[int8](v))
+	case tensor.UInt8:
+		return tensor.FromData(dt, shape, convertInts[uint8](v))
+	case tensor.Bool:
+		b := make([]bool, len(v))
+		for i, x := range v {
+			b[i] = x != 0
+		}
+		return tensor.FromData(dt, shape, b)
+	}
+	return nil, fmt.Errorf("%w: integer result dtype %s", ErrUnsupportedDType, dt)
+}
+
+func convertInts[T int8 | uint8 | int16 | int32](v []int64) []T {
+	out := make([]T, len(v))
+	for i, x := range v {
+		out[i] = T(x)
+	}
+	return out
+}
+
+// BinaryOp names the arithmetic of a binary elementwise kernel.
+type BinaryOp int
+
+// The binary elementwise operations.
+const (
+	OpAdd     BinaryOp = iota // a + alpha*b
+	OpSub                     // a - alpha*b
+	OpMul                     // a * b
+	OpDiv                     // a / b, true division
+	OpMaximum                 // max(a, b), NaN propagating
+	OpMinimum                 // min(a, b), NaN propagating
+)
+
+var binaryOpNames = [...]string{"add", "sub", "mul", "div", "maximum", "minimum"}
+
+// Binary runs a broadcasting elementwise operation with PyTorch's type
+// promotion ([ResultType]); alpha (bool, int64 or float64; nil for 1)
+// scales b for OpAdd and OpSub. Float32 results are computed in float32
+// (float16/bfloat16 in float32 and rounded back, float64 in float64); an
+// integer division returns float32, as torch.div does by default. For
+// alpha != 1 add and sub compute fma(b, ±alpha, a), as PyTorch's
+// vectorised kernel does (here in float64 and rounded once more, so a
+// result can differ from a single-rounding FMA in rare halfway cases).
+// Integer results wrap as C casts do. NaN and infinities follow IEEE
+// arithmetic; maximum and minimum propagate NaN.
+func Binary(op BinaryOp, a, b Operand, alpha any) (*tensor.Tensor, error) {
+	if int(op) < 0 || int(op) >= len(binaryOpNames) {
+		return nil, argErrf("unknown binary op %d", op)
+	}
+	name := binaryOpNames[op]
+	if a.T == nil && b.T == nil {
+		return nil, argErrf("%s: want at least one tensor operand", name)
+	}
+	dt, err := ResultType(a, b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if op == OpDiv && (dt.IsInteger() || dt == tensor.Bool) {
+		dt = tensor.Float32
+	}
+	shape, err := BroadcastShapes(a.shape(), b.shape())
+	if err != nil {
+		return nil, fmt.Errorf("%s: arguments \"self\" and \"other\": %w", name, err)
+	}
+	n := tensor.Numel(shape)
+	alphaF, alphaI, hasAlpha := 1.0, int64(1), false
+	if alpha != nil {
+		switch v := alpha.(type) {
+		case int64:
+			alphaF, alphaI, hasAlpha = float64(v), v, v != 1
+		case float64:
+			if !dt.IsFloat() {
+				return nil, argErrf("%s: argument \"alpha\": float alpha %v for integer result %s", name, v, dt)
+			}
+			alphaF, hasAlpha = v, v != 1
+		case bool:
+			if v {
+				alphaF, alphaI = 1, 1
+			} else {
+				alphaF, alphaI, hasAlpha = 0, 0, true
+			}
+		default:
+			return nil, argErrf("%s: argument \"alpha\": want a number, got %T", name, alpha)
+		}
+	}
+	if op == OpSub {
+		alphaF, alphaI = -alphaF, -alphaI
+		hasAlpha = true
+	}
+	switch {
+	case isFloatCompute(dt):
+		av, as, err := float32Values("self", a, shape)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		bv, bs, err := float32Values("other", b, shape)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		out := make([]float32, n)
+		alpha32 := float32(alphaF)
+		f := func(x, y float32) float32 {
+			switch op {
+			case OpAdd, OpSub:
+				if !hasAlpha || alphaF == 1 {
+					return x + y
+				}
+				if alphaF == -1 {
+					return x - y
+				}
+				return float32(math.FMA(float64(y), float64(alpha32), float64(x)))
+			case OpMul:
+				return x * y
+			case OpDiv:
+				return x / y
+			case OpMaximum:
+				if x != x || y != y {
+					return float32(math.NaN())
+				}
+				return max(x, y)
+			default:
+				if x != x || y != y {
+					return float32(math.NaN())
+				}
+				return min(x, y)
+			}
+		}
+		for i := range out {
+			var x, y float32
+			if as {
+				x = av[0]
+			} else {
+				x = av[i]
+			}
+			if bs {
+				y = bv[0]
+			} else {
+				y = bv[i]
+			}
+			out[i] = f(x, y)
+		}
+		return fromFloat32(dt, shape, out), nil
+	case dt == tensor.Float64:
+		av, as, err := float64Values("self", a, shape)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		bv, bs, err := float64Values("other", b, shape)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		out := make([]float64, n)
+		for i := range out {
+			x, y := av[0], bv[0]
+			if !as {
+				x = av[i]
+			}
+			if !bs {
+				y = bv[i]
+			}
+			switch op {
+			case OpAdd, OpSub:
+				if alphaF == 1 {
+					out[i] = x + y
+				} else if alphaF == -1 {
+					out[i] = x - y
+				} else {
+					out[i] = math.FMA(y, alphaF, x)
+				}
+			case OpMul:
+				out[i] = x * y
+			case OpDiv:
+				out[i] = x / y
+			case OpMaximum:
+				out[i] = math.Max(x, y)
+			case OpMinimum:
+				out[i] = math.Min(x, y)
+			}
+		}
+		return tensor.FromData(dt, shape, out)
+	case dt.IsInteger() || dt == tensor.Bool:
+		av, as, err := int64Values("self", a, shape)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		bv, bs, err := int64Values("other", b, shape)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		out := make([]int64, n)
+		for i := range out {
+			x, y := av[0], bv[0]
+			if !as {
+				x = av[i]
+			}
+			if !bs {
+				y = bv[i]
+			}
+			switch op {
+			case OpAdd, OpSub:
+				out[i] = x + alphaI*y
+			case OpMul:
+				out[i] = x * y
+			case OpMaximum:
+				out[i] = max(x, y)
+			case OpMinimum:
+				out[i] = min(x, y)
+			}
+		}
+		if dt == tensor.Bool && (op == OpAdd || op == OpMul) {
+			for i := range out {
+				if out[i] != 0 {
+					out[i] = 1
+				}
+			}
+		}
+		return fromInt64(dt, shape, out)
+	}
+	return nil, fmt.Errorf("%s: %w: result dtype %s", name, ErrUnsupportedDType, dt)
+}
+
+// Unary applies f to every element of a float32, float16 or bfloat16
+// tensor, computing in float32 and rounding back to x's dtype.
+func Unary(name string, x *tensor.Tensor, f func(float32) float32) (*tensor.Tensor, error) {
+	d, err := floatArg("self", x)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	out := make([]float32, len(d))
+	for i, v := range d {
+		out[i] = f(v)
+	}
+	return fromFloat32(x.DType(), x.Shape(), out), nil
+}
+
+// Relu returns max(x, 0) elementwise. NaN stays NaN and -0 stays -0, as
+// PyTorch's clamp_min(x, 0) kernel gives.
+func Relu(x *tensor.Tensor) (*tensor.Tensor, error) {
+	return Unary("relu", x, func(v float32) float32 {
+		if v < 0 {
+			return 0
+		}
+		return v
+	})
+}
+
+// Hardtanh clamps x to [minVal, maxVal]; NaN stays NaN.
+func Hardtanh(x *tensor.Tensor, minVal, maxVal float64) (*tensor.Tensor, error) {
+	if minVal > maxVal {
+		return nil, argErrf("hardtanh: min_val %v > max_val %v", minVal, maxVal)
+	}
+	lo, hi := float32(minVal), float32(maxVal)
+	return Unary("hardtanh", x, func(v float32) float32 {
+		if v < lo {
+			return lo
+		}
+		if v > hi {
+			return hi
+		}
+		return v
+	})
+}
+
+// Sigmoid returns 1/(1+exp(-x)), evaluated in float64 and rounded to
+// float32 (PyTorch's vectorised exp may differ in the last bit).
+func Sigmoid(x *tensor.Tensor) (*tensor.Tensor, error) {
+	return Unary("sigmoid", x, func(v float32) float32 { return float32(1 / (1 + math.Exp(-float64(v)))) })
+}
+
+// Silu returns x/(1+exp(-x)), as PyTorch's silu kernel writes it, in
+// float64 rounded to float32.
+func Silu(x *tensor.Tensor) (*tensor.Tensor, error) {
+	return Unary("silu", x, func(v float32) float32 { return float32(float64(v) / (1 + math.Exp(-float64(v)))) })
+}
+
+// Tanh returns tanh(x), evaluated in float64 and rounded to float32.
+func Tanh(x *tensor.Tensor) (*tensor.Tensor, error) {
+	return Unary("tanh", x, func(v float32) float32 { return float32(math.Tanh(float64(v))) })
+}
+
+// Gelu returns x·Φ(x) with approximate "none" (x·0.5·(1+erf(x/√2))) or the
+// "tanh" approximation 0.5·x·(1+tanh(√(2/π)·(x+0.044715·x³))), both
+// evaluated in float64 and rounded to float32.
+func Gelu(x *tensor.Tensor, approximate string) (*tensor.Tensor, error) {
+	switch approximate {
+	case "none", "":
+		return Unary("gelu", x, func(v float32) float32 {
+			f := float64(v)
+			return float32(f * 0.5 * (1 + math.Erf(f*math.Sqrt2/2)))
+		})
+	case "tanh":
+		beta := math.Sqrt2 * 2 / math.SqrtPi * 0.5
+		return Unary("gelu", x, func(v float32) float32 {
+			f := float64(v)
+			return float32(0.5 * f * (1 + math.Tanh(beta*(f+0.044715*f*f*f))))
+		})
+	}
+	return nil, argErrf("gelu: argument \"approximate\": want \"none\" or \"tanh\", got %q", approximate)
+}

@@ -1,0 +1,234 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/fxquant/fxquant/ops/tensor"
+)
+
+// PoolOutputSize is ATen's pooling_output_shape: the number of windows
+// along one dim of size n for kernel k, padding pad, stride s, dilation d
+// and ceil mode; in ceil mode the last window must start inside the input
+// or left padding.
+func PoolOutputSize(n, k, pad, s, d int, ceil bool) int {
+	num := n + 2*pad - d*(k-1) - 1
+	if ceil {
+		num += s - 1
+	}
+	out := floorDiv(num, s) + 1
+	if ceil && (out-1)*s >= n+pad {
+		out--
+	}
+	return out
+}
+
+func floorDiv(a, b int) int {
+	q := a / b
+	if (a%b != 0) && ((a < 0) != (b < 0)) {
+		q--
+	}
+	return q
+}
+
+type pool2d struct {
+	kh, kw, sh, sw, ph, pw, dh, dw int
+	N, C, H, W, Ho, Wo             int
+	batched                        bool
+}
+
+func newPool2d(op string, x *tensor.Tensor, kernel, stride, padding, dilation []int, ceil bool) (pool2d, error) {
+	var p pool2d
+	if x == nil || (x.Dim() != 3 && x.Dim() != 4) {
+		return p, shapeErrf("%s: argument \"self\": want a 3-D [C, H, W] or 4-D [N, C, H, W] tensor, got %v", op, shapeOf(x))
+	}
+	k, err := expandParam("kernel_size", kernel, 2, 1)
+	if err != nil {
+		return p, fmt.Errorf("%s: %w", op, err)
+	}
+	if len(stride) == 0 {
+		stride = k
+	}
+	s, err := expandParam("stride", stride, 2, 1)
+	if err != nil {
+		return p, fmt.Errorf("%s: %w", op, err)
+	}
+	pd, err := expandParam("padding", padding, 2, 0)
+	if err != nil {
+		return p, fmt.Errorf("%s: %w", op, err)
+	}
+	dl, err := expandParam("dilation", dilation, 2, 1)
+	if err != nil {
+		return p, fmt.Errorf("%s: %w", op, err)
+	}
+	for i := range 2 {
+		if pd[i] > k[i]/2 {
+			return p, argErrf("%s: argument \"padding\" %v: want at most half the kernel size %v", op, pd, k)
+		}
+	}
+	shape := x.Shape()
+	if x.Dim() == 3 {
+		shape = append([]int{1}, shape...)
+	}
+	p = pool2d{kh: k[0], kw: k[1], sh: s[0], sw: s[1], ph: pd[0], pw: pd[1], dh: dl[0], dw: dl[1],
+		N: shape[0], C: shape[1], H: shape[2], W: shape[3], batched: x.Dim() == 4}
+	p.Ho = PoolOutputSize(p.H, p.kh, p.ph, p.sh, p.dh, ceil)
+	p.Wo = PoolOutputSize(p.W, p.kw, p.pw, p.sw, p.dw, ceil)
+	if p.Ho <= 0 || p.Wo <= 0 {
+		return p, shapeErrf("%s: input %v is too small for kernel %v, padding %v, dilation %v (output %dx%d)", op, x.Shape(), k, pd, dl, p.Ho, p.Wo)
+	}
+	return p, nil
+}
+
+func (p pool2d) outShape() []int {
+	if p.batched {
+		return []int{p.N, p.C, p.Ho, p.Wo}
+	}
+	return []int{p.C, p.Ho, p.Wo}
+}
+
+// MaxPool2d is aten.max_pool2d_with_indices: the maximum of each window
+// (padding counts as -inf) and the flat index h·W+w of the chosen element
+// within its input plane, as int64. The first maximum wins; a NaN wins
+// over every number (the last NaN in window order), as in PyTorch's CPU
+// kernel. An empty stride means stride = kernel.
+func MaxPool2d(x *tensor.Tensor, kernel, stride, padding, dilation []int, ceil bool) (out, indices *tensor.Tensor, err error) {
+	p, err := newPool2d("max_pool2d", x, kernel, stride, padding, dilation, ceil)
+	if err != nil {
+		return nil, nil, err
+	}
+	xd, err := floatArg("self", x)
+	if err != nil {
+		return nil, nil, fmt.Errorf("max_pool2d: %w", err)
+	}
+	planes := p.N * p.C
+	y := make([]float32, planes*p.Ho*p.Wo)
+	idx := make([]int64, len(y))
+	for pl := 0; pl < planes; pl++ {
+		in := xd[pl*p.H*p.W:]
+		for oy := 0; oy < p.Ho; oy++ {
+			hs := oy*p.sh - p.ph
+			he := min(hs+(p.kh-1)*p.dh+1, p.H)
+			for hs < 0 {
+				hs += p.dh
+			}
+			for ox := 0; ox < p.Wo; ox++ {
+				ws := ox*p.sw - p.pw
+				we := min(ws+(p.kw-1)*p.dw+1, p.W)
+				for ws < 0 {
+					ws += p.dw
+				}
+				best := float32(math.Inf(-1))
+				bi := int64(hs*p.W + ws)
+				for h := hs; h < he; h += p.dh {
+					for w := ws; w < we; w += p.dw {
+						v := in[h*p.W+w]
+						if v > best || v != v {
+							best, bi = v, int64(h*p.W+w)
+						}
+					}
+				}
+				o := (pl*p.Ho+oy)*p.Wo + ox
+				y[o], idx[o] = best, bi
+			}
+		}
+	}
+	shape := p.outShape()
+	return fromFloat32(x.DType(), shape, y), tensor.MustFromData(tensor.Int64, shape, idx), nil
+}
+
+// AvgPool2d is aten.avg_pool2d: the mean of each window. The window sum
+// accumulates in float32 in row-major window order and is divided by
+// divisorOverride when it is positive, else by the window size clipped to
+// the padded input (countIncludePad) or to the input (otherwise), as
+// PyTorch's CPU kernel does.
+func AvgPool2d(x *tensor.Tensor, kernel, stride, padding []int, ceil, countIncludePad bool, divisorOverride int) (*tensor.Tensor, error) {
+	p, err := newPool2d("avg_pool2d", x, kernel, stride, padding, []int{1}, ceil)
+	if err != nil {
+		return nil, err
+	}
+	if divisorOverride < 0 {
+		return nil, argErrf("avg_pool2d: argument \"divisor_override\": want positive, got %d", divisorOverride)
+	}
+	xd, err := floatArg("self", x)
+	if err != nil {
+		return nil, fmt.Errorf("avg_pool2d: %w", err)
+	}
+	planes := p.N * p.C
+	y := make([]float32, planes*p.Ho*p.Wo)
+	for pl := 0; pl < planes; pl++ {
+		in := xd[pl*p.H*p.W:]
+		for oy := 0; oy < p.Ho; oy++ {
+			for ox := 0; ox < p.Wo; ox++ {
+				hs, ws := oy*p.sh-p.ph, ox*p.sw-p.pw
+				he, we := min(hs+p.kh, p.H+p.ph), min(ws+p.kw, p.W+p.pw)
+				poolSize := (he - hs) * (we - ws)
+				hs, ws = max(hs, 0), max(ws, 0)
+				he, we = min(he, p.H), min(we, p.W)
+				o := (pl*p.Ho+oy)*p.Wo + ox
+				if hs >= he || ws >= we {
+					continue
+				}
+				var sum float32
+				for h := hs; h < he; h++ {
+					for w := ws; w < we; w++ {
+						sum += in[h*p.W+w]
+					}
+				}
+				div := poolSize
+				switch {
+				case divisorOverride > 0:
+					div = divisorOverride
+				case !countIncludePad:
+					div = (he - hs) * (we - ws)
+				}
+				y[o] = sum / float32(div)
+			}
+		}
+	}
+	return fromFloat32(x.DType(), p.outShape(), y), nil
+}
+
+// AdaptiveAvgPool2d is aten.adaptive_avg_pool2d: output cell (i, j) is the
+// mean of rows floor(i·H/oh) .. ceil((i+1)·H/oh) and the matching columns,
+// summed in float32 and divided by the height then the width, as
+// PyTorch's CPU kernel writes sum / kh / kw.
+func AdaptiveAvgPool2d(x *tensor.Tensor, outputSize []int) (*tensor.Tensor, error) {
+	if x == nil || (x.Dim() != 3 && x.Dim() != 4) {
+		return nil, shapeErrf("adaptive_avg_pool2d: argument \"self\": want a 3-D or 4-D tensor, got %v", shapeOf(x))
+	}
+	os, err := expandParam("output_size", outputSize, 2, 0)
+	if err != nil {
+		return nil, fmt.Errorf("adaptive_avg_pool2d: %w", err)
+	}
+	xd, err := floatArg("self", x)
+	if err != nil {
+		return nil, fmt.Errorf("adaptive_avg_pool2d: %w", err)
+	}
+	shape := x.Shape()
+	H, W := shape[len(shape)-2], shape[len(shape)-1]
+	planes := tensor.Numel(shape[:len(shape)-2])
+	oh, ow := os[0], os[1]
+	if (oh > 0 || ow > 0) && (H == 0 || W == 0) {
+		return nil, shapeErrf("adaptive_avg_pool2d: input %v has an empty spatial dim", shape)
+	}
+	y := make([]float32, planes*oh*ow)
+	for pl := 0; pl < planes; pl++ {
+		in := xd[pl*H*W:]
+		for i := 0; i < oh; i++ {
+			hs, he := i*H/oh, ((i+1)*H+oh-1)/oh
+			for j := 0; j < ow; j++ {
+				ws, we := j*W/ow, ((j+1)*W+ow-1)/ow
+				var sum float32
+				for h := hs; h < he; h++ {
+					for w := ws; w < we; w++ {
+						sum += in[h*W+w]
+					}
+				}
+				y[(pl*oh+i)*ow+j] = sum / float32(he-hs) / float32(we-ws)
+			}
+		}
+	}
+	out := append(shape[:len(shape)-2:len(shape)-2], oh, ow)
+	return fromFloat32(x.DType(), out, y), nil
+}
