@@ -1,0 +1,31 @@
+// Package interp runs an [fxgraph.Graph] on concrete tensors, the way
+// torch.fx's Interpreter does: for calibration, constant folding, numeric
+// debugging and the CLI.
+//
+// # Evaluation
+//
+// [Run] (inputs by position) and [RunNamed] (inputs by placeholder name)
+// evaluate nodes in program order:
+//
+//   - placeholder: the next input (or the placeholder's default);
+//   - get_attr: the graph attribute of that path ([fxgraph.Graph.Attr]);
+//   - call_function on an [ops.Overload]: the registry row's kernel, with
+//     the arguments normalised by the row's schema; on an [ops.Packet]: the
+//     first overload, in registration order, whose schema accepts the
+//     arguments; on operator.getitem: indexing of a tuple or list result;
+//   - call_module: the attribute's [fxgraph.Module.Forward];
+//   - output: the returned values.
+//
+// [Options] carries the registry, a hook called with every node's value
+// (observers and the numeric debugger use it) and a switch that releases
+// each value after its last use.
+//
+// # Errors
+//
+// Every failure is a [*NodeError] naming the node and its target and
+// wrapping the cause: [ErrNoKernel], [ErrUnknownTarget], [ErrInputs],
+// [ErrAttr], [ErrUnsupported], a kernel's error (which wraps
+// tensor.ErrShape for shape mismatches and kernels.ErrUnsupportedDType for
+// dtypes a kernel does not take), or [ErrPanic] when a kernel panics
+// despite its checks. Run never panics.
+package interp
