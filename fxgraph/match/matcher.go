@@ -60,9 +60,9 @@ type Matcher struct {
 	p       *Pattern
 	o       options
 	anchors []int
-	schema  []*ops.Schema  // per pattern node: the schema of its overload target, if known
-	norm    [][]ops.Value  // per pattern node: normalised compiled arguments
-	normErr []error        // per pattern node: why the pattern's own arguments do not normalise
+	schema  []*ops.Schema // per pattern node: the schema of its overload target, if known
+	norm    [][]ops.Value // per pattern node: normalised compiled arguments
+	normErr []error       // per pattern node: why the pattern's own arguments do not normalise
 }
 
 // NewMatcher compiles the search for p. It fails only for a nil pattern.
