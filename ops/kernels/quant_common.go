@@ -353,14 +353,57 @@ func qRunInto[T qint](q *qQuant, dst []T, x qfloats) {
 		lo, hi := float64(q.lo), float64(q.hi)
 		q.lay.chunks(func(a, b, k int) {
 			quantChunk64(dst[a:b], src[a:b], q.inv[k], q.zp[k], lo, hi, q.zpBefore)
+			if float64(int64(hi)) != hi || hi >= 1<<63 {
+				for i := a; i < b; i++ { // int64 range: restore the exact bound
+					if src[i]*q.inv[k] >= hi {
+						dst[i] = T(q.hi)
+					}
+				}
+			}
 		})
 		return
 	}
 	src := x.f32
 	lo, hi := float32(q.lo), float32(q.hi)
+	if int64(lo) != q.lo || int64(hi) != q.hi || float64(hi) > math.MaxInt32 {
+		// bounds float32 cannot hold exactly (wide int32/int64 ranges):
+		// clamp again in the integer domain so quant_max stays quant_max.
+		q.lay.chunks(func(a, b, k int) {
+			quantChunk32Wide(dst[a:b], src[a:b], float32(q.inv[k]), float32(q.zp[k]), q.lo, q.hi, q.zpBefore)
+		})
+		return
+	}
 	q.lay.chunks(func(a, b, k int) {
 		quantChunk32(dst[a:b], src[a:b], float32(q.inv[k]), float32(q.zp[k]), lo, hi, q.zpBefore)
 	})
+}
+
+// quantChunk32Wide is quantChunk32 for ranges whose ends float32 cannot
+// hold: the float clamp saturates, then an int64 clamp restores the exact
+// bounds (float32(2147483647) is 2**31).
+func quantChunk32Wide[T qint](dst []T, src []float32, inv, zp float32, lo, hi int64, zpBefore bool) {
+	dst = dst[:len(src)]
+	flo, fhi := float32(lo), float32(hi)
+	for i, x := range src {
+		var v float32
+		if zpBefore {
+			v = float32(math.RoundToEven(float64(float32(x*inv) + zp)))
+		} else {
+			v = float32(math.RoundToEven(float64(x*inv))) + zp
+		}
+		var iv int64
+		switch {
+		case v != v:
+			iv = 0
+		case v <= flo:
+			iv = lo
+		case v >= fhi:
+			iv = hi
+		default:
+			iv = min(max(int64(v), lo), hi)
+		}
+		dst[i] = T(iv)
+	}
 }
 
 // qDequant describes one dequantize call: (q - zp) * scale per qparam.
