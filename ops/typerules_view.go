@@ -370,12 +370,14 @@ func ruleSliceTensor(args []Value) (Type, error) {
 	if err != nil {
 		return nil, err
 	}
-	if step == 0 || step < DynamicDim {
+	if _, lit := get(args, 4).(int64); lit && step <= 0 {
 		return nil, argErr(4, "step", "want a positive step, got %d", step)
 	}
 	n := x.Shape[k]
 	shape := slices.Clone(x.Shape)
-	if n < 0 || step < 0 || (hasStart && start == DynamicDim) || (hasEnd && end == DynamicDim) {
+	_, startLit := get(args, 2).(int64)
+	_, endLit := get(args, 3).(int64)
+	if n < 0 || step < 0 || (hasStart && !startLit) || (hasEnd && !endLit) {
 		shape[k] = DynamicDim
 	} else {
 		if !hasStart {
@@ -425,7 +427,8 @@ func ruleSelectInt(args []Value) (Type, error) {
 	if err != nil {
 		return nil, err
 	}
-	if n := x.Shape[k]; n >= 0 && idx != DynamicDim && (idx >= n || idx < -n) {
+	if _, lit := get(args, 2).(int64); lit && x.Shape[k] >= 0 && (idx >= x.Shape[k] || idx < -x.Shape[k]) {
+		n := x.Shape[k]
 		return nil, argErr(2, "index", "index %d out of range for dimension %d of size %d", idx, k, n)
 	}
 	shape := slices.Delete(slices.Clone(x.Shape), k, k+1)
