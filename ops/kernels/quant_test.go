@@ -370,7 +370,10 @@ func TestQuantKernelsRejectBadInput(t *testing.T) {
 			_, err := QuantizePerChannelGroup(tensor.F32([]int{1, 2}, 1, 2), s, zp, -8, 7, tensor.Int8, 1)
 			return err
 		}, ErrBadArgument},
-		{"per-token scalar", func() error { _, _, err := ChooseQParamsPerTokenAsymmetric(tensor.F32(nil, 1), tensor.Int8); return err }, tensor.ErrShape},
+		{"per-token scalar", func() error {
+			_, _, err := ChooseQParamsPerTokenAsymmetric(tensor.F32(nil, 1), tensor.Int8)
+			return err
+		}, tensor.ErrShape},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
