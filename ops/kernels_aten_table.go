@@ -693,6 +693,9 @@ func atenConvolution(r *argReader) (*tensor.Tensor, error) {
 		if transposed {
 			return nil, fmt.Errorf("%w: convolution: argument \"transposed\": transposed convolution is not supported", kernels.ErrBadArgument)
 		}
+		if w.Dim() != 3 && w.Dim() != 4 {
+			return nil, fmt.Errorf("%w: convolution: argument \"weight\": want a 3-D or 4-D tensor (1 or 2 spatial dims), got %v", tensor.ErrShape, w.Shape())
+		}
 		p, err := kernels.NewConvParams(w.Dim()-2, stride, pad, dil, groups)
 		if err != nil {
 			return nil, fmt.Errorf("convolution: %w", err)
