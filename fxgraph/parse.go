@@ -1,6 +1,7 @@
 package fxgraph
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -81,9 +82,8 @@ func ParseString(src string) (*Graph, error) {
 	return p.g, nil
 }
 
-// parseTypeText reads the text of a node's type slot. It is a variable so
-// that the full type parser can be swapped in.
-var parseTypeText = parseTypeLocal
+// parseTypeText reads the text of a node's type slot.
+var parseTypeText = ops.ParseType
 
 type parsedUsers struct {
 	node      *Node
@@ -214,6 +214,10 @@ func (p *graphParser) parseLine(l string, indent, lineNo int) error {
 		}
 		t, err := parseTypeText(l[s.pos : s.pos+i])
 		if err != nil {
+			var te *ops.TypeSyntaxError
+			if errors.As(err, &te) {
+				return &ParseError{lineNo, s.pos + te.Pos + 1, fmt.Sprintf("bad type %q: %s", te.Text, te.Msg)}
+			}
 			return s.errf("bad type %q: %v", l[s.pos:s.pos+i], err)
 		}
 		typ = t
@@ -977,118 +981,4 @@ func (p *valueParser) device() (ops.Value, error) {
 		return nil, err
 	}
 	return ops.Device(dev), nil
-}
-
-// parseTypeLocal reads the type forms of [ops.Type.String] that need no
-// quantization parameters: "f32[4, 32]" (dynamic dimensions as "?" or a
-// symbol such as "s0"), "(f32[1], i32[1])", "(f32[1],)" and Python type
-// names such as "int" or "SymInt".
-func parseTypeLocal(s string) (ops.Type, error) {
-	t, rest, err := parseTypeAt(s, 0)
-	if err != nil {
-		return nil, err
-	}
-	if rest != len(s) {
-		return nil, fmt.Errorf("unexpected %q after the type", s[rest:])
-	}
-	return t, nil
-}
-
-func parseTypeAt(s string, i int) (ops.Type, int, error) {
-	if i < len(s) && s[i] == '(' {
-		var elems []ops.Type
-		i++
-		for {
-			if i < len(s) && s[i] == ')' && len(elems) > 1 {
-				return ops.TupleType{Elems: elems}, i + 1, nil
-			}
-			t, j, err := parseTypeAt(s, i)
-			if err != nil {
-				return nil, 0, err
-			}
-			elems = append(elems, t)
-			i = j
-			switch {
-			case strings.HasPrefix(s[i:], ",)"):
-				return ops.TupleType{Elems: elems}, i + 2, nil
-			case strings.HasPrefix(s[i:], ", "):
-				i += 2
-			case strings.HasPrefix(s[i:], ")") && len(elems) > 1:
-				return ops.TupleType{Elems: elems}, i + 1, nil
-			default:
-				return nil, 0, fmt.Errorf("want \", \" or \")\" in tuple type at offset %d", i)
-			}
-		}
-	}
-	if strings.HasPrefix(s[i:], "!") {
-		return nil, 0, fmt.Errorf("quantized element types are not supported by this type parser")
-	}
-	start := i
-	for i < len(s) && (isIdentByte(s[i]) || s[i] == '?') {
-		i++
-	}
-	name := s[start:i]
-	if name == "" {
-		return nil, 0, fmt.Errorf("want a type at offset %d", start)
-	}
-	if i >= len(s) || s[i] != '[' {
-		if !isIdent(name) {
-			return nil, 0, fmt.Errorf("bad type name %q", name)
-		}
-		return ops.PyType{Name: name}, i, nil
-	}
-	var elem ops.Element
-	if name != "?" {
-		d, err := tensor.ParseDType(name)
-		if err != nil || d.Abbrev() != name {
-			return nil, 0, fmt.Errorf("unknown dtype abbreviation %q", name)
-		}
-		elem = ops.Scalar{DType: d}
-	}
-	i++
-	tt := ops.TensorType{Shape: []int64{}, Elem: elem}
-	var syms []string
-	hasSym := false
-	for {
-		if i < len(s) && s[i] == ']' && len(tt.Shape) == 0 {
-			i++
-			break
-		}
-		ds := i
-		for i < len(s) && (isIdentByte(s[i]) || s[i] == '?') {
-			i++
-		}
-		dim := s[ds:i]
-		switch {
-		case isDigits(dim):
-			v, err := strconv.ParseInt(dim, 10, 64)
-			if err != nil {
-				return nil, 0, fmt.Errorf("dimension %s out of range", dim)
-			}
-			tt.Shape = append(tt.Shape, v)
-			syms = append(syms, "")
-		case dim == "?":
-			tt.Shape = append(tt.Shape, ops.DynamicDim)
-			syms = append(syms, "")
-		case isIdent(dim):
-			tt.Shape = append(tt.Shape, ops.DynamicDim)
-			syms = append(syms, dim)
-			hasSym = true
-		default:
-			return nil, 0, fmt.Errorf("want a dimension at offset %d", ds)
-		}
-		if strings.HasPrefix(s[i:], ", ") {
-			i += 2
-			continue
-		}
-		if i < len(s) && s[i] == ']' {
-			i++
-			break
-		}
-		return nil, 0, fmt.Errorf("want \", \" or \"]\" in shape at offset %d", i)
-	}
-	if hasSym {
-		tt.Syms = syms
-	}
-	return tt, i, nil
 }

@@ -79,8 +79,8 @@ const maxDiffCells = 4_000_000
 // "- ", lines only in got with "+ ", shared lines with "  ". It is for
 // failure messages; its layout is not stable enough for golden files.
 func Diff(want, got string) string {
-	a := strings.SplitAfter(want, "\n")
-	b := strings.SplitAfter(got, "\n")
+	a := splitLines(want)
+	b := splitLines(got)
 	if (len(a)+1)*(len(b)+1) > maxDiffCells {
 		for i := 0; i < len(a) && i < len(b); i++ {
 			if a[i] != b[i] {
@@ -115,13 +115,23 @@ func Diff(want, got string) string {
 		case i < len(a) && j < len(b) && a[i] == b[j]:
 			line("  ", a[i])
 			i, j = i+1, j+1
-		case j < len(b) && (i == len(a) || lcs[i][j+1] >= lcs[i+1][j]):
-			line("+ ", b[j])
-			j++
-		default:
+		case i < len(a) && (j == len(b) || lcs[i+1][j] >= lcs[i][j+1]):
 			line("- ", a[i])
 			i++
+		default:
+			line("+ ", b[j])
+			j++
 		}
 	}
 	return out.String()
+}
+
+// splitLines splits s after each newline, without the empty piece that
+// follows a final newline.
+func splitLines(s string) []string {
+	lines := strings.SplitAfter(s, "\n")
+	if len(lines) > 0 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return lines
 }
