@@ -17,6 +17,7 @@ type SchemaError struct {
 	Msg  string // what was expected and what was found
 }
 
+// Error returns "ops: schema <text>: at offset N: <expectation>".
 func (e *SchemaError) Error() string {
 	return fmt.Sprintf("ops: schema %q: at offset %d: %s", e.Text, e.Pos, e.Msg)
 }

@@ -16,6 +16,7 @@ type TypeSyntaxError struct {
 	Msg  string
 }
 
+// Error returns "ops: type <text>: at offset N: <expectation>".
 func (e *TypeSyntaxError) Error() string {
 	return fmt.Sprintf("ops: type %q: at offset %d: %s", e.Text, e.Pos, e.Msg)
 }

@@ -1,0 +1,47 @@
+package ops
+
+import (
+	"testing"
+
+	"github.com/fxquant/fxquant/ops/tensor"
+)
+
+func BenchmarkBuildDefault(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := buildDefault(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkParseType(b *testing.B) {
+	const s = "!quant.uniform<i8:f32:1, {0.1,0.2:3,0.3,0.4}>[16, 4, 3, 3]"
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ParseType(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkResolveAndResult(b *testing.B) {
+	r := Default()
+	add := MustPacket("aten.add")
+	x := Plain(tensor.Float32, 4, 32)
+	b.ReportAllocs()
+	for b.Loop() {
+		o, err := r.Resolve(add, []Value{x, 1.5}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		def, _ := r.Op(o)
+		full, err := def.Schema.Normalize([]Value{x, 1.5}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := def.Result(full); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
