@@ -440,6 +440,13 @@ func ReferenceDQLinearInt4(x *tensor.Tensor, xEps float64, wQ, wScale, wZeroPoin
 			wsum[ni*g+gi] = float32(s)
 		}
 	}
+	// the scale of every (channel, group), laid out [N, G]
+	sgt := make([]float32, n*g)
+	for ni := 0; ni < n; ni++ {
+		for gi := 0; gi < g; gi++ {
+			sgt[ni*g+gi] = sg(ni, gi)
+		}
+	}
 	xi := make([]int32, len(xqv))
 	for i, v := range xqv {
 		xi[i] = int32(v)
@@ -454,11 +461,12 @@ func ReferenceDQLinearInt4(x *tensor.Tensor, xEps float64, wQ, wScale, wZeroPoin
 			for gi := 0; gi < g; gi++ {
 				xa := xrow[gi*gs : (gi+1)*gs]
 				wa := wrow[gi*gs : (gi+1)*gs]
+				wa = wa[:len(xa)]
 				var d int32
-				for j := range xa {
-					d += xa[j] * wa[j]
+				for j, xv := range xa {
+					d += xv * wa[j]
 				}
-				s := sg(ni, gi)
+				s := sgt[ni*g+gi]
 				acc = acc + float32(float32(d)*s)
 				acc = acc - float32(float32(wsum[ni*g+gi]*zf)*s)
 			}
