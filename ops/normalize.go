@@ -7,19 +7,22 @@ import (
 
 // Normalize binds positional args and keyword args to the schema's
 // arguments and returns one value per schema argument, in schema order,
-// with defaults filled in. Errors name the argument: too many positional
+// with defaults filled in; for a schema with "..." the positional arguments
+// past the declared ones follow, in order. Errors name the argument: too many positional
 // arguments, a kwarg-only argument passed positionally, an unknown or
 // repeated keyword, or a missing required argument.
 func (s *Schema) Normalize(args []Value, kwargs []Kwarg) ([]Value, error) {
 	out := make([]Value, len(s.Args))
 	set := make([]bool, len(s.Args))
 	pos := 0
+	var extra []Value
 	for i, a := range args {
-		for pos < len(s.Args) && s.Args[pos].KwargOnly {
+		if pos < len(s.Args) && s.Args[pos].KwargOnly {
 			return nil, fmt.Errorf("%s: positional argument %d given but %q is keyword-only", s.qualifiedName(), i, s.Args[pos].Name)
 		}
 		if pos >= len(s.Args) {
 			if s.VarArgs {
+				extra = args[i:]
 				break
 			}
 			return nil, fmt.Errorf("%s: takes %d positional arguments, got %d", s.qualifiedName(), s.NumPositional(), len(args))
@@ -46,7 +49,9 @@ func (s *Schema) Normalize(args []Value, kwargs []Kwarg) ([]Value, error) {
 		}
 		out[i] = a.Default
 	}
-	return out, nil
+	// A "..." schema passes the remaining positional arguments through
+	// after the declared ones (higher_order.out_dtype's wrapped-op args).
+	return append(out, extra...), nil
 }
 
 // Split turns a full argument list (one value per schema argument) into the
@@ -66,6 +71,14 @@ func (s *Schema) Split(full []Value) (args []Value, kwargs []Kwarg) {
 	}
 	for i := 0; i <= lastPos; i++ {
 		args = append(args, full[i])
+	}
+	if s.VarArgs && len(full) > len(s.Args) {
+		for i := len(args); i < len(s.Args); i++ {
+			if !s.Args[i].KwargOnly {
+				args = append(args, full[i])
+			}
+		}
+		args = append(args, full[len(s.Args):]...)
 	}
 	for i, a := range s.Args {
 		if i >= len(full) || !a.KwargOnly {
