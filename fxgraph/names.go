@@ -58,6 +58,9 @@ inf nan NoneType torch device fx_pytree pytree`) {
 // SnakeCase applies torch.fx's _snake_case: an underscore before each
 // uppercase letter that follows a lowercase letter, then lowercase.
 func SnakeCase(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool { return r >= 'A' && r <= 'Z' }) < 0 {
+		return s
+	}
 	var b strings.Builder
 	prevLower := false
 	for _, r := range s {
@@ -77,6 +80,9 @@ func SnakeCase(s string) string {
 // sanitize replaces each run of characters outside [0-9a-zA-Z_] with "_",
 // maps "" to "_unnamed" and prefixes a leading digit with "_".
 func sanitize(s string) string {
+	if validName(s) {
+		return s
+	}
 	var b strings.Builder
 	inRun := false
 	for _, r := range s {
