@@ -386,3 +386,48 @@ func TestFormatDeterministic(t *testing.T) {
 	assert.Equal(t, fxgraph.DOT(g1), fxgraph.DOT(g2))
 	assert.Equal(t, fxgraph.FormatListing(g1), fxgraph.FormatListing(g2))
 }
+
+// Parse(Format(g)) reproduces g: names, opcodes, targets, types (compared
+// with Equal) and every argument with its kind, for a graph built through
+// the API with quantized types, a packet, getitem, nested containers and
+// a node used twice.
+func TestRoundTripStructure(t *testing.T) {
+	g := fxgraph.New()
+	x := g.Placeholder("x", ops.TensorType{Shape: []int64{ops.DynamicDim, 16}, Elem: ops.Scalar{DType: tensor.Float32}, Syms: []string{"s0", ""}})
+	qe, err := ops.NewUniformQuantized(tensor.Int8, -128, 127, tensor.Float32, 0.02, -3)
+	require.NoError(t, err)
+	pe, err := ops.NewUniformQuantizedPerAxis(tensor.Int8, -127, 127, tensor.Float32, 0, []float64{0.1, 0.25}, []int64{0, 0})
+	require.NoError(t, err)
+	w := g.GetAttr("fc.weight", ops.TensorType{Shape: []int64{2, 16}, Elem: pe})
+	ch := g.Call(ops.MustPacket("torchao.choose_qparams_affine"), x, "ASYMMETRIC", ops.Tuple{int64(1), int64(16)}, tensor.Int8,
+		int64(-128), int64(127), 1.1920928955078125e-07, tensor.Float32, tensor.Int32)
+	ch.SetType(ops.TupleType{Elems: []ops.Type{ops.Plain(tensor.Float32, 1), ops.Plain(tensor.Int32, 1)}})
+	s := g.Call(ops.GetItem, ch, int64(0))
+	q := g.CreateNode(fxgraph.CallFunction, ops.MustOverload("test.f.default"), "",
+		[]ops.Value{x, x, s, w, ops.List{ops.Dict{Keys: []string{"k", "two words"}, Values: []ops.Value{nil, ops.Slice{Start: int64(1)}}}}},
+		[]fxgraph.Kwarg{{Name: "device", Value: ops.Device("cuda:1")}, {Name: "layout", Value: ops.LayoutStrided}, {Name: "eps", Value: 1e-05}},
+		"", ops.TensorType{Shape: []int64{ops.DynamicDim, 16}, Elem: qe, Syms: []string{"s0", ""}})
+	g.SetOutput(ops.Tuple{q})
+
+	text := fxgraph.Format(g)
+	p, err := fxgraph.ParseString(text)
+	require.NoError(t, err, text)
+	want, got := g.Nodes(), p.Nodes()
+	require.Len(t, got, len(want))
+	for i := range want {
+		w, p := want[i], got[i]
+		assert.Equal(t, w.Name(), p.Name())
+		assert.Equal(t, w.Op(), p.Op())
+		assert.Equal(t, w.Target(), p.Target(), "target of %s", w.Name())
+		assert.Equal(t, w.TargetName(), p.TargetName())
+		assert.True(t, ops.TypesEqual(w.Type(), p.Type()), "type of %s: want %v, got %v", w.Name(), w.Type(), p.Type())
+		assert.Equal(t, describeSeq(w.Args()), describeSeq(p.Args()), "args of %s", w.Name())
+		require.Len(t, p.Kwargs(), len(w.Kwargs()))
+		for j, kw := range w.Kwargs() {
+			assert.Equal(t, kw.Name, p.Kwargs()[j].Name)
+			assert.Equal(t, describe(kw.Value), describe(p.Kwargs()[j].Value))
+		}
+		assert.Equal(t, w.NumUses(), p.NumUses(), "uses of %s", w.Name())
+	}
+	assert.Equal(t, text, fxgraph.Format(p))
+}

@@ -131,3 +131,30 @@ func TestGraphFromListingErrors(t *testing.T) {
 		})
 	}
 }
+
+// FuzzParseListing: bad input is an error, never a panic; a parsed row
+// re-formats and re-parses to the same text.
+func FuzzParseListing(f *testing.F) {
+	files, err := filepath.Glob("../tests/testdata/pt2e/*.graph.txt")
+	require.NoError(f, err)
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		require.NoError(f, err)
+		for _, line := range strings.Split(string(data), "\n") {
+			f.Add(line)
+		}
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		rows, err := fxgraph.ParseListingString(src)
+		if err != nil {
+			return
+		}
+		for _, r := range rows {
+			out := r.String()
+			again, err := fxgraph.ParseListingString(out)
+			require.NoError(t, err, "re-parse of %q", out)
+			require.Len(t, again, 1)
+			require.Equal(t, out, again[0].String())
+		}
+	})
+}

@@ -75,7 +75,7 @@ func Parse(r io.Reader) (*Graph, error) {
 
 // ParseString is [Parse] on a string.
 func ParseString(src string) (*Graph, error) {
-	p := &graphParser{g: New(), defs: map[string]*Node{}, declared: map[string]int{}}
+	p := &graphParser{g: New()}
 	if err := p.parse(src); err != nil {
 		return nil, err
 	}
@@ -84,6 +84,11 @@ func ParseString(src string) (*Graph, error) {
 
 // parseTypeText reads the text of a node's type slot.
 var parseTypeText = ops.ParseType
+
+type parsedDef struct {
+	node *Node
+	line int
+}
 
 type parsedUsers struct {
 	node      *Node
@@ -94,15 +99,16 @@ type parsedUsers struct {
 type graphParser struct {
 	g        *Graph
 	lines    []string
-	defs     map[string]*Node // nodes defined so far
-	defLine  map[string]int
-	declared map[string]int // every %name defined anywhere in the text -> line
+	defs     map[string]parsedDef // nodes defined so far
+	declared map[string]int       // every %name defined anywhere in the text -> its first line
 	users    []parsedUsers
 }
 
 func (p *graphParser) parse(src string) error {
 	p.lines = strings.Split(src, "\n")
-	p.defLine = map[string]int{}
+	p.defs = make(map[string]parsedDef, len(p.lines))
+	p.declared = make(map[string]int, len(p.lines))
+	p.users = make([]parsedUsers, 0, len(p.lines))
 	for i, l := range p.lines {
 		l = strings.TrimSuffix(l, "\r")
 		p.lines[i] = l
@@ -162,8 +168,8 @@ func clip(s string) string {
 // resolve returns the node a reference names.
 func (p *graphParser) resolve(current string) func(name string, line, col int) (ops.Value, error) {
 	return func(name string, line, col int) (ops.Value, error) {
-		if n, ok := p.defs[name]; ok {
-			return n, nil
+		if d, ok := p.defs[name]; ok {
+			return d.node, nil
 		}
 		if name == current {
 			return nil, &ParseError{line, col, fmt.Sprintf("node %%%s is used in its own definition", name)}
@@ -200,8 +206,8 @@ func (p *graphParser) parseLine(l string, indent, lineNo int) error {
 	if name == "" {
 		return s.errf("want a node name after %%")
 	}
-	if first, dup := p.defLine[name]; dup {
-		return &ParseError{lineNo, nameCol - 1, fmt.Sprintf("duplicate node name %%%s (first defined on line %d)", name, first)}
+	if first, dup := p.defs[name]; dup {
+		return &ParseError{lineNo, nameCol - 1, fmt.Sprintf("duplicate node name %%%s (first defined on line %d)", name, first.line)}
 	}
 	if err := s.expect(" : "); err != nil {
 		return err
@@ -318,8 +324,7 @@ func (p *graphParser) parseLine(l string, indent, lineNo int) error {
 		return err
 	}
 	n := p.addNode(op, target, targetName, args, kwargs, name, typ)
-	p.defs[name] = n
-	p.defLine[name] = lineNo
+	p.defs[name] = parsedDef{node: n, line: lineNo}
 	p.users = append(p.users, parsedUsers{node: n, line: lineNo, col: usersCol, want: numUsers})
 	return nil
 }
