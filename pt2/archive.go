@@ -384,9 +384,11 @@ func readLegacy(z *zipRecords, opts *Options) (*Program, error) {
 // "archive"), payload data aligned to 64 bytes as PyTorch's writer does,
 // raw little-endian weights with their payload configs, an empty sample
 // inputs record, and models/<name>.json. reg resolves schemas (nil means
-// ops.Default()). Tensors are written contiguously, one record each.
+// ops.Default()). Tensors are written contiguously, one record each;
+// every parameter, buffer and constant of the signature must be a
+// *tensor.Tensor attribute of the graph under its FQN.
 func (p *Program) WriteArchive(w io.Writer, reg *ops.Registry) error {
-	e, err := p.encode(reg)
+	e, err := p.encode(reg, true)
 	if err != nil {
 		return err
 	}
@@ -513,4 +515,3 @@ func (p *Program) WriteFile(name string, reg *ops.Registry) error {
 	}
 	return os.WriteFile(name, buf.Bytes(), 0o644)
 }
-

@@ -58,7 +58,7 @@ func program(nodes []any, tv obj, outputs ...string) obj {
 			"graph": obj{"inputs": []any{ten("x")}, "outputs": outs, "nodes": nodes, "tensor_values": tvs,
 				"sym_int_values": obj{}, "sym_bool_values": obj{}, "is_single_tensor_return": false,
 				"custom_obj_values": obj{}, "sym_float_values": obj{}},
-			"signature": obj{"input_specs": []any{obj{"user_input": obj{"arg": ten("x")}}}, "output_specs": specs},
+			"signature":         obj{"input_specs": []any{obj{"user_input": obj{"arg": ten("x")}}}, "output_specs": specs},
 			"module_call_graph": []any{}, "metadata": obj{}, "treespec_namedtuple_fields": obj{},
 		},
 		"opset_version": obj{"aten": 10}, "range_constraints": obj{},

@@ -33,30 +33,33 @@ type encoder struct {
 	// tvOrder lists tensor_values names in definition order.
 	tvOrder []string
 	tvMeta  map[string]tensorMeta
+	// needWeights makes a missing parameter/buffer/constant tensor an
+	// error (archives need them; the bare JSON does not).
+	needWeights bool
 }
 
 // EncodeJSON returns the program as an ExportedProgram JSON document, laid
-// out as Python's json.dumps writes it. reg resolves schemas (nil means
+// out as Python's json.dumps writes it. Weights are not needed. reg resolves schemas (nil means
 // ops.Default()). It fails, naming the node, for anything the format cannot
 // hold: call_module or call_method nodes, a node of an unknown operator
 // with no recorded argument names, a tensor whose dtype has no ScalarType,
 // or placeholders that do not match the signature.
 func (p *Program) EncodeJSON(reg *ops.Registry) ([]byte, error) {
-	e, err := p.encode(reg)
+	e, err := p.encode(reg, false)
 	if err != nil {
 		return nil, err
 	}
 	return e.w.b.Bytes(), nil
 }
 
-func (p *Program) encode(reg *ops.Registry) (*encoder, error) {
+func (p *Program) encode(reg *ops.Registry, needWeights bool) (*encoder, error) {
 	if reg == nil {
 		reg = ops.Default()
 	}
 	if p.Graph == nil {
 		return nil, fmt.Errorf("pt2: write: program has no graph")
 	}
-	e := &encoder{p: p, reg: reg, w: &pyWriter{}, names: map[*fxgraph.Node]string{}, tvMeta: map[string]tensorMeta{}}
+	e := &encoder{p: p, reg: reg, w: &pyWriter{}, names: map[*fxgraph.Node]string{}, tvMeta: map[string]tensorMeta{}, needWeights: needWeights}
 	if err := e.prepare(); err != nil {
 		return nil, fmt.Errorf("pt2: write: %w", err)
 	}
@@ -178,6 +181,9 @@ func (e *encoder) prepare() error {
 			info = ti
 		}
 		v, ok := e.p.Graph.Attr(s.Target)
+		if !ok && !e.needWeights {
+			continue
+		}
 		if !ok {
 			return fmt.Errorf("%s %q (input %q) has no tensor: the graph holds no attribute %q", s.Kind, s.Target, s.Name, s.Target)
 		}
@@ -993,9 +999,15 @@ func listTag(l ops.List, at *ops.ArgType) string {
 		return s != nil && len(s) > 0 && ops.List(s) != nil && listTag(ops.List(s), nil) == "as_ints"
 	}):
 		return "as_int_lists"
-	case all(func(v ops.Value) bool { s := asSeq(v); return s != nil && len(s) > 0 && listTag(ops.List(s), nil) == "as_floats" }):
+	case all(func(v ops.Value) bool {
+		s := asSeq(v)
+		return s != nil && len(s) > 0 && listTag(ops.List(s), nil) == "as_floats"
+	}):
 		return "as_float_lists"
-	case all(func(v ops.Value) bool { s := asSeq(v); return s != nil && len(s) > 0 && listTag(ops.List(s), nil) == "as_tensors" }):
+	case all(func(v ops.Value) bool {
+		s := asSeq(v)
+		return s != nil && len(s) > 0 && listTag(ops.List(s), nil) == "as_tensors"
+	}):
 		return "as_nested_tensors"
 	}
 	return ""
