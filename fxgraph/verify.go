@@ -30,6 +30,13 @@ type VerifyOptions struct {
 	// MaxErrors caps the problems reported; the rest are counted in one
 	// final summary. 0 means 100.
 	MaxErrors int
+	// ResultType, when set, replaces the registry row's result-type rule
+	// for every call: it gets the node, its row and the normalised
+	// arguments with node references replaced by their types, and returns
+	// the type the node must have (nil skips the comparison) or an error
+	// saying why the input types are rejected. Package typed uses it to
+	// accept quantized element types as the contracts of compute nodes.
+	ResultType func(n *Node, def *ops.OpDef, args []ops.Value) (ops.Type, error)
 }
 
 // Verify checks g and reports every problem at once, as *[VerifyError]

@@ -120,7 +120,7 @@ func (v *verifier) bind(n *Node, s *ops.Schema) ([]ops.Value, []*VerifyError) {
 // checkResult applies def's result-type rule to the normalised arguments
 // (node references replaced by their types) and compares with n's type.
 func (v *verifier) checkResult(n *Node, def *ops.OpDef, full []ops.Value) {
-	if v.opts.SkipTypes || def.Result == nil {
+	if v.opts.SkipTypes || (def.Result == nil && v.opts.ResultType == nil) {
 		return
 	}
 	if n.typ == nil && !v.opts.RequireTypes {
@@ -144,7 +144,13 @@ func (v *verifier) checkResult(n *Node, def *ops.OpDef, full []ops.Value) {
 		}
 		typed[i] = m
 	}
-	want, err := def.Result(typed)
+	var want ops.Type
+	var err error
+	if v.opts.ResultType != nil {
+		want, err = v.opts.ResultType(n, def, typed)
+	} else {
+		want, err = def.Result(typed)
+	}
 	if err != nil {
 		e := v.nodeErr(n, ErrTypeMismatch, "", "", "")
 		e.Err = err
