@@ -25,10 +25,10 @@ import (
 // of its elements agree that closely and every element within 4*s, s being
 // the largest scale of any quantize op in the graph.
 const (
-	fixtureAtol          = 1e-5
-	fixtureRtol          = 1e-5
-	quantizedCloseShare  = 0.90
-	quantizedStepsBound  = 4.0
+	fixtureAtol         = 1e-5
+	fixtureRtol         = 1e-5
+	quantizedCloseShare = 0.90
+	quantizedStepsBound = 4.0
 )
 
 // expectedOutputs names, for each kind of archive, where its recorded
