@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/fxquant/fxquant/ops"
 )
@@ -26,7 +27,11 @@ type Graph struct {
 	insAfter  *Node
 
 	attrs     map[string]any
-	attrOrder []string
+	attrOrder []string // may hold deleted paths until compacted
+	attrDead  int      // deleted entries in attrOrder
+	// attrNext[prefix] is where FreshAttrName starts probing: every
+	// prefix+k with k below it is taken. DeleteAttr resets it.
+	attrNext map[string]int
 }
 
 // New returns an empty graph.
@@ -664,7 +669,7 @@ func (g *Graph) Clone() (*Graph, map[*Node]*Node) {
 	}
 	c.nextID = g.nextID
 	c.names = g.names.clone()
-	for _, k := range g.attrOrder {
+	for _, k := range g.liveAttrOrder() {
 		c.SetAttr(k, g.attrs[k])
 	}
 	return c, valMap
@@ -708,24 +713,60 @@ func (g *Graph) Attr(path string) (any, bool) {
 	return v, ok
 }
 
-// DeleteAttr removes an attribute.
+// DeleteAttr removes an attribute. Deletions are batched: the order list
+// is compacted once half of it is deleted, so each call is amortised O(1).
 func (g *Graph) DeleteAttr(path string) {
 	if _, ok := g.attrs[path]; !ok {
 		return
 	}
 	delete(g.attrs, path)
-	g.attrOrder = slices.DeleteFunc(g.attrOrder, func(s string) bool { return s == path })
+	g.attrNext = nil // a smaller fresh name may be free now
+	g.attrDead++
+	if 2*g.attrDead > len(g.attrOrder) {
+		g.compactAttrs()
+	}
 }
 
-// AttrNames returns the attribute paths in the order they were first set.
-func (g *Graph) AttrNames() []string { return slices.Clone(g.attrOrder) }
+// liveAttrOrder returns attrOrder without deleted paths. A path deleted
+// and then set again appears once, at its new place, so only the last
+// occurrence of a live path is kept.
+func (g *Graph) liveAttrOrder() []string {
+	if g.attrDead == 0 {
+		return slices.Clone(g.attrOrder)
+	}
+	seen := make(map[string]bool, len(g.attrs))
+	out := make([]string, 0, len(g.attrs))
+	for i := len(g.attrOrder) - 1; i >= 0; i-- {
+		p := g.attrOrder[i]
+		if _, live := g.attrs[p]; live && !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	slices.Reverse(out)
+	return out
+}
+
+func (g *Graph) compactAttrs() {
+	g.attrOrder = g.liveAttrOrder()
+	g.attrDead = 0
+}
+
+// AttrNames returns the attribute paths in the order they were first set
+// (a path deleted and set again counts from its new setting).
+func (g *Graph) AttrNames() []string { return g.liveAttrOrder() }
 
 // FreshAttrName returns prefix followed by the smallest integer that makes
-// an unused attribute path ("_frozen_param0", "_scale1").
+// an unused attribute path ("_frozen_param0", "_scale1"). Repeated calls
+// with one prefix cost amortised O(1) while no attribute is deleted.
 func (g *Graph) FreshAttrName(prefix string) string {
-	for i := 0; ; i++ {
-		name := fmt.Sprintf("%s%d", prefix, i)
+	if g.attrNext == nil {
+		g.attrNext = map[string]int{}
+	}
+	for i := g.attrNext[prefix]; ; i++ {
+		name := prefix + strconv.Itoa(i)
 		if _, taken := g.attrs[name]; !taken {
+			g.attrNext[prefix] = i
 			return name
 		}
 	}
@@ -784,7 +825,8 @@ func (g *Graph) ReplaceWith(other *Graph) {
 		}
 	}
 	g.length, g.nextID, g.names = other.length, other.nextID, other.names
-	g.attrs, g.attrOrder = other.attrs, other.attrOrder
+	g.attrs, g.attrOrder, g.attrDead = other.attrs, other.attrOrder, other.attrDead
+	g.attrNext = nil
 	g.insBefore, g.insAfter = nil, nil
 	*other = Graph{names: newNamespace(), attrs: map[string]any{}}
 	other.root.graph = other

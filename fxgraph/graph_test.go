@@ -515,3 +515,27 @@ func TestTypesOnNodes(t *testing.T) {
 	x.SetType(irF32)
 	assert.False(t, ops.TypesEqual(x.Type(), c.First().Type()))
 }
+
+// The attribute store keeps first-set order across deletions, and
+// FreshAttrName gives the smallest free index, also after a deletion.
+func TestAttrStore(t *testing.T) {
+	g := New()
+	for i := range 6 {
+		g.SetAttr(g.FreshAttrName("_frozen_param"), i)
+	}
+	assert.Equal(t, "_frozen_param6", g.FreshAttrName("_frozen_param"))
+	g.DeleteAttr("_frozen_param1")
+	g.DeleteAttr("_frozen_param3")
+	g.DeleteAttr("missing")
+	assert.Equal(t, "_frozen_param1", g.FreshAttrName("_frozen_param"))
+	g.SetAttr("_frozen_param0", "again") // overwrite keeps the place
+	g.DeleteAttr("_frozen_param4")
+	g.SetAttr("_frozen_param4", "back") // deleted and set again: new place
+	g.DeleteAttr("_frozen_param5")      // compaction happens here
+	assert.Equal(t, []string{"_frozen_param0", "_frozen_param2", "_frozen_param4"}, g.AttrNames())
+	v, ok := g.Attr("_frozen_param0")
+	assert.True(t, ok)
+	assert.Equal(t, "again", v)
+	c, _ := g.Clone()
+	assert.Equal(t, g.AttrNames(), c.AttrNames())
+}
