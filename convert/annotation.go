@@ -1,0 +1,328 @@
+package convert
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/fxquant/fxquant/fxgraph"
+	"github.com/fxquant/fxquant/observers"
+	"github.com/fxquant/fxquant/ops/tensor"
+)
+
+// AnnotationKey is the node metadata key (fxgraph.Meta.Extra) under which a
+// quantizer stores a node's *QuantizationAnnotation, torchao's
+// Q_ANNOTATION_KEY.
+const AnnotationKey = "quantization_annotation"
+
+// Sentinel errors of the annotation model, prepare, calibration and convert.
+// Returned errors wrap one of them where it applies.
+var (
+	// ErrAnnotation: an annotation is malformed (a spec on a node that is
+	// not an argument of the annotated node, a node of another graph, a
+	// kwarg node, an invalid range).
+	ErrAnnotation = errors.New("bad quantization annotation")
+	// ErrSharedSpec: a SharedQuantizationSpec or DerivedQuantizationSpec
+	// points at an edge or node that has no spec, or whose observer does
+	// not exist yet.
+	ErrSharedSpec = errors.New("bad shared quantization spec")
+	// ErrObserver: an observer cannot be built or converted (no data,
+	// bad configuration).
+	ErrObserver = errors.New("observer failure")
+	// ErrBatch: a calibration batch does not fit the graph's inputs.
+	ErrBatch = errors.New("bad calibration batch")
+	// ErrFold: conv+BN or linear+BN folding found a malformed pattern.
+	ErrFold = errors.New("cannot fold batch norm")
+)
+
+// QSpec is one of the quantization spec kinds: *QuantizationSpec,
+// *FixedQParamsQuantizationSpec, *SharedQuantizationSpec or
+// *DerivedQuantizationSpec. A nil QSpec means "not quantized".
+type QSpec interface {
+	isQSpec()
+}
+
+// ObserverCtor builds the observer for a QuantizationSpec (torchao's
+// observer_or_fake_quant_ctr called through with_args): the spec's dtype,
+// quant_min, quant_max, qscheme, is_dynamic (and ch_axis for per-channel
+// observers) override the constructor's own defaults, even when unset.
+type ObserverCtor func(spec *QuantizationSpec) (observers.Observer, error)
+
+// QuantizationSpec describes how one edge or output is quantized: torchao's
+// QuantizationSpec.
+type QuantizationSpec struct {
+	DType observers.DType
+	// Observer builds the observer; required.
+	Observer ObserverCtor
+	// QuantMin and QuantMax are the range; nil is None.
+	QuantMin, QuantMax *int64
+	QScheme            observers.QScheme
+	// ChAxis is the channel axis; nil is None.
+	ChAxis    *int
+	IsDynamic bool
+}
+
+// FixedQParamsQuantizationSpec quantizes with fixed scale and zero point.
+type FixedQParamsQuantizationSpec struct {
+	DType              observers.DType
+	Scale              float64
+	ZeroPoint          int64
+	QuantMin, QuantMax *int64
+	QScheme            observers.QScheme
+	IsDynamic          bool
+}
+
+// SharedQuantizationSpec shares the observer of another edge or node output.
+type SharedQuantizationSpec struct {
+	EdgeOrNode EdgeOrNode
+}
+
+// DeriveQParamsFunc computes the derived scale and zero point from the
+// observers of DerivedQuantizationSpec.DerivedFrom, in that order.
+type DeriveQParamsFunc func(obs []observers.Observer) (scale, zeroPoint *tensor.Tensor, err error)
+
+// DerivedQuantizationSpec derives its qparams from other observers (for
+// example a bias scale = input scale * weight scale).
+type DerivedQuantizationSpec struct {
+	DerivedFrom        []EdgeOrNode
+	DeriveQParams      DeriveQParamsFunc
+	DType              observers.DType
+	QuantMin, QuantMax *int64
+	QScheme            observers.QScheme
+	ChAxis             *int
+	IsDynamic          bool
+}
+
+func (*QuantizationSpec) isQSpec()             {}
+func (*FixedQParamsQuantizationSpec) isQSpec() {}
+func (*SharedQuantizationSpec) isQSpec()       {}
+func (*DerivedQuantizationSpec) isQSpec()      {}
+
+// EdgeOrNode names an input edge (Producer feeding Consumer) or, with a nil
+// Consumer, the output value of Producer. It is comparable and works as a
+// map key.
+type EdgeOrNode struct {
+	Producer *fxgraph.Node
+	Consumer *fxgraph.Node
+}
+
+// Edge returns the input edge from producer to consumer.
+func Edge(producer, consumer *fxgraph.Node) EdgeOrNode {
+	return EdgeOrNode{Producer: producer, Consumer: consumer}
+}
+
+// NodeOutput returns the output value of n.
+func NodeOutput(n *fxgraph.Node) EdgeOrNode { return EdgeOrNode{Producer: n} }
+
+// IsEdge reports whether e is an input edge rather than a node output.
+func (e EdgeOrNode) IsEdge() bool { return e.Consumer != nil }
+
+// String prints "(%a, %b)" for an edge and "%a" for a node output.
+func (e EdgeOrNode) String() string {
+	if e.IsEdge() {
+		return fmt.Sprintf("(%s, %s)", e.Producer, e.Consumer)
+	}
+	return fmt.Sprint(e.Producer)
+}
+
+// InputQSpec is one entry of QuantizationAnnotation.InputQSpecMap.
+type InputQSpec struct {
+	Input *fxgraph.Node
+	Spec  QSpec
+}
+
+// QuantizationAnnotation is what a quantizer attaches to a node (torchao's
+// QuantizationAnnotation): specs for its input edges, in insertion order,
+// and for its output.
+type QuantizationAnnotation struct {
+	// InputQSpecMap holds one entry per annotated input node, in the order
+	// they were added; use SetInput to add or replace one.
+	InputQSpecMap []InputQSpec
+	// OutputQSpec is the spec of the node's output; nil for none.
+	OutputQSpec QSpec
+	// NoImplicitSharing is allow_implicit_sharing=False.
+	NoImplicitSharing bool
+	// Annotated is torchao's _annotated flag: the node was claimed by an
+	// annotator and later annotators leave it alone.
+	Annotated bool
+}
+
+// SetInput sets the spec of input in, keeping the position of an existing
+// entry (as a Python dict assignment does).
+func (a *QuantizationAnnotation) SetInput(in *fxgraph.Node, s QSpec) {
+	for i := range a.InputQSpecMap {
+		if a.InputQSpecMap[i].Input == in {
+			a.InputQSpecMap[i].Spec = s
+			return
+		}
+	}
+	a.InputQSpecMap = append(a.InputQSpecMap, InputQSpec{Input: in, Spec: s})
+}
+
+// Input returns the spec of input in and whether it has an entry.
+func (a *QuantizationAnnotation) Input(in *fxgraph.Node) (QSpec, bool) {
+	for _, e := range a.InputQSpecMap {
+		if e.Input == in {
+			return e.Spec, true
+		}
+	}
+	return nil, false
+}
+
+// Valid is torchao's is_valid_annotation: a has an input spec entry or an
+// output spec.
+func (a *QuantizationAnnotation) Valid() bool {
+	return a != nil && (len(a.InputQSpecMap) > 0 || a.OutputQSpec != nil)
+}
+
+// Annotation returns n's annotation, or nil.
+func Annotation(n *fxgraph.Node) *QuantizationAnnotation {
+	v, ok := n.Meta.Get(AnnotationKey)
+	if !ok {
+		return nil
+	}
+	a, _ := v.(*QuantizationAnnotation)
+	return a
+}
+
+// SetAnnotation stores a on n (nil removes it).
+func SetAnnotation(n *fxgraph.Node, a *QuantizationAnnotation) {
+	if a == nil {
+		if n.Meta.Extra != nil {
+			delete(n.Meta.Extra, AnnotationKey)
+		}
+		return
+	}
+	n.Meta.Set(AnnotationKey, a)
+}
+
+// annotationOf returns n's annotation, creating an empty one.
+func annotationOf(n *fxgraph.Node) *QuantizationAnnotation {
+	a := Annotation(n)
+	if a == nil {
+		a = &QuantizationAnnotation{}
+		SetAnnotation(n, a)
+	}
+	return a
+}
+
+// AnnotateInput sets the spec of the edge (in, n), creating n's annotation
+// if needed (torchao's annotate_input_qspec_map).
+func AnnotateInput(n, in *fxgraph.Node, s QSpec) {
+	annotationOf(n).SetInput(in, s)
+}
+
+// AnnotateOutput sets n's output spec, creating its annotation if needed
+// (torchao's annotate_output_qspec).
+func AnnotateOutput(n *fxgraph.Node, s QSpec) {
+	annotationOf(n).OutputQSpec = s
+}
+
+// IsAnnotated reports whether some annotator has claimed n.
+func IsAnnotated(n *fxgraph.Node) bool {
+	a := Annotation(n)
+	return a != nil && a.Annotated
+}
+
+// MarkAnnotated sets the Annotated flag on each node, creating annotations.
+func MarkAnnotated(nodes ...*fxgraph.Node) {
+	for _, n := range nodes {
+		if n != nil {
+			annotationOf(n).Annotated = true
+		}
+	}
+}
+
+// Quantizer annotates a graph for Prepare (torchao's Quantizer).
+type Quantizer interface {
+	// TransformForAnnotation may rewrite the graph before annotation
+	// (through Graph methods); most quantizers do nothing.
+	TransformForAnnotation(g *fxgraph.Graph) error
+	// Annotate attaches QuantizationAnnotations to nodes.
+	Annotate(g *fxgraph.Graph) error
+	// Validate checks the annotated graph.
+	Validate(g *fxgraph.Graph) error
+}
+
+// ComposableQuantizer runs several quantizers one after another: every
+// TransformForAnnotation in order, then every Annotate, then every
+// Validate. An earlier quantizer's annotation wins when a later one
+// respects the Annotated flag.
+type ComposableQuantizer []Quantizer
+
+// TransformForAnnotation runs each quantizer's transform in order.
+func (c ComposableQuantizer) TransformForAnnotation(g *fxgraph.Graph) error {
+	for i, q := range c {
+		if err := q.TransformForAnnotation(g); err != nil {
+			return fmt.Errorf("quantizer %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// Annotate runs each quantizer's Annotate in order.
+func (c ComposableQuantizer) Annotate(g *fxgraph.Graph) error {
+	for i, q := range c {
+		if err := q.Annotate(g); err != nil {
+			return fmt.Errorf("quantizer %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// Validate runs each quantizer's Validate in order.
+func (c ComposableQuantizer) Validate(g *fxgraph.Graph) error {
+	for i, q := range c {
+		if err := q.Validate(g); err != nil {
+			return fmt.Errorf("quantizer %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// remapAnnotations rewrites every annotation of the cloned graph through the
+// clone's node correspondence m (old -> new), so that specs refer to the
+// clone's nodes. Annotations are copied, never shared between graphs.
+func remapAnnotations(c *fxgraph.Graph, m map[*fxgraph.Node]*fxgraph.Node) {
+	mapNode := func(n *fxgraph.Node) *fxgraph.Node {
+		if n == nil {
+			return nil
+		}
+		if nn, ok := m[n]; ok {
+			return nn
+		}
+		return n
+	}
+	mapEON := func(e EdgeOrNode) EdgeOrNode {
+		return EdgeOrNode{Producer: mapNode(e.Producer), Consumer: mapNode(e.Consumer)}
+	}
+	var mapSpec func(s QSpec) QSpec
+	mapSpec = func(s QSpec) QSpec {
+		switch s := s.(type) {
+		case *SharedQuantizationSpec:
+			return &SharedQuantizationSpec{EdgeOrNode: mapEON(s.EdgeOrNode)}
+		case *DerivedQuantizationSpec:
+			d := *s
+			d.DerivedFrom = make([]EdgeOrNode, len(s.DerivedFrom))
+			for i, e := range s.DerivedFrom {
+				d.DerivedFrom[i] = mapEON(e)
+			}
+			return &d
+		}
+		return s
+	}
+	for n := range c.All() {
+		a := Annotation(n)
+		if a == nil {
+			continue
+		}
+		b := &QuantizationAnnotation{
+			OutputQSpec:       mapSpec(a.OutputQSpec),
+			NoImplicitSharing: a.NoImplicitSharing,
+			Annotated:         a.Annotated,
+		}
+		for _, e := range a.InputQSpecMap {
+			b.InputQSpecMap = append(b.InputQSpecMap, InputQSpec{Input: mapNode(e.Input), Spec: mapSpec(e.Spec)})
+		}
+		SetAnnotation(n, b)
+	}
+}

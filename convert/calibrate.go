@@ -1,0 +1,76 @@
+package convert
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/fxquant/fxquant/fxgraph"
+	"github.com/fxquant/fxquant/fxgraph/interp"
+	"github.com/fxquant/fxquant/ops"
+	"github.com/fxquant/fxquant/ops/tensor"
+)
+
+// Calibrate runs the prepared graph g on each batch in order (one tensor per
+// placeholder, in placeholder order) through the interpreter, so that its
+// observers record statistics in their Forward. progress, when non-nil, is
+// called after each batch with the batch's 0-based index and the count.
+//
+// Every batch is checked against the placeholders' types before any is
+// run: a batch with the wrong number of tensors, or a tensor whose dtype or
+// shape differs from its placeholder's static type, is an error wrapping
+// ErrBatch that names the batch and the placeholder, and no observer has
+// seen anything. A failure while running names the node (an
+// *interp.NodeError); the batches before it have been recorded.
+func Calibrate(g *fxgraph.Graph, batches [][]*tensor.Tensor, progress func(i, n int)) error {
+	return CalibrateWithRegistry(g, batches, progress, nil)
+}
+
+// CalibrateWithRegistry is Calibrate with the kernels of reg (nil means
+// ops.Default()).
+func CalibrateWithRegistry(g *fxgraph.Graph, batches [][]*tensor.Tensor, progress func(i, n int), reg *ops.Registry) error {
+	phs := g.Placeholders()
+	for i, b := range batches {
+		if err := checkBatch(phs, b); err != nil {
+			return fmt.Errorf("calibrate: batch %d: %w", i, err)
+		}
+	}
+	for i, b := range batches {
+		if _, err := interp.Run(g, b, interp.Options{Registry: reg, Release: true}); err != nil {
+			return fmt.Errorf("calibrate: batch %d: %w", i, err)
+		}
+		if progress != nil {
+			progress(i, len(batches))
+		}
+	}
+	return nil
+}
+
+func checkBatch(phs []*fxgraph.Node, b []*tensor.Tensor) error {
+	if len(b) != len(phs) {
+		return fmt.Errorf("%w: want %d input tensors (one per placeholder), got %d", ErrBatch, len(phs), len(b))
+	}
+	for j, ph := range phs {
+		x := b[j]
+		if x == nil {
+			return fmt.Errorf("%w: placeholder %q: nil tensor", ErrBatch, ph.Name())
+		}
+		tt, ok := ph.Type().(ops.TensorType)
+		if !ok {
+			continue
+		}
+		if tt.DType() != x.DType() {
+			return fmt.Errorf("%w: placeholder %q: want dtype %s, got %s", ErrBatch, ph.Name(), tt.DType(), x.DType())
+		}
+		if !tt.Static() {
+			continue
+		}
+		want := make([]int, len(tt.Shape))
+		for k, d := range tt.Shape {
+			want[k] = int(d)
+		}
+		if !slices.Equal(want, x.Shape()) {
+			return fmt.Errorf("%w: placeholder %q: want shape %v, got %v", ErrBatch, ph.Name(), want, x.Shape())
+		}
+	}
+	return nil
+}

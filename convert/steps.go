@@ -1,0 +1,41 @@
+package convert
+
+import (
+	"errors"
+
+	"github.com/fxquant/fxquant/constfold"
+	"github.com/fxquant/fxquant/fxgraph"
+	"github.com/fxquant/fxquant/metadata"
+	"github.com/fxquant/fxquant/ops"
+)
+
+// errNoReference reports that the reference representation rewrite is not
+// available in this build.
+var errNoReference = errors.New("reference representation rewrite not available")
+
+// convertSteps are the steps of Convert after observer replacement, in the
+// order of spec section 3.5: duplicate dequantize, metadata porting,
+// constant folding constrained to QuantOps, reference representation.
+var convertSteps = []convertStep{
+	{name: DuplicateDQPassName, run: func(g *fxgraph.Graph, _ *ops.Registry, _ ConvertOptions) error {
+		_, err := DuplicateDQ(g)
+		return err
+	}},
+	{name: metadata.PassName, run: func(g *fxgraph.Graph, _ *ops.Registry, _ ConvertOptions) error {
+		_, err := metadata.PortNodeMetaForQDQ(g, metadata.Options{Annotation: PortMetadataAnnotation})
+		return err
+	}},
+	{name: constfold.PassName, when: func(o ConvertOptions) bool { return !o.NoFoldQuantize }, run: func(g *fxgraph.Graph, reg *ops.Registry, _ ConvertOptions) error {
+		quant := QuantOps()
+		_, err := constfold.ConstantFold(g, constfold.Options{
+			Registry: reg,
+			Constraint: func(n *fxgraph.Node) bool {
+				return n.Op() == fxgraph.CallFunction && quant.Has(n.Target())
+			},
+		})
+		return err
+	}},
+	{name: "reference_representation", when: func(o ConvertOptions) bool { return o.ReferenceRepresentation }, run: func(*fxgraph.Graph, *ops.Registry, ConvertOptions) error {
+		return errNoReference
+	}},
+}

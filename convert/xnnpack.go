@@ -1,0 +1,478 @@
+package convert
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/fxquant/fxquant/fxgraph"
+	"github.com/fxquant/fxquant/observers"
+	"github.com/fxquant/fxquant/ops"
+	"github.com/fxquant/fxquant/ops/tensor"
+)
+
+// QuantizationConfig is torchao's QuantizationConfig: the specs an annotator
+// gives an op's input activations, output, weight and bias (nil = not
+// quantized).
+type QuantizationConfig struct {
+	InputActivation  *QuantizationSpec
+	OutputActivation *QuantizationSpec
+	Weight           *QuantizationSpec
+	Bias             *QuantizationSpec
+}
+
+// SymmetricConfigOptions are the arguments of
+// get_symmetric_quantization_config; use DefaultSymmetricConfigOptions for
+// torchao's defaults.
+type SymmetricConfigOptions struct {
+	PerChannel             bool
+	Dynamic                bool
+	ActQMin, ActQMax       int64
+	WeightQMin, WeightQMax int64
+}
+
+// DefaultSymmetricConfigOptions returns torchao's defaults: per-tensor,
+// static, activations -128..127, weights -127..127.
+func DefaultSymmetricConfigOptions() SymmetricConfigOptions {
+	return SymmetricConfigOptions{ActQMin: -128, ActQMax: 127, WeightQMin: -127, WeightQMax: 127}
+}
+
+// xnnpackEps is the eps every observer of the XNNPACK config gets: 2**-12.
+const xnnpackEps = 0.000244140625
+
+// SymmetricQuantizationConfig is get_symmetric_quantization_config (spec
+// section 4, PTQ only): int8 per_tensor_affine activations observed by a
+// HistogramObserver (static) or a PlaceholderObserver (dynamic, with no
+// output spec), int8 symmetric weights (per-channel on axis 0 or
+// per-tensor) observed by a PerChannelMinMaxObserver or MinMaxObserver,
+// no bias spec, and eps 2**-12 everywhere.
+func SymmetricQuantizationConfig(o SymmetricConfigOptions) *QuantizationConfig {
+	act := &QuantizationSpec{
+		DType: observers.Int8, QuantMin: observers.Int(o.ActQMin), QuantMax: observers.Int(o.ActQMax),
+		QScheme: observers.PerTensorAffine, IsDynamic: o.Dynamic,
+	}
+	if o.Dynamic {
+		act.Observer = PlaceholderObserverCtor(observers.PlaceholderConfig{Eps: xnnpackEps})
+	} else {
+		act.Observer = HistogramObserverCtor(observers.Config{Eps: xnnpackEps})
+	}
+	zero := 0
+	w := &QuantizationSpec{
+		DType: observers.Int8, QuantMin: observers.Int(o.WeightQMin), QuantMax: observers.Int(o.WeightQMax),
+		QScheme: observers.PerTensorSymmetric, ChAxis: &zero,
+		Observer: MinMaxObserverCtor(observers.Config{Eps: xnnpackEps}),
+	}
+	if o.PerChannel {
+		w.QScheme = observers.PerChannelSymmetric
+		w.Observer = PerChannelMinMaxObserverCtor(observers.Config{Eps: xnnpackEps})
+	}
+	c := &QuantizationConfig{InputActivation: act, Weight: w}
+	if !o.Dynamic {
+		c.OutputActivation = act
+	}
+	return c
+}
+
+// XNNPACKQuantizer is torchao's test XNNPACKQuantizer with a global
+// config: TransformForAnnotation turns scalar operands of add and mul into
+// get_attr constants, Annotate runs the static annotators (linear_relu,
+// linear, conv_relu, conv, conv_transpose_relu, adaptive_avg_pool2d,
+// add_relu, add, mul_relu, mul, cat) or, for a dynamic config, the linear
+// annotator, then propagates annotations through shape ops.
+type XNNPACKQuantizer struct {
+	Global *QuantizationConfig
+	// Filter, when set, limits annotation to nodes it accepts.
+	Filter func(n *fxgraph.Node) bool
+}
+
+// NewXNNPACKQuantizer returns a quantizer with config as the global config.
+func NewXNNPACKQuantizer(config *QuantizationConfig) *XNNPACKQuantizer {
+	return &XNNPACKQuantizer{Global: config}
+}
+
+var (
+	addTensor  = ops.MustOverload("aten.add.Tensor")
+	addTensor_ = ops.MustOverload("aten.add_.Tensor")
+	mulTensor  = ops.MustOverload("aten.mul.Tensor")
+	mulTensor_ = ops.MustOverload("aten.mul_.Tensor")
+	reluTarget = ops.NewTargetSet(ops.MustOverload("aten.relu.default"), ops.MustOverload("aten.relu_.default"))
+	catDefault = ops.MustOverload("aten.cat.default")
+	aapDefault = ops.MustOverload("aten.adaptive_avg_pool2d.default")
+	convAnnot  = ops.NewTargetSet(ops.MustOverload("aten.conv1d.default"), ops.MustOverload("aten.conv2d.default"))
+	shareOps   = ops.NewTargetSet(
+		ops.MustOverload("aten.relu.default"), ops.MustOverload("aten.hardtanh.default"), ops.MustOverload("aten.hardtanh_.default"),
+		ops.MustOverload("aten.max_pool2d.default"), ops.MustOverload("aten.mean.default"), ops.MustOverload("aten.mean.dim"),
+		ops.MustOverload("aten.permute.default"), ops.MustOverload("aten.permute_copy.default"), ops.MustOverload("aten.squeeze.dim"),
+		ops.MustOverload("aten.squeeze_copy.dim"), aapDefault, ops.MustOverload("aten.view_copy.default"),
+		ops.MustOverload("aten.view.default"), ops.MustOverload("aten.slice_copy.Tensor"), ops.MustOverload("aten.flatten.using_ints"))
+)
+
+// TransformForAnnotation is _convert_scalars_to_attrs: every non-node
+// positional argument of aten.add.Tensor and aten.mul.Tensor becomes a
+// get_attr of a new 0-dim float32 attribute _tensor_constant_<i>.
+func (q *XNNPACKQuantizer) TransformForAnnotation(g *fxgraph.Graph) error {
+	for _, n := range g.Nodes() {
+		if n.Op() != fxgraph.CallFunction || (n.Target() != addTensor && n.Target() != mulTensor) {
+			continue
+		}
+		args := append([]ops.Value(nil), n.Args()...)
+		changed := false
+		for i, a := range args {
+			if _, isNode := a.(*fxgraph.Node); isNode {
+				continue
+			}
+			var f float64
+			switch v := a.(type) {
+			case float64:
+				f = v
+			case int64:
+				f = float64(v)
+			case bool:
+				if v {
+					f = 1
+				}
+			default:
+				return fmt.Errorf("node %q: %w: arg %d: want a number or a node, got %T", n.Name(), ErrAnnotation, i, a)
+			}
+			name := g.FreshAttrName("_tensor_constant_")
+			t, err := tensor.FromData(tensor.Float32, []int{}, []float32{float32(f)})
+			if err != nil {
+				return err
+			}
+			g.SetAttr(name, t)
+			restore := g.InsertingBefore(n)
+			args[i] = g.GetAttr(name, ops.Plain(tensor.Float32))
+			restore()
+			changed = true
+		}
+		if changed {
+			g.SetArgs(n, args...)
+		}
+	}
+	return nil
+}
+
+// Validate accepts every graph.
+func (q *XNNPACKQuantizer) Validate(*fxgraph.Graph) error { return nil }
+
+// Annotate runs the annotators of the global config, then
+// propagate_annotation.
+func (q *XNNPACKQuantizer) Annotate(g *fxgraph.Graph) error {
+	c := q.Global
+	if c == nil {
+		return nil
+	}
+	if c.InputActivation != nil && c.InputActivation.IsDynamic {
+		q.annotateLinear(g, c)
+	} else {
+		q.annotateLinearRelu(g, c)
+		q.annotateLinear(g, c)
+		q.annotateConvRelu(g, c)
+		q.annotateConv(g, c)
+		q.annotateAdaptiveAvgPool(g, c)
+		q.annotateBinary(g, c, addTensor, addTensor_, true)
+		q.annotateBinary(g, c, addTensor, addTensor_, false)
+		q.annotateBinary(g, c, mulTensor, mulTensor_, true)
+		q.annotateBinary(g, c, mulTensor, mulTensor_, false)
+		q.annotateCat(g, c)
+	}
+	PropagateAnnotation(g)
+	return nil
+}
+
+func (q *XNNPACKQuantizer) ok(nodes ...*fxgraph.Node) bool {
+	if q.Filter == nil {
+		return true
+	}
+	for _, n := range nodes {
+		if n != nil && !q.Filter(n) {
+			return false
+		}
+	}
+	return true
+}
+
+func anyAnnotated(nodes ...*fxgraph.Node) bool {
+	for _, n := range nodes {
+		if n != nil && IsAnnotated(n) {
+			return true
+		}
+	}
+	return false
+}
+
+func qs(s *QuantizationSpec) QSpec {
+	if s == nil {
+		return nil
+	}
+	return s
+}
+
+// weightedInputs annotates act, weight and bias inputs of a linear or conv
+// node; it returns the weight and bias nodes.
+func weightedInputs(a *QuantizationAnnotation, n *fxgraph.Node, c *QuantizationConfig) (w, b *fxgraph.Node) {
+	if act, ok := n.Arg(0).(*fxgraph.Node); ok {
+		a.SetInput(act, qs(c.InputActivation))
+	}
+	if wn, ok := n.Arg(1).(*fxgraph.Node); ok {
+		a.SetInput(wn, qs(c.Weight))
+		w = wn
+	}
+	if len(n.Args()) > 2 {
+		if bn, ok := n.Arg(2).(*fxgraph.Node); ok {
+			a.SetInput(bn, qs(c.Bias))
+			b = bn
+		}
+	}
+	return w, b
+}
+
+func (q *XNNPACKQuantizer) annotateLinear(g *fxgraph.Graph, c *QuantizationConfig) {
+	q.annotateWeighted(g, c, func(t ops.Target) bool { return t == linearDefault })
+}
+
+func (q *XNNPACKQuantizer) annotateConv(g *fxgraph.Graph, c *QuantizationConfig) {
+	q.annotateWeighted(g, c, convAnnot.Has)
+}
+
+func (q *XNNPACKQuantizer) annotateWeighted(g *fxgraph.Graph, c *QuantizationConfig, match func(ops.Target) bool) {
+	for _, n := range g.Nodes() {
+		if n.Op() != fxgraph.CallFunction || !match(n.Target()) || !q.ok(n) || anyAnnotated(n) {
+			continue
+		}
+		a := &QuantizationAnnotation{}
+		w, b := weightedInputs(a, n, c)
+		a.OutputQSpec = qs(c.OutputActivation)
+		a.Annotated = true
+		SetAnnotation(n, a)
+		MarkAnnotated(w, b)
+	}
+}
+
+func (q *XNNPACKQuantizer) annotateLinearRelu(g *fxgraph.Graph, c *QuantizationConfig) {
+	q.annotateWeightedRelu(g, c, func(t ops.Target) bool { return t == linearDefault })
+}
+
+func (q *XNNPACKQuantizer) annotateConvRelu(g *fxgraph.Graph, c *QuantizationConfig) {
+	q.annotateWeightedRelu(g, c, func(t ops.Target) bool { return convTargets.Has(t) || convTransposeTargets.Has(t) })
+}
+
+func (q *XNNPACKQuantizer) annotateWeightedRelu(g *fxgraph.Graph, c *QuantizationConfig, match func(ops.Target) bool) {
+	for _, relu := range g.Nodes() {
+		if relu.Op() != fxgraph.CallFunction || !reluTarget.Has(relu.Target()) {
+			continue
+		}
+		op, ok := relu.Arg(0).(*fxgraph.Node)
+		if !ok || op.Op() != fxgraph.CallFunction || !match(op.Target()) || op.NumUsers() > 1 {
+			continue
+		}
+		a := &QuantizationAnnotation{Annotated: true}
+		w, b := weightedInputs(a, op, c)
+		if anyAnnotated(relu, op, w, b) || !q.ok(relu, op, w, b) {
+			continue
+		}
+		SetAnnotation(op, a)
+		SetAnnotation(relu, &QuantizationAnnotation{OutputQSpec: qs(c.OutputActivation), Annotated: true})
+		MarkAnnotated(w, b)
+	}
+}
+
+// isLargeScalar is _is_input_large_scalar: a get_attr of one element whose
+// magnitude exceeds histc's limit.
+func isLargeScalar(g *fxgraph.Graph, n *fxgraph.Node) bool {
+	if n.Op() != fxgraph.GetAttr {
+		return false
+	}
+	v, _ := g.Attr(n.TargetName())
+	t, ok := v.(*tensor.Tensor)
+	if !ok || t.Numel() != 1 {
+		return false
+	}
+	f, err := t.Float64s()
+	return err == nil && math.Abs(f[0]) > 3.4028235e15
+}
+
+// isNonFloat is _is_input_non_float_tensor: no tensor type, or not float32.
+func isNonFloat(n *fxgraph.Node) bool {
+	tt, ok := n.Type().(ops.TensorType)
+	return !ok || tt.DType() != tensor.Float32
+}
+
+func (q *XNNPACKQuantizer) annotateBinary(g *fxgraph.Graph, c *QuantizationConfig, op, opInPlace ops.Overload, withRelu bool) {
+	for _, n := range g.Nodes() {
+		if n.Op() != fxgraph.CallFunction {
+			continue
+		}
+		bin, outNode := n, n
+		if withRelu {
+			if !reluTarget.Has(n.Target()) {
+				continue
+			}
+			p, ok := n.Arg(0).(*fxgraph.Node)
+			if !ok || p.Op() != fxgraph.CallFunction || p.NumUsers() > 1 {
+				continue
+			}
+			bin = p
+		}
+		if bin.Target() != op && bin.Target() != opInPlace {
+			continue
+		}
+		if anyAnnotated(bin, outNode) || !q.ok(bin, outNode) {
+			continue
+		}
+		a := &QuantizationAnnotation{Annotated: true}
+		skip := false
+		for i := 0; i < 2 && i < len(bin.Args()); i++ {
+			in, ok := bin.Arg(i).(*fxgraph.Node)
+			if !ok {
+				continue
+			}
+			if isLargeScalar(g, in) || isNonFloat(in) {
+				skip = true
+				break
+			}
+			a.SetInput(in, qs(c.InputActivation))
+		}
+		if skip {
+			continue
+		}
+		if withRelu {
+			SetAnnotation(bin, a)
+			SetAnnotation(outNode, &QuantizationAnnotation{OutputQSpec: qs(c.OutputActivation), Annotated: true})
+		} else {
+			a.OutputQSpec = qs(c.OutputActivation)
+			SetAnnotation(bin, a)
+		}
+	}
+}
+
+func (q *XNNPACKQuantizer) annotateAdaptiveAvgPool(g *fxgraph.Graph, c *QuantizationConfig) {
+	for _, n := range g.Nodes() {
+		if n.Op() != fxgraph.CallFunction || n.Target() != aapDefault || anyAnnotated(n) || !q.ok(n) {
+			continue
+		}
+		in, ok := n.Arg(0).(*fxgraph.Node)
+		if !ok {
+			continue
+		}
+		var inSpec QSpec = qs(c.InputActivation)
+		if ia := Annotation(in); ia != nil && ia.Annotated && ia.OutputQSpec != nil {
+			inSpec = &SharedQuantizationSpec{EdgeOrNode: NodeOutput(in)}
+		}
+		a := &QuantizationAnnotation{Annotated: true, OutputQSpec: &SharedQuantizationSpec{EdgeOrNode: Edge(in, n)}}
+		a.SetInput(in, inSpec)
+		SetAnnotation(n, a)
+	}
+}
+
+func (q *XNNPACKQuantizer) annotateCat(g *fxgraph.Graph, c *QuantizationConfig) {
+	for _, n := range g.Nodes() {
+		if n.Op() != fxgraph.CallFunction || n.Target() != catDefault || anyAnnotated(n) || !q.ok(n) {
+			continue
+		}
+		var inputs []ops.Value
+		switch v := n.Arg(0).(type) {
+		case ops.List:
+			inputs = v
+		case ops.Tuple:
+			inputs = v
+		}
+		if len(inputs) == 0 {
+			continue
+		}
+		in0, ok := inputs[0].(*fxgraph.Node)
+		if !ok {
+			continue
+		}
+		a := &QuantizationAnnotation{Annotated: true}
+		a.SetInput(in0, qs(c.InputActivation))
+		shared := &SharedQuantizationSpec{EdgeOrNode: Edge(in0, n)}
+		for _, v := range inputs[1:] {
+			in, ok := v.(*fxgraph.Node)
+			if !ok {
+				continue
+			}
+			if _, has := a.Input(in); !has {
+				a.SetInput(in, shared)
+			}
+		}
+		a.OutputQSpec = shared
+		SetAnnotation(n, a)
+	}
+}
+
+// PropagateAnnotation is torchao's propagate_annotation: each unannotated
+// shape-preserving op (relu, hardtanh, max_pool2d, mean, permute, squeeze,
+// adaptive_avg_pool2d, view, slice_copy, flatten) whose first argument has
+// an output spec shares that argument's observer for its input and output.
+func PropagateAnnotation(g *fxgraph.Graph) {
+	for _, n := range g.Nodes() {
+		if n.Op() != fxgraph.CallFunction || !shareOps.Has(n.Target()) {
+			continue
+		}
+		prev, ok := n.Arg(0).(*fxgraph.Node)
+		if !ok {
+			continue
+		}
+		pa := Annotation(prev)
+		if pa == nil || pa.OutputQSpec == nil || IsAnnotated(n) {
+			continue
+		}
+		shared := &SharedQuantizationSpec{EdgeOrNode: NodeOutput(prev)}
+		a := &QuantizationAnnotation{OutputQSpec: shared, Annotated: true}
+		a.SetInput(prev, shared)
+		SetAnnotation(n, a)
+	}
+}
+
+// Int4GroupwiseQuantizer annotates every aten.linear.default for int4
+// groupwise dynamic quantization (the pt2e fixtures' int4 quantizer):
+// input 0 as dynamic per-token asymmetric int8 (an
+// AffineQuantizedPlaceholderObserver with eps = float32 eps, float32 scale
+// and int32 zero point), input 1 as symmetric int4 (-8..7 in int8) per
+// group of GroupSize through an AffineQuantizedMinMaxObserver with default
+// eps and dtypes. The bias and the output stay float.
+type Int4GroupwiseQuantizer struct {
+	GroupSize int
+}
+
+// TransformForAnnotation does nothing.
+func (Int4GroupwiseQuantizer) TransformForAnnotation(*fxgraph.Graph) error { return nil }
+
+// Validate accepts every graph.
+func (Int4GroupwiseQuantizer) Validate(*fxgraph.Graph) error { return nil }
+
+// Annotate annotates the linears.
+func (q Int4GroupwiseQuantizer) Annotate(g *fxgraph.Graph) error {
+	if q.GroupSize <= 0 {
+		return fmt.Errorf("%w: int4 group size must be positive, got %d", ErrAnnotation, q.GroupSize)
+	}
+	eps := observers.Float32Eps
+	act := &QuantizationSpec{
+		DType: observers.Int8, QuantMin: observers.Int(-128), QuantMax: observers.Int(127), IsDynamic: true,
+		Observer: AffineQuantizedPlaceholderObserverCtor(observers.AffineConfig{
+			MappingType: observers.Asymmetric, TargetDType: tensor.Int8, Granularity: observers.PerToken{},
+			Eps: &eps, ScaleDType: tensor.Float32, ZeroPointDType: tensor.Int32,
+		}),
+	}
+	w := &QuantizationSpec{
+		DType: observers.Int8, QuantMin: observers.Int(-8), QuantMax: observers.Int(7),
+		Observer: AffineQuantizedMinMaxObserverCtor(observers.AffineConfig{
+			MappingType: observers.Symmetric, TargetDType: tensor.Int8, Granularity: observers.PerGroup{GroupSize: q.GroupSize},
+		}),
+	}
+	for _, n := range g.Nodes() {
+		if n.Op() != fxgraph.CallFunction || n.Target() != linearDefault || anyAnnotated(n) {
+			continue
+		}
+		x, ok1 := n.Arg(0).(*fxgraph.Node)
+		wn, ok2 := n.Arg(1).(*fxgraph.Node)
+		if !ok1 || !ok2 {
+			continue
+		}
+		a := &QuantizationAnnotation{Annotated: true}
+		a.SetInput(x, act)
+		a.SetInput(wn, w)
+		SetAnnotation(n, a)
+	}
+	return nil
+}
