@@ -539,3 +539,25 @@ func TestAttrStore(t *testing.T) {
 	c, _ := g.Clone()
 	assert.Equal(t, g.AttrNames(), c.AttrNames())
 }
+
+// Users stays distinct and in first-use order when users reference a node
+// many times (past the short scan) and edits interleave.
+func TestUsersManyReferences(t *testing.T) {
+	g := New()
+	x := g.Placeholder("x", nil)
+	y := g.Placeholder("y", nil)
+	many := make(ops.List, 40)
+	for i := range many {
+		many[i] = x
+	}
+	a := g.Call(ops.MustPacket("aten.cat"), ops.List{y, many})
+	b := g.Call(irRelu, x)
+	c := g.Call(ops.MustPacket("aten.cat"), many, x)
+	assert.Equal(t, []*Node{a, b, c}, x.Users())
+	assert.Equal(t, 3, x.NumUsers())
+	assert.Equal(t, 82, x.NumUses())
+	g.SetArgs(a, ops.List{y, many}) // a moves to the end
+	assert.Equal(t, []*Node{b, c, a}, x.Users())
+	assert.Equal(t, []*Node{x}, c.InputNodes())
+	assert.Equal(t, []*Node{y, x}, a.InputNodes())
+}

@@ -198,25 +198,37 @@ func (n *Node) NumUses() int { return len(n.uses) - n.deadUses }
 const smallDistinct = 16
 
 // Users returns the distinct users in first-use order, as FX's node.users.
-// It is linear in the number of uses.
+// It is linear in the number of uses and needs no set: a user's records
+// are added together in slot order, so a record is its user's first one
+// exactly when no smaller slot of the user refers to n.
 func (n *Node) Users() []*Node {
 	if n.NumUses() == 0 {
 		return nil
 	}
 	out := make([]*Node, 0, n.NumUses())
-	var seen map[*Node]struct{}
+	var seen map[*Node]struct{} // only for users with very many references
 	for _, u := range n.uses {
 		if u.User == nil {
 			continue
 		}
-		if seen == nil && len(out) < smallDistinct {
-			if !slices.Contains(out, u.User) {
+		if u.Slot <= smallDistinct && u.Slot <= len(u.User.refs) {
+			first := true
+			for _, r := range u.User.refs[:u.Slot] {
+				if r.def == n {
+					first = false
+					break
+				}
+			}
+			if first {
 				out = append(out, u.User)
+				if seen != nil {
+					seen[u.User] = struct{}{}
+				}
 			}
 			continue
 		}
 		if seen == nil {
-			seen = make(map[*Node]struct{}, n.NumUses())
+			seen = make(map[*Node]struct{}, len(out)+1)
 			for _, o := range out {
 				seen[o] = struct{}{}
 			}
