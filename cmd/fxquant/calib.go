@@ -1,0 +1,319 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/fxquant/fxquant/fxgraph"
+	"github.com/fxquant/fxquant/ops"
+	"github.com/fxquant/fxquant/ops/tensor"
+)
+
+// inputSpec is one user input of a program: its placeholder's name, dtype
+// and static shape.
+type inputSpec struct {
+	name  string
+	dtype tensor.DType
+	shape []int
+}
+
+func (s inputSpec) String() string {
+	return s.name + ": " + ops.Plain(s.dtype, ops.ShapeInts(s.shape)...).String()
+}
+
+// userInputs returns the placeholders of an unlifted graph (its user
+// inputs) with their static tensor types.
+func userInputs(g *fxgraph.Graph) ([]inputSpec, error) {
+	var specs []inputSpec
+	for _, ph := range g.Placeholders() {
+		tt, ok := ph.TensorType()
+		if !ok {
+			return nil, fmt.Errorf("input %q has type %v, want a tensor type", ph.Name(), ph.Type())
+		}
+		if !tt.Static() {
+			return nil, fmt.Errorf("input %q has type %v, want a static shape", ph.Name(), tt)
+		}
+		shape := make([]int, len(tt.Shape))
+		for i, d := range tt.Shape {
+			shape[i] = int(d)
+		}
+		specs = append(specs, inputSpec{name: ph.Name(), dtype: tt.DType(), shape: shape})
+	}
+	return specs, nil
+}
+
+// randomBatches returns n batches shaped like the inputs: standard normal
+// floats (integers uniform in [0, 10)) from a PCG generator seeded with seed,
+// so the same seed gives the same batches on every machine.
+func randomBatches(specs []inputSpec, n int, seed uint64) ([][]*tensor.Tensor, error) {
+	r := rand.New(rand.NewPCG(seed, seed))
+	batches := make([][]*tensor.Tensor, n)
+	for b := range batches {
+		for _, s := range specs {
+			vals := make([]float64, tensor.Numel(s.shape))
+			for i := range vals {
+				if s.dtype.IsFloat() {
+					vals[i] = r.NormFloat64()
+				} else {
+					vals[i] = float64(r.IntN(10))
+				}
+			}
+			t, err := fromFloat64s(s.dtype, s.shape, vals)
+			if err != nil {
+				return nil, fmt.Errorf("input %q: %w", s.name, err)
+			}
+			batches[b] = append(batches[b], t)
+		}
+	}
+	return batches, nil
+}
+
+// fromFloat64s builds a contiguous tensor of dtype d from float64 values.
+func fromFloat64s(d tensor.DType, shape []int, vals []float64) (*tensor.Tensor, error) {
+	switch d {
+	case tensor.Float32:
+		out := make([]float32, len(vals))
+		for i, v := range vals {
+			out[i] = float32(v)
+		}
+		return tensor.FromData(d, shape, out)
+	case tensor.Float64:
+		return tensor.FromData(d, shape, slices.Clone(vals))
+	case tensor.Int8:
+		return convertInts[int8](d, shape, vals)
+	case tensor.UInt8:
+		return convertInts[uint8](d, shape, vals)
+	case tensor.Int32:
+		return convertInts[int32](d, shape, vals)
+	case tensor.Int64:
+		return convertInts[int64](d, shape, vals)
+	}
+	return nil, fmt.Errorf("dtype %s is not supported for calibration inputs; want float32, float64, int8, uint8, int32 or int64", d)
+}
+
+func convertInts[T int8 | uint8 | int32 | int64](d tensor.DType, shape []int, vals []float64) (*tensor.Tensor, error) {
+	lo, hi, _ := d.IntRange()
+	out := make([]T, len(vals))
+	for i, v := range vals {
+		if v != math.Trunc(v) || v < float64(lo) || v > float64(hi) {
+			return nil, fmt.Errorf("element %d is %v, which %s cannot hold", i, v, d)
+		}
+		out[i] = T(v)
+	}
+	return tensor.FromData(d, shape, out)
+}
+
+// castTo returns t converted to dtype d (t itself when it already has it).
+func castTo(t *tensor.Tensor, d tensor.DType) (*tensor.Tensor, error) {
+	if t.DType() == d {
+		return t, nil
+	}
+	vals, err := t.Float64s()
+	if err != nil {
+		return nil, err
+	}
+	return fromFloat64s(d, t.Shape(), vals)
+}
+
+// loadBatches reads calibration batches from file: a .npy array whose first
+// axis is the batch (one user input only), or JSON (see readJSONBatches).
+// Each tensor is converted to its input's dtype and must have its shape.
+func loadBatches(file string, specs []inputSpec) ([][]*tensor.Tensor, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var batches [][]*tensor.Tensor
+	if strings.EqualFold(filepath.Ext(file), ".npy") || bytes.HasPrefix(data, npyMagic) {
+		if len(specs) != 1 {
+			return nil, fmt.Errorf("%s: a .npy file holds batches for one input, but the program has %d user inputs", file, len(specs))
+		}
+		t, err := readNPY(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		if t.Dim() != len(specs[0].shape)+1 {
+			return nil, fmt.Errorf("%s: array shape %v, want [N %s] (batches of input %s)", file, t.Shape(), strings.Trim(fmt.Sprint(specs[0].shape), "[]"), specs[0])
+		}
+		for i := range t.Size(0) {
+			bt, err := t.Select(0, i)
+			if err != nil {
+				return nil, fmt.Errorf("%s: batch %d: %w", file, i, err)
+			}
+			batches = append(batches, []*tensor.Tensor{bt.Contiguous()})
+		}
+	} else {
+		batches, err = readJSONBatches(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+	}
+	if len(batches) == 0 {
+		return nil, fmt.Errorf("%s: no calibration batches", file)
+	}
+	for b, batch := range batches {
+		if len(batch) != len(specs) {
+			return nil, fmt.Errorf("%s: batch %d has %d tensors, want %d (one per user input)", file, b, len(batch), len(specs))
+		}
+		for i, s := range specs {
+			if !slices.Equal(batch[i].Shape(), s.shape) {
+				return nil, fmt.Errorf("%s: batch %d, input %q: shape %v, want %v", file, b, s.name, batch[i].Shape(), s.shape)
+			}
+			t, err := castTo(batch[i], s.dtype)
+			if err != nil {
+				return nil, fmt.Errorf("%s: batch %d, input %q: %w", file, b, s.name, err)
+			}
+			batch[i] = t
+		}
+	}
+	return batches, nil
+}
+
+// jsonTensor is a tensor in the encoding of the pt2e fixtures' outputs
+// files: shape, dtype name, row-major values, and for float32 optionally the
+// bit patterns as 8 hex digits.
+type jsonTensor struct {
+	Shape  []int             `json:"shape"`
+	DType  string            `json:"dtype"`
+	Values []json.RawMessage `json:"values"`
+	Hex    []string          `json:"hex"`
+}
+
+// readJSONBatches decodes calibration batches from JSON: a list whose items
+// are tensors (one input per batch) or lists of tensors (one per input),
+// or a fixtures outputs file, whose inputs.calibration list is used.
+func readJSONBatches(data []byte) ([][]*tensor.Tensor, error) {
+	var top any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&top); err != nil {
+		return nil, fmt.Errorf("json: %w", err)
+	}
+	var list []json.RawMessage
+	switch top.(type) {
+	case []any:
+		if err := json.Unmarshal(data, &list); err != nil {
+			return nil, fmt.Errorf("json: %w", err)
+		}
+	case map[string]any:
+		var f struct {
+			Inputs struct {
+				Calibration []json.RawMessage `json:"calibration"`
+			} `json:"inputs"`
+		}
+		if err := json.Unmarshal(data, &f); err != nil {
+			return nil, fmt.Errorf("json: %w", err)
+		}
+		if f.Inputs.Calibration == nil {
+			return nil, errors.New("json: want a list of tensors, or an object with inputs.calibration")
+		}
+		list = f.Inputs.Calibration
+	default:
+		return nil, errors.New("json: want a list of tensors, or an object with inputs.calibration")
+	}
+	batches := make([][]*tensor.Tensor, 0, len(list))
+	for b, raw := range list {
+		raw = bytes.TrimSpace(raw)
+		var batch []*tensor.Tensor
+		if bytes.HasPrefix(raw, []byte("[")) {
+			var items []jsonTensor
+			if err := json.Unmarshal(raw, &items); err != nil {
+				return nil, fmt.Errorf("batch %d: %w", b, err)
+			}
+			for i, it := range items {
+				t, err := it.tensor()
+				if err != nil {
+					return nil, fmt.Errorf("batch %d, tensor %d: %w", b, i, err)
+				}
+				batch = append(batch, t)
+			}
+		} else {
+			var it jsonTensor
+			if err := json.Unmarshal(raw, &it); err != nil {
+				return nil, fmt.Errorf("batch %d: want a tensor object: %w", b, err)
+			}
+			t, err := it.tensor()
+			if err != nil {
+				return nil, fmt.Errorf("batch %d: %w", b, err)
+			}
+			batch = append(batch, t)
+		}
+		batches = append(batches, batch)
+	}
+	return batches, nil
+}
+
+// tensor decodes one jsonTensor. Float32 values come from hex when present,
+// so they are exact.
+func (j jsonTensor) tensor() (*tensor.Tensor, error) {
+	if j.Shape == nil {
+		return nil, errors.New("missing shape")
+	}
+	d, err := tensor.ParseDType(j.DType)
+	if err != nil {
+		return nil, fmt.Errorf("dtype %q: %w", j.DType, err)
+	}
+	for _, s := range j.Shape {
+		if s < 0 {
+			return nil, fmt.Errorf("shape %v has a negative size", j.Shape)
+		}
+	}
+	n := tensor.Numel(j.Shape)
+	if d == tensor.Float32 && j.Hex != nil {
+		if len(j.Hex) != n {
+			return nil, fmt.Errorf("hex has %d elements, want %d for shape %v", len(j.Hex), n, j.Shape)
+		}
+		out := make([]float32, n)
+		for i, h := range j.Hex {
+			bits, err := strconv.ParseUint(h, 16, 32)
+			if err != nil || len(h) != 8 {
+				return nil, fmt.Errorf("hex[%d] = %q, want 8 hex digits", i, h)
+			}
+			out[i] = math.Float32frombits(uint32(bits))
+		}
+		return tensor.FromData(d, slices.Clone(j.Shape), out)
+	}
+	if len(j.Values) != n {
+		return nil, fmt.Errorf("values has %d elements, want %d for shape %v", len(j.Values), n, j.Shape)
+	}
+	vals := make([]float64, n)
+	for i, raw := range j.Values {
+		v, err := jsonNumber(raw)
+		if err != nil {
+			return nil, fmt.Errorf("values[%d]: %w", i, err)
+		}
+		vals[i] = v
+	}
+	return fromFloat64s(d, slices.Clone(j.Shape), vals)
+}
+
+// jsonNumber reads a JSON number, or one of the strings "NaN", "Infinity",
+// "-Infinity" (as PyTorch's JSON writers spell them).
+func jsonNumber(raw json.RawMessage) (float64, error) {
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		switch s {
+		case "NaN", "nan":
+			return math.NaN(), nil
+		case "Infinity", "inf":
+			return math.Inf(1), nil
+		case "-Infinity", "-inf":
+			return math.Inf(-1), nil
+		}
+		return 0, fmt.Errorf("want a number, got %q", s)
+	}
+	var f float64
+	if err := json.Unmarshal(raw, &f); err != nil {
+		return 0, fmt.Errorf("want a number, got %s", raw)
+	}
+	return f, nil
+}

@@ -1,0 +1,478 @@
+package main
+
+import (
+	"bytes"
+	_ "embed"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/fxquant/fxquant/convert"
+	"github.com/fxquant/fxquant/fxgraph"
+	"github.com/fxquant/fxquant/fxgraph/interp"
+	"github.com/fxquant/fxquant/ops"
+	"github.com/fxquant/fxquant/ops/tensor"
+	"github.com/fxquant/fxquant/pt2"
+)
+
+// embeddedModel is the default input of "fxquant run": the float MLP of
+// the pt2e fixtures, exported and saved by PyTorch 2.14
+// (Linear(32,64) -> ReLU -> Linear(64,16), input f32[4, 32]).
+//
+//go:embed model/mlp.float.pt2
+var embeddedModel []byte
+
+// embeddedName names the embedded model in messages.
+const embeddedName = "<embedded mlp.float.pt2>"
+
+// runConfig is the parsed command line of "fxquant run".
+type runConfig struct {
+	file        string // "" for the embedded model
+	quantizer   string
+	reference   bool
+	calibration int
+	calibData   string
+	seed        uint64
+	out         string
+	dot         string
+	progress    bool
+}
+
+func parseRunFlags(e *env, args []string) (*runConfig, error) {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	c := &runConfig{}
+	fs.StringVar(&c.quantizer, "quantizer", "xnnpack-static", "xnnpack-static, xnnpack-dynamic or int4-groupwise:G")
+	fs.BoolVar(&c.reference, "reference", false, "rewrite to the reference representation after convert")
+	fs.IntVar(&c.calibration, "calibration", 4, "number of random calibration batches")
+	fs.StringVar(&c.calibData, "calibration-data", "", "calibration batches: a .npy array or a JSON list of tensors")
+	fs.Uint64Var(&c.seed, "seed", 1, "seed of the random calibration batches")
+	fs.StringVar(&c.out, "o", "", "write the quantized program to this .pt2 file")
+	fs.StringVar(&c.dot, "dot", "", "write the quantized graph as Graphviz DOT to this file")
+	noProgress := fs.Bool("no-progress", false, "never draw the progress bar")
+	pos, err := parseFlags(e, fs, args)
+	if err != nil {
+		return nil, err
+	}
+	if err := wantArgs(pos, 0, 1, "FILE"); err != nil {
+		return nil, err
+	}
+	if len(pos) == 1 {
+		c.file = pos[0]
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["calibration"] && set["calibration-data"] {
+		return nil, usagef("--calibration and --calibration-data are exclusive")
+	}
+	if c.calibration < 1 {
+		return nil, usagef("--calibration %d: want at least 1 batch", c.calibration)
+	}
+	if _, err := makeQuantizer(c.quantizer); err != nil {
+		return nil, &usageError{msg: err.Error()}
+	}
+	c.progress = !*noProgress
+	return c, nil
+}
+
+// makeQuantizer returns the quantizer named by the --quantizer flag.
+func makeQuantizer(name string) (convert.Quantizer, error) {
+	switch {
+	case name == "xnnpack-static", name == "xnnpack-dynamic":
+		o := convert.DefaultSymmetricConfigOptions()
+		o.PerChannel = true
+		o.Dynamic = name == "xnnpack-dynamic"
+		return convert.NewXNNPACKQuantizer(convert.SymmetricQuantizationConfig(o)), nil
+	case strings.HasPrefix(name, "int4-groupwise:"):
+		gs := strings.TrimPrefix(name, "int4-groupwise:")
+		g, err := strconv.Atoi(gs)
+		if err != nil || g <= 0 {
+			return nil, fmt.Errorf("--quantizer %s: group size %q, want a positive integer", name, gs)
+		}
+		return convert.Int4GroupwiseQuantizer{GroupSize: g}, nil
+	}
+	return nil, fmt.Errorf("--quantizer %q: want xnnpack-static, xnnpack-dynamic or int4-groupwise:G", name)
+}
+
+// cmdRun is "fxquant run": import, prepare, calibrate, convert, optional
+// reference representation, verify, summary, and the files asked for.
+func cmdRun(e *env, args []string) error {
+	c, err := parseRunFlags(e, args)
+	if err != nil {
+		return err
+	}
+	res, err := runPipeline(c, e.stderr)
+	if err != nil {
+		return err
+	}
+	res.writeSummary(e.stdout)
+	if c.dot != "" {
+		if err := os.WriteFile(c.dot, []byte(fxgraph.DOT(res.quant)), 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "wrote %s\n", c.dot)
+	}
+	if c.out != "" {
+		if err := writeProgram(res, c.out); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "wrote %s\n", c.out)
+	}
+	if res.verifyErr != nil {
+		return &exitError{code: exitFail}
+	}
+	return nil
+}
+
+// runResult is what the pipeline produced.
+type runResult struct {
+	cfg        *runConfig
+	inputName  string
+	program    *pt2.Program   // the float program as read
+	float      *fxgraph.Graph // the float program, unlifted
+	quant      *fxgraph.Graph // the converted graph
+	calibDesc  string
+	batches    int
+	verifyErr  error
+	sqnr       float64
+	sqnrOK     bool
+	sqnrErr    error
+	inputSpecs []inputSpec
+}
+
+// runPipeline runs the whole flow; progress goes to stderr on a terminal.
+func runPipeline(c *runConfig, stderr io.Writer) (*runResult, error) {
+	in, err := loadProgram(c.file)
+	if err != nil {
+		return nil, err
+	}
+	q, err := makeQuantizer(c.quantizer)
+	if err != nil {
+		return nil, err
+	}
+	res := &runResult{cfg: c, inputName: in.name, program: in.program}
+	p := in.program
+
+	// Unlift: parameters, buffers and constants become get_attr nodes, as
+	// ExportedProgram.module() gives them to prepare_pt2e.
+	var lifted []convert.LiftedInput
+	for _, s := range p.Signature.Inputs {
+		switch s.Kind {
+		case pt2.Parameter, pt2.Buffer, pt2.TensorConstant:
+			if _, ok := p.Graph.Attr(s.Target); !ok {
+				return nil, fmt.Errorf("%s: %s %q (input %q) has no stored value; a bare JSON program carries no weights, give a .pt2 archive", in.name, s.Kind, s.Target, s.Name)
+			}
+			lifted = append(lifted, convert.LiftedInput{Placeholder: s.Name, Target: s.Target})
+		case pt2.ConstantInput:
+			return nil, fmt.Errorf("%s: input %q is a constant input, which run does not support", in.name, s.Name)
+		}
+	}
+	var mutations []convert.Mutation
+	for _, s := range p.Signature.Outputs {
+		switch s.Kind {
+		case pt2.BufferMutation:
+			mutations = append(mutations, convert.Mutation{Value: s.Name, Target: s.Target})
+		case pt2.UserInputMutation:
+			mutations = append(mutations, convert.Mutation{Value: s.Name, Target: s.Target, FromUserInput: true})
+		case pt2.ParameterMutation, pt2.LossOutput:
+			return nil, fmt.Errorf("%s: output %q is a %s, which run does not support", in.name, s.Name, s.Kind)
+		}
+	}
+	fg, err := convert.Unlift(p.Graph, lifted, mutations)
+	if err != nil {
+		return nil, fmt.Errorf("%s: unlift: %w", in.name, err)
+	}
+	res.float = fg
+	specs, err := userInputs(fg)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", in.name, err)
+	}
+	res.inputSpecs = specs
+
+	// Calibration batches.
+	var batches [][]*tensor.Tensor
+	if c.calibData != "" {
+		if batches, err = loadBatches(c.calibData, specs); err != nil {
+			return nil, err
+		}
+		res.calibDesc = fmt.Sprintf("%d batches from %s", len(batches), c.calibData)
+	} else {
+		if batches, err = randomBatches(specs, c.calibration, c.seed); err != nil {
+			return nil, fmt.Errorf("%s: random calibration: %w", in.name, err)
+		}
+		res.calibDesc = fmt.Sprintf("%d random batch%s (seed %d)", len(batches), pluralES(len(batches)), c.seed)
+	}
+	res.batches = len(batches)
+
+	// Prepare, calibrate, convert.
+	qg, _ := fg.Clone()
+	if err := convert.Prepare(qg, q); err != nil {
+		return nil, fmt.Errorf("%s: prepare: %w", in.name, err)
+	}
+	bar := newProgressBar(stderr, "calibrating", c.progress)
+	if err := convert.Calibrate(qg, batches, bar.update); err != nil {
+		return nil, fmt.Errorf("%s: calibrate: %w", in.name, err)
+	}
+	if err := convert.Convert(qg, convert.ConvertOptions{ReferenceRepresentation: c.reference}); err != nil {
+		return nil, fmt.Errorf("%s: convert: %w", in.name, err)
+	}
+	res.quant = qg
+	// Convert may leave the nodes it creates untyped; the written program
+	// needs a type on every value. A failure here is reported by -o.
+	_ = fillTypes(qg, nil)
+	res.verifyErr = fxgraph.Verify(qg, fxgraph.VerifyOptions{})
+
+	// Float vs quantized outputs on the calibration batches.
+	res.sqnr, res.sqnrErr = sqnr(fg, qg, batches)
+	res.sqnrOK = res.sqnrErr == nil
+	return res, nil
+}
+
+// loadProgram reads the program for run: the file, or the embedded model.
+func loadProgram(file string) (*input, error) {
+	var in *input
+	var err error
+	if file == "" {
+		in, err = loadBytes(embeddedName+".pt2", embeddedModel, false)
+		if in != nil {
+			in.name = embeddedName
+		}
+	} else {
+		in, err = loadFile(file, false)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if in.program == nil {
+		return nil, fmt.Errorf("%s: run needs a program with weights (.pt2), not a bare graph", in.name)
+	}
+	return in, nil
+}
+
+// sqnr runs both graphs on every batch and returns the signal to
+// quantization-noise ratio of all their float outputs together, in dB:
+// 10 log10(sum f^2 / sum (f - q)^2). It is +Inf when the outputs are equal.
+func sqnr(fg, qg *fxgraph.Graph, batches [][]*tensor.Tensor) (float64, error) {
+	var sig, noise float64
+	for b, batch := range batches {
+		fo, err := interp.Run(fg, batch, interp.Options{Release: true})
+		if err != nil {
+			return 0, fmt.Errorf("float program, batch %d: %w", b, err)
+		}
+		qo, err := interp.Run(qg, batch, interp.Options{Release: true})
+		if err != nil {
+			return 0, fmt.Errorf("quantized program, batch %d: %w", b, err)
+		}
+		if len(fo) != len(qo) {
+			return 0, fmt.Errorf("batch %d: float program returns %d values, quantized %d", b, len(fo), len(qo))
+		}
+		for i := range fo {
+			ft, ok1 := fo[i].(*tensor.Tensor)
+			qt, ok2 := qo[i].(*tensor.Tensor)
+			if !ok1 || !ok2 || !ft.DType().IsFloat() {
+				continue
+			}
+			if !slices.Equal(ft.Shape(), qt.Shape()) {
+				return 0, fmt.Errorf("batch %d, output %d: float shape %v, quantized %v", b, i, ft.Shape(), qt.Shape())
+			}
+			fv, err := ft.Float64s()
+			if err != nil {
+				return 0, err
+			}
+			qv, err := qt.Float64s()
+			if err != nil {
+				return 0, err
+			}
+			for k := range fv {
+				sig += fv[k] * fv[k]
+				d := fv[k] - qv[k]
+				noise += d * d
+			}
+		}
+	}
+	if noise == 0 {
+		return math.Inf(1), nil
+	}
+	if math.IsNaN(noise) || math.IsNaN(sig) {
+		return 0, errors.New("outputs hold NaN")
+	}
+	return 10 * math.Log10(sig/noise), nil
+}
+
+// opCount is one row of the node table.
+type opCount struct {
+	key           string
+	before, after int
+}
+
+// countOps counts nodes by opcode, and call_function nodes by target.
+func countOps(g *fxgraph.Graph) map[string]int {
+	m := map[string]int{}
+	for n := range g.All() {
+		k := n.Op().String()
+		if n.Op() == fxgraph.CallFunction || n.Op() == fxgraph.CallModule {
+			k += " " + targetString(n)
+		}
+		m[k]++
+	}
+	return m
+}
+
+// opRank orders the table: placeholders, attributes, calls, output.
+func opRank(key string) int {
+	op, _, _ := strings.Cut(key, " ")
+	switch op {
+	case "placeholder":
+		return 0
+	case "get_attr":
+		return 1
+	case "output":
+		return 9
+	}
+	return 5
+}
+
+// qdqCounts counts quantize, dequantize and choose_qparams calls.
+func qdqCounts(g *fxgraph.Graph) (q, dq, choose int) {
+	for n := range g.All() {
+		if n.Op() != fxgraph.CallFunction {
+			continue
+		}
+		p, ok := ops.PacketOf(n.Target())
+		if !ok {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(p.Name, "quantize_"):
+			q++
+		case strings.HasPrefix(p.Name, "dequantize_"):
+			dq++
+		case strings.HasPrefix(p.Name, "choose_qparams"):
+			choose++
+		}
+	}
+	return q, dq, choose
+}
+
+// writeSummary prints the report of a run. Everything but the SQNR value
+// is deterministic for a given input and flags.
+func (r *runResult) writeSummary(w io.Writer) {
+	fmt.Fprintf(w, "input:       %s\n", r.inputName)
+	ins := make([]string, len(r.inputSpecs))
+	for i, s := range r.inputSpecs {
+		ins[i] = s.String()
+	}
+	fmt.Fprintf(w, "user inputs: %s\n", strings.Join(ins, ", "))
+	fmt.Fprintf(w, "quantizer:   %s\n", r.cfg.quantizer)
+	fmt.Fprintf(w, "calibration: %s\n", r.calibDesc)
+	rep := "no"
+	if r.cfg.reference {
+		rep = "yes"
+	}
+	fmt.Fprintf(w, "reference:   %s\n\n", rep)
+
+	before, after := countOps(r.float), countOps(r.quant)
+	keys := map[string]bool{}
+	for k := range before {
+		keys[k] = true
+	}
+	for k := range after {
+		keys[k] = true
+	}
+	var rows []opCount
+	for k := range keys {
+		rows = append(rows, opCount{k, before[k], after[k]})
+	}
+	slices.SortFunc(rows, func(a, b opCount) int {
+		if d := opRank(a.key) - opRank(b.key); d != 0 {
+			return d
+		}
+		return strings.Compare(a.key, b.key)
+	})
+	width := len("nodes by op")
+	for _, row := range rows {
+		width = max(width, len(row.key))
+	}
+	fmt.Fprintf(w, "%-*s  %6s  %6s\n", width, "nodes by op", "before", "after")
+	for _, row := range rows {
+		fmt.Fprintf(w, "%-*s  %6d  %6d\n", width, row.key, row.before, row.after)
+	}
+	fmt.Fprintf(w, "%-*s  %6d  %6d\n", width, "total", r.float.Len(), r.quant.Len())
+
+	q, dq, ch := qdqCounts(r.quant)
+	fmt.Fprintf(w, "\nq/dq:        %d quantize, %d dequantize, %d choose_qparams\n", q, dq, ch)
+	if r.verifyErr == nil {
+		fmt.Fprintf(w, "verifier:    ok\n")
+	} else {
+		problems := fxgraph.VerifyErrors(r.verifyErr)
+		fmt.Fprintf(w, "verifier:    %d problem%s\n", max(len(problems), 1), plural(max(len(problems), 1)))
+		if len(problems) == 0 {
+			fmt.Fprintf(w, "  %v\n", r.verifyErr)
+		}
+		for _, p := range problems {
+			fmt.Fprintf(w, "  %v\n", p)
+		}
+	}
+	switch {
+	case r.sqnrErr != nil:
+		fmt.Fprintf(w, "SQNR:        unavailable: %v\n", r.sqnrErr)
+	case math.IsInf(r.sqnr, 1):
+		fmt.Fprintf(w, "SQNR:        inf dB (float vs quantized outputs on the %d calibration batches)\n", r.batches)
+	default:
+		fmt.Fprintf(w, "SQNR:        %.2f dB (float vs quantized outputs on the %d calibration batches)\n", r.sqnr, r.batches)
+	}
+}
+
+// writeProgram writes the converted graph as a PT2 archive that keeps the
+// float program's signature: the same user inputs, the same user outputs
+// (in order), the float program's module call graph (so in_spec and
+// out_spec are unchanged); every get_attr tensor becomes a buffer. The file
+// is read back to check that it loads.
+func writeProgram(r *runResult, out string) error {
+	p := *r.program // shallow copy: keep the pass-through fields
+	g := r.quant
+	p.Graph = g
+	p.Tensors = nil // weights were replaced by quantized/frozen buffers
+	p.Unreadable = nil
+	var sig pt2.Signature
+	for _, ph := range g.Placeholders() {
+		sig.Inputs = append(sig.Inputs, pt2.InputSpec{Kind: pt2.UserInput, Name: ph.Name()})
+	}
+	on, ok := g.OutputNode()
+	if !ok {
+		return fmt.Errorf("%s: converted graph has no output node", out)
+	}
+	var results []ops.Value
+	switch a := on.Arg(0).(type) {
+	case ops.Tuple:
+		results = a
+	case ops.List:
+		results = a
+	default:
+		results = []ops.Value{a}
+	}
+	for i, v := range results {
+		n, ok := v.(*fxgraph.Node)
+		if !ok {
+			return fmt.Errorf("%s: output %d of the converted graph is %T, want a node", out, i, v)
+		}
+		sig.Outputs = append(sig.Outputs, pt2.OutputSpec{Kind: pt2.UserOutput, Name: n.Name()})
+	}
+	p.Signature = sig
+	if err := fillTypes(g, nil); err != nil {
+		return fmt.Errorf("%s: %w", out, err)
+	}
+	var buf bytes.Buffer
+	if err := p.WriteArchive(&buf, nil); err != nil {
+		return fmt.Errorf("%s: %w", out, err)
+	}
+	if _, err := pt2.Read(buf.Bytes(), nil); err != nil {
+		return fmt.Errorf("%s: the written archive does not read back: %w", out, err)
+	}
+	return os.WriteFile(out, buf.Bytes(), 0o644)
+}
