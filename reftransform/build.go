@@ -1,0 +1,165 @@
+package reftransform
+
+import (
+	"fmt"
+
+	"github.com/fxquant/fxquant/fxgraph"
+	"github.com/fxquant/fxquant/fxgraph/match"
+	"github.com/fxquant/fxquant/ops"
+	"github.com/fxquant/fxquant/ops/tensor"
+)
+
+// Targets used by patterns and replacements.
+var (
+	tChooseQParams     = ops.MustOverload("quantized_decomposed.choose_qparams.tensor")
+	tLinear            = ops.MustOverload("aten.linear.default")
+	tConvolution       = ops.MustOverload("aten.convolution.default")
+	tAddTensor         = ops.MustOverload("aten.add.Tensor")
+	tRelu              = ops.MustOverload("aten.relu.default")
+	tMaxPoolIdx        = ops.MustOverload("aten.max_pool2d_with_indices.default")
+	tRound             = ops.MustOverload("aten.round.default")
+	tTo                = ops.MustOverload("aten.to.dtype")
+	tClampDefault      = ops.MustOverload("aten.clamp.default")
+	tTranspose         = ops.MustOverload("aten.transpose.int")
+	tUnsqueeze         = ops.MustOverload("aten.unsqueeze.default")
+	tOutDType          = ops.MustOverload("higher_order.out_dtype.default")
+	tAffineChoose      = ops.MustOverload("torchao.choose_qparams_affine.default")
+	tAffineQuantize    = ops.MustOverload("torchao.quantize_affine.default")
+	tAffineDequantize  = ops.MustOverload("torchao.dequantize_affine.default")
+	tReferenceDQLinear = ops.MustOverload("torchao.reference_dqlinear_int4.default")
+)
+
+// rb builds one replacement graph for one match: placeholders bound to
+// literals are inlined as those literals, arithmetic on a node and a
+// literal uses the .Scalar overload, and arithmetic on two literals is
+// computed here with Python's rules.
+type rb struct {
+	b    *match.Builder
+	vals []ops.Value
+	err  error
+}
+
+// newRB creates one placeholder per binding of m, in order.
+func newRB(b *match.Builder, m *match.Match) *rb {
+	r := &rb{b: b, vals: make([]ops.Value, len(m.PlaceholderNodes))}
+	for i, v := range m.PlaceholderNodes {
+		ph := b.Placeholder(fmt.Sprintf("arg%d", i))
+		if _, isNode := v.(*fxgraph.Node); isNode {
+			r.vals[i] = ph
+		} else {
+			r.vals[i] = v
+		}
+	}
+	return r
+}
+
+func (r *rb) v(i int) ops.Value { return r.vals[i] }
+
+func (r *rb) fail(format string, args ...any) {
+	if r.err == nil {
+		r.err = fmt.Errorf(format, args...)
+	}
+}
+
+// call adds a call and names it as torch.export names the traced
+// replacement's node (div, round_1, to, ...).
+func (r *rb) call(name string, t ops.Target, args ...ops.Value) ops.Value {
+	n := r.b.Call(t, args...)
+	r.b.Graph().Rename(n, name)
+	return n
+}
+
+func (r *rb) to(name string, x ops.Value, d tensor.DType) ops.Value {
+	return r.call(name, tTo, x, d)
+}
+
+func isNode(v ops.Value) bool { _, ok := v.(*fxgraph.Node); return ok }
+
+func number(v ops.Value) (float64, bool, bool) {
+	switch x := v.(type) {
+	case int64:
+		return float64(x), true, true
+	case float64:
+		return x, false, true
+	case bool:
+		if x {
+			return 1, true, true
+		}
+		return 0, true, true
+	}
+	return 0, false, false
+}
+
+// arith computes a <op> b for op in add, sub, mul, div.
+func (r *rb) arith(name, op string, a, b ops.Value) ops.Value {
+	if !isNode(a) && !isNode(b) {
+		x, xi, ok1 := number(a)
+		y, yi, ok2 := number(b)
+		if !ok1 || !ok2 {
+			r.fail("replacement %s: %s of %v and %v: want numbers", name, op, a, b)
+			return nil
+		}
+		if xi && yi && op != "div" {
+			ia, ib := int64(x), int64(y)
+			switch op {
+			case "add":
+				return ia + ib
+			case "sub":
+				return ia - ib
+			case "mul":
+				return ia * ib
+			}
+		}
+		switch op {
+		case "add":
+			return x + y
+		case "sub":
+			return x - y
+		case "mul":
+			return x * y
+		case "div":
+			if y == 0 {
+				r.fail("replacement %s: division of %v by zero", name, a)
+				return nil
+			}
+			return x / y
+		}
+	}
+	if !isNode(a) {
+		if op == "add" || op == "mul" {
+			a, b = b, a
+		} else {
+			r.fail("replacement %s: %s with a literal left operand %v", name, op, a)
+			return nil
+		}
+	}
+	ov := "Tensor"
+	if !isNode(b) {
+		ov = "Scalar"
+	}
+	return r.call(name, ops.Packet{NS: "aten", Name: op}.Overload(ov), a, b)
+}
+
+// outDType adds higher_order.out_dtype(op, d, args...).
+func (r *rb) outDType(name string, op ops.Overload, d tensor.DType, args ...ops.Value) ops.Value {
+	return r.call(name, tOutDType, append([]ops.Value{op, d}, args...)...)
+}
+
+func (r *rb) clampPacket(name string, x, lo, hi ops.Value) ops.Value {
+	return r.call(name, pClamp, x, lo, hi)
+}
+
+// replacer turns a builder function over rb into a match.Replacer.
+func replacer(fn func(r *rb) ops.Value) match.Replacer {
+	return func(m *match.Match, _ *fxgraph.Graph, _ *match.Pattern) (*fxgraph.Graph, error) {
+		var r *rb
+		g, err := match.NewGraph(func(b *match.Builder) ops.Value {
+			r = newRB(b, m)
+			return fn(r)
+		})
+		if err == nil && r != nil && r.err != nil {
+			err = r.err
+		}
+		return g, err
+	}
+}

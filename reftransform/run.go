@@ -1,0 +1,87 @@
+package reftransform
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/fxquant/fxquant/fxgraph"
+	"github.com/fxquant/fxquant/fxgraph/match"
+)
+
+// PassName is the name of [Pass].
+const PassName = "reference_representation_rewrite"
+
+// Pass returns [Run] as a pipeline pass.
+func Pass() fxgraph.Pass {
+	return fxgraph.Pass{Name: PassName, Run: func(ctx context.Context, g *fxgraph.Graph) (fxgraph.Result, error) {
+		if err := ctx.Err(); err != nil {
+			return fxgraph.Result{}, err
+		}
+		return Run(g)
+	}}
+}
+
+// Run is torchao's reference_representation_rewrite (torchao-pt2e.md 6.1):
+// it runs [RemoveTensorOverloadForQDQOps], then each entry of [Entries] in
+// order with match.ReplacePatternWithFilters, then each applied
+// replacement's Post hook. Result.Stats counts the retargeted nodes
+// ("retargeted") and the matches replaced per entry (by entry name);
+// Result.Changed is false, and g is untouched, when nothing matched and no
+// target needed retargeting.
+//
+// A replacement that cannot be made returns an error naming the entry;
+// entries applied before it stay applied (run Run in an fxgraph.Pipeline
+// for an all-or-nothing edit).
+func Run(g *fxgraph.Graph) (fxgraph.Result, error) {
+	res, err := RemoveTensorOverloadForQDQOps(g)
+	if err != nil {
+		return res, err
+	}
+	es, err := Entries()
+	if err != nil {
+		return res, err
+	}
+	for _, e := range es {
+		n, err := apply(g, e)
+		if err != nil {
+			return res, err
+		}
+		if n > 0 {
+			res.Stats[e.Name] = n
+			res.Changed = true
+		}
+	}
+	return res, nil
+}
+
+// apply runs one entry on g and returns the number of replacements.
+func apply(g *fxgraph.Graph, e Entry) (int, error) {
+	done, err := match.ReplacePatternWithFilters(g, e.Pattern, e.Replace, e.Filters, e.IgnoreLiterals)
+	if err != nil {
+		return 0, fmt.Errorf("reftransform: entry %s: %w", e.Name, err)
+	}
+	if e.Post != nil {
+		for _, r := range done {
+			if err := e.Post(g, r); err != nil {
+				return len(done), fmt.Errorf("reftransform: entry %s: %w", e.Name, err)
+			}
+		}
+	}
+	return len(done), nil
+}
+
+// RunEntry applies the entry called name alone (no retargeting first) and
+// returns the number of replacements; it is for tests and tools that want
+// one rewrite. An unknown name is an error.
+func RunEntry(g *fxgraph.Graph, name string) (int, error) {
+	es, err := Entries()
+	if err != nil {
+		return 0, err
+	}
+	for _, e := range es {
+		if e.Name == name {
+			return apply(g, e)
+		}
+	}
+	return 0, fmt.Errorf("reftransform: no entry %q", name)
+}
