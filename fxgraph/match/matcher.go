@@ -60,9 +60,11 @@ type Matcher struct {
 	p       *Pattern
 	o       options
 	anchors []int
-	schema  []*ops.Schema // per pattern node: the schema of its overload target, if known
-	norm    [][]ops.Value // per pattern node: normalised compiled arguments
-	normErr []error       // per pattern node: why the pattern's own arguments do not normalise
+	// anchorNodes is shared by every Match as its Anchors field.
+	anchorNodes []*fxgraph.Node
+	schema      []*ops.Schema // per pattern node: the schema of its overload target, if known
+	norm        [][]ops.Value // per pattern node: normalised compiled arguments
+	normErr     []error       // per pattern node: why the pattern's own arguments do not normalise
 }
 
 // NewMatcher compiles the search for p. It fails only for a nil pattern.
@@ -84,6 +86,9 @@ func NewMatcher(p *Pattern, opts ...Option) (*Matcher, error) {
 				m.anchors = append(m.anchors, r)
 			}
 		}
+	}
+	for _, a := range m.anchors {
+		m.anchorNodes = append(m.anchorNodes, p.nodes[a].n)
 	}
 	m.schema = make([]*ops.Schema, len(p.nodes))
 	m.norm = make([][]ops.Value, len(p.nodes))
@@ -143,7 +148,8 @@ type Match struct {
 	p     *Pattern
 	vals  []ops.Value // per pattern node
 	order []int32     // pattern nodes in binding order (the backward walk's pre-order)
-	// Anchors are the pattern nodes the match was found from.
+	// Anchors are the pattern nodes the match was found from. The slice is
+	// shared by all matches of one matcher: do not modify it.
 	Anchors []*fxgraph.Node
 	// PlaceholderNodes holds, per pattern placeholder in order, the graph
 	// node or literal it bound.
@@ -286,42 +292,12 @@ func (m *Matcher) MatchIndex(ix *Index) ([]*Match, error) {
 			return nil, nil
 		}
 	}
+	if m.o.removeOverlapping {
+		s.claimed = newNodeSet(len(ix.key))
+	}
 	var found []*Match
 	s.search(cands, 0, &found)
-	if m.o.removeOverlapping && len(found) > 1 {
-		found = m.removeOverlaps(s, found)
-	}
 	return found, nil
-}
-
-func (m *Matcher) removeOverlaps(s *state, found []*Match) []*Match {
-	claimed := make(map[*fxgraph.Node]bool)
-	out := found[:0]
-	for _, mt := range found {
-		overlap := false
-		for _, j := range mt.order {
-			if m.p.nodes[j].op == fxgraph.Placeholder || m.p.nodes[j].op == fxgraph.Output {
-				continue
-			}
-			if n, ok := mt.vals[j].(*fxgraph.Node); ok && claimed[n] {
-				overlap = true
-				break
-			}
-		}
-		if overlap {
-			continue
-		}
-		for _, j := range mt.order {
-			if m.p.nodes[j].op == fxgraph.Placeholder || m.p.nodes[j].op == fxgraph.Output {
-				continue
-			}
-			if n, ok := mt.vals[j].(*fxgraph.Node); ok {
-				claimed[n] = true
-			}
-		}
-		out = append(out, mt)
-	}
-	return out
 }
 
 // candidates lists, in graph order, the graph nodes anchor a may bind.
@@ -330,13 +306,13 @@ func (m *Matcher) candidates(ix *Index, a int) []*fxgraph.Node {
 	var pool []*fxgraph.Node
 	switch {
 	case m.o.nodeNameMatch != "":
-		pool = ix.nodes
+		pool = ix.allNodes()
 	case m.o.matchOutput && pn.op == fxgraph.Output:
 		if out, ok := ix.g.OutputNode(); ok {
 			pool = []*fxgraph.Node{out}
 		}
 	case pn.op == fxgraph.Placeholder && !m.o.matchPlaceholder:
-		pool = ix.nodes
+		pool = ix.allNodes()
 	case pn.op == fxgraph.CallFunction && pn.set == nil:
 		return ix.byTarget[pn.target] // already exact: no filtering needed
 	default:
@@ -396,4 +372,22 @@ func attrIsTensorLike(gn *fxgraph.Node) bool {
 	}
 	_, isTensor := v.(*tensor.Tensor)
 	return isTensor
+}
+
+// nodeSet is a set of graph nodes kept as a bitmap over node IDs.
+type nodeSet struct{ bits []uint64 }
+
+func newNodeSet(n int) *nodeSet { return &nodeSet{bits: make([]uint64, n/64+1)} }
+
+func (s *nodeSet) has(n *fxgraph.Node) bool {
+	id := n.ID()
+	return id/64 < len(s.bits) && s.bits[id/64]&(1<<(id%64)) != 0
+}
+
+func (s *nodeSet) add(n *fxgraph.Node) {
+	id := n.ID()
+	for id/64 >= len(s.bits) {
+		s.bits = append(s.bits, 0)
+	}
+	s.bits[id/64] |= 1 << (id % 64)
 }

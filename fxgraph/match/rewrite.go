@@ -123,28 +123,29 @@ func ReplacePatternWithFilters(g *fxgraph.Graph, pattern *Pattern, replace Repla
 		}
 	}
 	// Phase 1: obtain and check every replacement; nothing changes yet.
-	plans := make([]*fxgraph.Graph, len(matches))
-	checked := map[*fxgraph.Graph]error{}
+	plans := make([]*plan, len(matches))
+	cache := map[*fxgraph.Graph]*plan{}
 	for i, mt := range matches {
 		r, err := replace(mt, g, pattern)
 		if err == nil && r == nil {
 			err = fmt.Errorf("%w: replacer returned no graph", ErrBadReplacement)
 		}
+		var pl *plan
 		if err == nil {
-			cerr, seen := checked[r]
-			if !seen {
-				cerr = checkReplacementGraph(g, r, pattern)
-				checked[r] = cerr
+			if pl = cache[r]; pl == nil {
+				pl = &plan{r: r}
+				pl.err = pl.build(g, pattern)
+				cache[r] = pl
 			}
-			err = cerr
+			err = pl.err
 		}
 		if err == nil {
-			err = checkResultTypes(mt, r)
+			err = checkResultTypes(mt, pl)
 		}
 		if err != nil {
 			return nil, &ReplaceError{Match: i, Anchor: anchorName(mt), Err: err}
 		}
-		plans[i] = r
+		plans[i] = pl
 	}
 	// Phase 2: splice.
 	s := newState(m, g, ix.key)
@@ -173,62 +174,102 @@ func anchorName(mt *Match) string {
 	return "?"
 }
 
-// resultNodes flattens a replacement graph's output value.
-func resultNodes(r *fxgraph.Graph) ([]ops.Value, error) {
-	out, ok := r.OutputNode()
-	if !ok {
-		return nil, fmt.Errorf("%w: replacement graph has no output node", ErrBadReplacement)
-	}
-	v := out.Arg(0)
-	if seq, ok := seqOf(v); ok {
-		return seq, nil
-	}
-	return []ops.Value{v}, nil
+// plan is a checked replacement graph, laid out for repeated copying.
+type plan struct {
+	r      *fxgraph.Graph
+	err    error
+	nodes  []*fxgraph.Node // program order, output excluded
+	pos    map[*fxgraph.Node]int32
+	result []int32 // per result value: index into nodes
+	phIdx  []int32 // per node: placeholder index, or -1
 }
 
-// checkReplacementGraph checks what does not depend on the match.
-func checkReplacementGraph(g, r *fxgraph.Graph, p *Pattern) error {
-	nodes := r.Nodes()
-	pos := make(map[*fxgraph.Node]int, len(nodes))
-	nph := 0
-	for i, n := range nodes {
-		pos[n] = i
-		if n.Op() == fxgraph.Output && i != len(nodes)-1 {
-			return fmt.Errorf("%w: output node %s is not last", ErrBadReplacement, n)
+// build checks what does not depend on the match and lays out r.
+func (pl *plan) build(g *fxgraph.Graph, p *Pattern) error {
+	r := pl.r
+	all := r.Nodes()
+	out, ok := r.OutputNode()
+	if !ok {
+		return fmt.Errorf("%w: replacement graph has no output node", ErrBadReplacement)
+	}
+	pl.pos = make(map[*fxgraph.Node]int32, len(all))
+	nph := int32(0)
+	for i, n := range all {
+		if n.Op() == fxgraph.Output {
+			if i != len(all)-1 {
+				return fmt.Errorf("%w: output node %s is not last", ErrBadReplacement, n)
+			}
+			continue
 		}
-		if n.Op() == fxgraph.Placeholder {
+		ph := int32(-1)
+		switch n.Op() {
+		case fxgraph.Placeholder:
+			ph = nph
 			nph++
-		}
-		if n.Op() == fxgraph.CallFunction && n.Target() == nil {
-			return fmt.Errorf("%w: node %s: call_function without a target", ErrBadReplacement, n)
-		}
-		if n.Op() == fxgraph.GetAttr || n.Op() == fxgraph.CallModule {
+		case fxgraph.CallFunction:
+			if n.Target() == nil {
+				return fmt.Errorf("%w: node %s: call_function without a target", ErrBadReplacement, n)
+			}
+		case fxgraph.GetAttr, fxgraph.CallModule:
 			_, inG := g.Attr(n.TargetName())
 			_, inR := r.Attr(n.TargetName())
 			if !inG && !inR {
 				return fmt.Errorf("%w: node %s: attribute %q exists in neither the graph nor the replacement", ErrBadReplacement, n, n.TargetName())
 			}
 		}
-		for _, in := range n.InputNodes() {
-			j, ok := pos[in]
-			if !ok || j >= i || in.Graph() != r {
-				return fmt.Errorf("%w: node %s uses %s, which is not an earlier node of the replacement", ErrBadReplacement, n, in)
-			}
+		if err := checkRefs(n, pl.pos); err != nil {
+			return err
 		}
+		pl.pos[n] = int32(i)
+		pl.nodes = append(pl.nodes, n)
+		pl.phIdx = append(pl.phIdx, ph)
 	}
-	if nph != len(p.placeholders) {
+	if int(nph) != len(p.placeholders) {
 		return fmt.Errorf("%w: replacement has %d placeholders, pattern has %d", ErrPlaceholderCount, nph, len(p.placeholders))
 	}
-	res, err := resultNodes(r)
-	if err != nil {
-		return err
+	res := []ops.Value{out.Arg(0)}
+	if seq, ok := seqOf(out.Arg(0)); ok {
+		res = seq
 	}
 	if len(res) != len(p.returning) {
 		return fmt.Errorf("%w: replacement returns %d values, pattern has %d returning nodes", ErrOutputCount, len(res), len(p.returning))
 	}
 	for i, v := range res {
-		if _, ok := v.(*fxgraph.Node); !ok {
+		n, ok := v.(*fxgraph.Node)
+		if !ok {
 			return fmt.Errorf("%w: replacement result %d is %v; want a node", ErrBadReplacement, i, v)
+		}
+		j, ok := pl.pos[n]
+		if !ok {
+			return fmt.Errorf("%w: replacement result %d is %s, not a node of the replacement", ErrBadReplacement, i, n)
+		}
+		pl.result = append(pl.result, j)
+	}
+	return nil
+}
+
+func checkRefs(n *fxgraph.Node, pos map[*fxgraph.Node]int32) error {
+	check := func(v ops.Value) error {
+		_, err := ops.MapValue(v, func(x ops.Value) (ops.Value, error) {
+			m, ok := x.(*fxgraph.Node)
+			if !ok {
+				return nil, fmt.Errorf("%w: node %s: argument of Go type %T", ErrBadReplacement, n, x)
+			}
+			if _, ok := pos[m]; !ok {
+				return nil, fmt.Errorf("%w: node %s uses %s, which is not an earlier node of the replacement", ErrBadReplacement, n, m)
+			}
+			return x, nil
+		})
+		return err
+	}
+	for _, a := range n.Args() {
+		if err := check(a); err != nil {
+			return err
+		}
+	}
+	for _, kw := range n.Kwargs() {
+		if err := check(kw.Value); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -236,23 +277,16 @@ func checkReplacementGraph(g, r *fxgraph.Graph, p *Pattern) error {
 
 // checkResultTypes checks each replacement result against the type of the
 // value it replaces.
-func checkResultTypes(mt *Match, r *fxgraph.Graph) error {
-	res, _ := resultNodes(r)
-	phIndex := map[*fxgraph.Node]int{}
-	for _, n := range r.Nodes() {
-		if n.Op() == fxgraph.Placeholder {
-			phIndex[n] = len(phIndex)
-		}
-	}
-	given := map[*fxgraph.Node]ops.Type{}
-	for i, v := range res {
-		o := v.(*fxgraph.Node)
+func checkResultTypes(mt *Match, pl *plan) error {
+	given := map[int32]ops.Type{}
+	for i, j := range pl.result {
+		o := pl.nodes[j]
 		want := mt.ReturningNodes[i].Type()
 		var got ops.Type
-		if j, isPh := phIndex[o]; isPh {
-			b, isNode := mt.PlaceholderNodes[j].(*fxgraph.Node)
+		if ph := pl.phIdx[j]; ph >= 0 {
+			b, isNode := mt.PlaceholderNodes[ph].(*fxgraph.Node)
 			if !isNode {
-				return fmt.Errorf("%w: result %d returns placeholder %s, bound to the literal %v; want a node", ErrBadReplacement, i, o, mt.PlaceholderNodes[j])
+				return fmt.Errorf("%w: result %d returns placeholder %s, bound to the literal %v; want a node", ErrBadReplacement, i, o, mt.PlaceholderNodes[ph])
 			}
 			got = b.Type()
 		} else {
@@ -261,11 +295,11 @@ func checkResultTypes(mt *Match, r *fxgraph.Graph) error {
 		if want != nil && got != nil && !want.Equal(got) {
 			return fmt.Errorf("%w: result %d (%s) replacing %s: %s", ErrTypeMismatch, i, o, mt.ReturningNodes[i], ops.TypeDiff(want, got))
 		}
-		if prev, seen := given[o]; seen && prev != nil && want != nil && !prev.Equal(want) {
+		if prev, seen := given[j]; seen && prev != nil && want != nil && !prev.Equal(want) {
 			return fmt.Errorf("%w: result %s replaces values of types %v and %v", ErrTypeMismatch, o, prev, want)
 		}
 		if want != nil {
-			given[o] = want
+			given[j] = want
 		}
 	}
 	return nil
@@ -342,10 +376,10 @@ func (s *state) insertionPoint(mt *Match) (*fxgraph.Node, bool) {
 	return point, ok
 }
 
-// splice copies r into the graph before point for match mt, rewires the
-// users of the returning nodes and erases the matched nodes.
-func (s *state) splice(mt *Match, r *fxgraph.Graph, point *fxgraph.Node) ([]*fxgraph.Node, error) {
-	g := s.g
+// splice copies the plan's graph into the graph before point for match
+// mt, rewires the users of the returning nodes and erases the matched nodes.
+func (s *state) splice(mt *Match, pl *plan, point *fxgraph.Node) ([]*fxgraph.Node, error) {
+	g, r := s.g, pl.r
 	var restore func()
 	var key int64
 	if point != nil {
@@ -356,55 +390,48 @@ func (s *state) splice(mt *Match, r *fxgraph.Graph, point *fxgraph.Node) ([]*fxg
 		key = int64(len(s.key)) + 1<<40
 	}
 	defer restore()
-	valMap := map[*fxgraph.Node]ops.Value{}
+	vals := make([]ops.Value, len(pl.nodes))
 	mapRef := func(x ops.Value) (ops.Value, error) {
 		n, ok := x.(*fxgraph.Node)
 		if !ok {
 			return nil, fmt.Errorf("%w: argument of Go type %T", ErrBadReplacement, x)
 		}
-		v, ok := valMap[n]
+		j, ok := pl.pos[n]
 		if !ok {
 			return nil, fmt.Errorf("%w: %s used before it was copied", ErrBadReplacement, n)
 		}
-		return v, nil
+		return vals[j], nil
 	}
-	var news []*fxgraph.Node
-	isNew := map[*fxgraph.Node]bool{}
-	ph := 0
-	var result []ops.Value
-	for _, rn := range r.Nodes() {
-		switch rn.Op() {
-		case fxgraph.Placeholder:
-			valMap[rn] = mt.PlaceholderNodes[ph]
-			ph++
-			continue
-		case fxgraph.Output:
-			res, _ := resultNodes(r)
-			result = make([]ops.Value, len(res))
-			for i, v := range res {
-				mv, err := ops.MapValue(v, mapRef)
-				if err != nil {
-					return news, err
-				}
-				result[i] = mv
-			}
+	mapVal := func(v ops.Value) (ops.Value, error) {
+		if n, ok := v.(*fxgraph.Node); ok {
+			return mapRef(n)
+		}
+		return ops.MapValue(v, mapRef)
+	}
+	news := make([]*fxgraph.Node, 0, len(pl.nodes)-len(mt.PlaceholderNodes))
+	for j, rn := range pl.nodes {
+		if ph := pl.phIdx[j]; ph >= 0 {
+			vals[j] = mt.PlaceholderNodes[ph]
 			continue
 		}
 		args := make([]ops.Value, len(rn.Args()))
 		for i, a := range rn.Args() {
-			v, err := ops.MapValue(a, mapRef)
+			v, err := mapVal(a)
 			if err != nil {
 				return news, err
 			}
 			args[i] = v
 		}
-		kw := make([]ops.Kwarg, len(rn.Kwargs()))
-		for i, k := range rn.Kwargs() {
-			v, err := ops.MapValue(k.Value, mapRef)
-			if err != nil {
-				return news, err
+		var kw []ops.Kwarg
+		if len(rn.Kwargs()) > 0 {
+			kw = make([]ops.Kwarg, len(rn.Kwargs()))
+			for i, k := range rn.Kwargs() {
+				v, err := mapVal(k.Value)
+				if err != nil {
+					return news, err
+				}
+				kw[i] = ops.Kwarg{Name: k.Name, Value: v}
 			}
-			kw[i] = ops.Kwarg{Name: k.Name, Value: v}
 		}
 		if rn.Op() == fxgraph.GetAttr || rn.Op() == fxgraph.CallModule {
 			if _, has := g.Attr(rn.TargetName()); !has {
@@ -418,18 +445,20 @@ func (s *state) splice(mt *Match, r *fxgraph.Graph, point *fxgraph.Node) ([]*fxg
 			targetName = rn.TargetName()
 		}
 		c := g.CreateNode(rn.Op(), rn.Target(), targetName, args, kw, rn.Name(), rn.Type())
-		c.Meta = rn.Meta.Clone()
+		if !rn.Meta.IsZero() {
+			c.Meta = rn.Meta.Clone()
+		}
 		s.setKey(c, key)
-		valMap[rn] = c
-		isNew[c] = true
+		vals[j] = c
 		news = append(news, c)
 	}
 	for i, ret := range mt.ReturningNodes {
-		nv, _ := result[i].(*fxgraph.Node)
+		j := pl.result[i]
+		nv, _ := vals[j].(*fxgraph.Node)
 		if nv == nil || nv == ret {
 			continue
 		}
-		if isNew[nv] {
+		if pl.phIdx[j] < 0 {
 			if t := ret.Type(); t != nil {
 				nv.SetType(t)
 			}
@@ -439,8 +468,8 @@ func (s *state) splice(mt *Match, r *fxgraph.Graph, point *fxgraph.Node) ([]*fxg
 		}
 		g.ReplaceAllUsesWith(ret, nv, nil)
 	}
-	// Erase matched nodes in reverse pattern order; retry once more for
-	// nodes whose users came later in that order.
+	// Erase matched nodes in reverse pattern order; retry for nodes whose
+	// users came later in that order.
 	var pending []*fxgraph.Node
 	for i := len(s.p.nodes) - 1; i >= 0; i-- {
 		if !s.isCompute(i) {

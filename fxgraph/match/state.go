@@ -11,7 +11,7 @@ import (
 // change; it does not follow later edits.
 type Index struct {
 	g        *fxgraph.Graph
-	nodes    []*fxgraph.Node
+	nodes    []*fxgraph.Node // every node, built on first use
 	byTarget map[ops.Target][]*fxgraph.Node
 	byOp     [fxgraph.Output + 1][]*fxgraph.Node
 	key      []int64 // by node ID: program position + 1 (0 = unknown)
@@ -23,23 +23,60 @@ func NewIndex(g *fxgraph.Graph) *Index {
 	if g == nil {
 		return ix
 	}
-	ix.nodes = g.Nodes()
-	maxID := 0
-	for _, n := range ix.nodes {
-		maxID = max(maxID, n.ID())
+	ix.key = make([]int64, 0, g.Len()+1)
+	// Consecutive nodes mostly cycle through a few targets: a small
+	// most-recently-used cache saves hashing the target for most nodes.
+	type entry struct {
+		t ops.Target
+		l *[]*fxgraph.Node
 	}
-	ix.key = make([]int64, maxID+1)
-	for i, n := range ix.nodes {
-		ix.key[n.ID()] = int64(i + 1)
+	var mru [4]entry
+	lists := map[ops.Target]*[]*fxgraph.Node{}
+	i := 0
+	for n := g.First(); n != nil; n = n.Next() {
+		i++
+		id := n.ID()
+		for id >= len(ix.key) {
+			ix.key = append(ix.key, 0)
+		}
+		ix.key[id] = int64(i)
 		op := n.Op()
 		if op <= fxgraph.Output {
 			ix.byOp[op] = append(ix.byOp[op], n)
 		}
-		if op == fxgraph.CallFunction && n.Target() != nil {
-			ix.byTarget[n.Target()] = append(ix.byTarget[n.Target()], n)
+		if op != fxgraph.CallFunction || n.Target() == nil {
+			continue
 		}
+		t := n.Target()
+		var l *[]*fxgraph.Node
+		for j := range mru {
+			if mru[j].l != nil && mru[j].t == t {
+				l = mru[j].l
+				break
+			}
+		}
+		if l == nil {
+			if l = lists[t]; l == nil {
+				l = new([]*fxgraph.Node)
+				lists[t] = l
+			}
+			copy(mru[1:], mru[:3])
+			mru[0] = entry{t, l}
+		}
+		*l = append(*l, n)
+	}
+	for t, l := range lists {
+		ix.byTarget[t] = *l
 	}
 	return ix
+}
+
+// allNodes returns every node in program order.
+func (ix *Index) allNodes() []*fxgraph.Node {
+	if ix.nodes == nil && ix.g != nil {
+		ix.nodes = ix.g.Nodes()
+	}
+	return ix.nodes
 }
 
 // Graph returns the indexed graph.
@@ -63,7 +100,10 @@ type state struct {
 	key   []int64 // graph node ID -> order key (see orderKey)
 	mark  []uint32
 	epoch uint32
-	stack []*fxgraph.Node
+	// claimed holds the compute nodes of the matches kept so far, when
+	// overlapping matches are removed during the search.
+	claimed *nodeSet
+	stack   []*fxgraph.Node
 }
 
 func newState(m *Matcher, g *fxgraph.Graph, key []int64) *state {
@@ -308,24 +348,34 @@ func (s *state) complete() *Match {
 	if !s.contained() || s.createsCycle() {
 		return nil
 	}
+	if s.claimed != nil {
+		// Greedy overlap removal in discovery order (fx-graph.md 4.4).
+		for _, pi := range s.log {
+			if n, ok := s.vals[pi].(*fxgraph.Node); ok && s.isCompute(int(pi)) && s.claimed.has(n) {
+				return nil
+			}
+		}
+		for _, pi := range s.log {
+			if n, ok := s.vals[pi].(*fxgraph.Node); ok && s.isCompute(int(pi)) {
+				s.claimed.add(n)
+			}
+		}
+	}
 	return s.snapshot()
 }
 
 func (s *state) snapshot() *Match {
-	mt := &Match{p: s.p, vals: make([]ops.Value, len(s.vals)), order: append([]int32(nil), s.log...)}
+	nv, np := len(s.vals), len(s.p.placeholders)
+	buf := make([]ops.Value, nv+np)
+	mt := &Match{p: s.p, vals: buf[:nv:nv], order: append([]int32(nil), s.log...), Anchors: s.m.anchorNodes}
 	copy(mt.vals, s.vals)
-	mt.Anchors = make([]*fxgraph.Node, len(s.m.anchors))
-	for i, a := range s.m.anchors {
-		mt.Anchors[i] = s.p.nodes[a].n
-	}
-	mt.PlaceholderNodes = make([]ops.Value, len(s.p.placeholders))
+	mt.PlaceholderNodes = buf[nv:]
 	for i, pi := range s.p.placeholders {
 		mt.PlaceholderNodes[i] = s.vals[pi]
 	}
-	mt.ReturningNodes = make([]*fxgraph.Node, 0, len(s.p.returning))
-	for _, pi := range s.p.returning {
-		n, _ := s.vals[pi].(*fxgraph.Node)
-		mt.ReturningNodes = append(mt.ReturningNodes, n)
+	mt.ReturningNodes = make([]*fxgraph.Node, len(s.p.returning))
+	for i, pi := range s.p.returning {
+		mt.ReturningNodes[i], _ = s.vals[pi].(*fxgraph.Node)
 	}
 	return mt
 }
