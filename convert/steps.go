@@ -1,17 +1,12 @@
 package convert
 
 import (
-	"errors"
-
 	"github.com/fxquant/fxquant/constfold"
 	"github.com/fxquant/fxquant/fxgraph"
 	"github.com/fxquant/fxquant/metadata"
 	"github.com/fxquant/fxquant/ops"
+	"github.com/fxquant/fxquant/reftransform"
 )
-
-// errNoReference reports that the reference representation rewrite is not
-// available in this build.
-var errNoReference = errors.New("reference representation rewrite not available")
 
 // convertSteps are the steps of Convert after observer replacement, in the
 // order of spec section 3.5: duplicate dequantize, metadata porting,
@@ -35,7 +30,8 @@ var convertSteps = []convertStep{
 		})
 		return err
 	}},
-	{name: "reference_representation", when: func(o ConvertOptions) bool { return o.ReferenceRepresentation }, run: func(*fxgraph.Graph, *ops.Registry, ConvertOptions) error {
-		return errNoReference
+	{name: "reference_representation", when: func(o ConvertOptions) bool { return o.ReferenceRepresentation }, run: func(g *fxgraph.Graph, _ *ops.Registry, _ ConvertOptions) error {
+		_, err := reftransform.Run(g)
+		return err
 	}},
 }

@@ -1,0 +1,51 @@
+package convert_test
+
+import (
+	"fmt"
+
+	"github.com/fxquant/fxquant/convert"
+	"github.com/fxquant/fxquant/fxgraph"
+	"github.com/fxquant/fxquant/ops"
+	"github.com/fxquant/fxquant/ops/tensor"
+)
+
+// Example builds y = linear(x, w, b), quantizes it with the XNNPACK
+// per-tensor config, calibrates on one batch and converts it.
+func Example() {
+	g := fxgraph.New()
+	g.SetAttr("fc.weight", tensor.MustFromData(tensor.Float32, []int{2, 2}, []float32{0.5, -1, 0.25, 1}))
+	g.SetAttr("fc.bias", tensor.MustFromData(tensor.Float32, []int{2}, []float32{0, 0.5}))
+	x := g.Placeholder("x", ops.Plain(tensor.Float32, 1, 2))
+	w := g.GetAttr("fc.weight", ops.Plain(tensor.Float32, 2, 2))
+	b := g.GetAttr("fc.bias", ops.Plain(tensor.Float32, 2))
+	y := g.Call(ops.MustOverload("aten.linear.default"), x, w, b)
+	y.SetType(ops.Plain(tensor.Float32, 1, 2))
+	g.SetOutput(ops.Tuple{y})
+
+	q := convert.NewXNNPACKQuantizer(convert.SymmetricQuantizationConfig(convert.DefaultSymmetricConfigOptions()))
+	if err := convert.Prepare(g, q); err != nil {
+		fmt.Println(err)
+		return
+	}
+	batch := []*tensor.Tensor{tensor.MustFromData(tensor.Float32, []int{1, 2}, []float32{1, -2})}
+	if err := convert.Calibrate(g, [][]*tensor.Tensor{batch}, nil); err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := convert.Convert(g, convert.ConvertOptions{}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Print(fxgraph.FormatListing(g))
+	// Output:
+	// x | placeholder | x | () | {}
+	// quantize_per_tensor_default | call_function | quantized_decomposed.quantize_per_tensor.default | (%x, 0.011758961714804173, 42, -128, 127, torch.int8) | {}
+	// dequantize_per_tensor_default | call_function | quantized_decomposed.dequantize_per_tensor.default | (%quantize_per_tensor_default, 0.011758961714804173, 42, -128, 127, torch.int8) | {}
+	// quantize_per_tensor_default_1 | get_attr | _frozen_param0 | () | {}
+	// dequantize_per_tensor_default_1 | call_function | quantized_decomposed.dequantize_per_tensor.default | (%quantize_per_tensor_default_1, 0.007874015718698502, 0, -127, 127, torch.int8) | {}
+	// fc_bias | get_attr | fc.bias | () | {}
+	// linear_default | call_function | aten.linear.default | (%dequantize_per_tensor_default, %dequantize_per_tensor_default_1, %fc_bias) | {}
+	// quantize_per_tensor_default_2 | call_function | quantized_decomposed.quantize_per_tensor.default | (%linear_default, 0.014698701910674572, -43, -128, 127, torch.int8) | {}
+	// dequantize_per_tensor_default_2 | call_function | quantized_decomposed.dequantize_per_tensor.default | (%quantize_per_tensor_default_2, 0.014698701910674572, -43, -128, 127, torch.int8) | {}
+	// output | output | output | ((%dequantize_per_tensor_default_2,),) | {}
+}
