@@ -607,3 +607,21 @@ func TestPT2EDeterministic(t *testing.T) {
 	b := fxgraph.Format(pgInt4Flow(t, stem, convert.ConvertOptions{}))
 	require.Equal(t, a, b)
 }
+
+// TestPT2EReferenceInt4 converts the int4 fixtures with the reference
+// representation on: convert's .default affine ops let the int4 rewrite fire,
+// leaving one reference_dqlinear_int4.default and no dequantize_affine.
+func TestPT2EReferenceInt4(t *testing.T) {
+	ref := ops.MustOverload("torchao.reference_dqlinear_int4.default")
+	for _, stem := range pgInt4Stems(t) {
+		t.Run(stem, func(t *testing.T) {
+			g := pgInt4Flow(t, stem, convert.ConvertOptions{ReferenceRepresentation: true})
+			assert.Len(t, g.FindNodes(fxgraph.CallFunction, ref), 1, "%s", fxgraph.Format(g))
+			for n := range g.All() {
+				if n.Op() == fxgraph.CallFunction {
+					assert.NotContains(t, n.Target().String(), "dequantize_affine", "node %s", n.Name())
+				}
+			}
+		})
+	}
+}
