@@ -1,0 +1,220 @@
+package typed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/fxquant/fxquant/fxgraph"
+	"github.com/fxquant/fxquant/ops"
+	"github.com/fxquant/fxquant/ops/tensor"
+)
+
+// ErrTypeContract is wrapped by the errors of [Rewriter.Replace] and
+// [Rewriter.CheckReplace]: a replacement whose type differs from the type
+// of the value it replaces.
+var ErrTypeContract = errors.New("replacement breaks the type contract")
+
+// Pattern is one typed canonicalisation. Match is read-only: it checks
+// every condition and computes every constant, attribute and type the
+// rewrite needs, and returns a Plan, or nil and the reason it does not
+// apply (empty when root is not even a candidate).
+type Pattern interface {
+	Name() string
+	Match(root *fxgraph.Node) (Plan, string)
+}
+
+// Plan is a matched rewrite. Apply only creates nodes and replaces values
+// through rw; it must not fail for data reasons (Match checked them).
+type Plan interface {
+	Apply(rw *Rewriter) error
+}
+
+// Rewriter creates nodes and replaces values for one Plan, checking each
+// replacement's type against the value it replaces. If the plan fails,
+// Rollback erases what it created.
+type Rewriter struct {
+	g       *fxgraph.Graph
+	pattern string
+	created []*fxgraph.Node
+	attrs   []string
+}
+
+// NewRewriter returns a rewriter on g for the named pattern.
+func NewRewriter(g *fxgraph.Graph, pattern string) *Rewriter {
+	return &Rewriter{g: g, pattern: pattern}
+}
+
+// Graph returns the graph being rewritten.
+func (rw *Rewriter) Graph() *fxgraph.Graph { return rw.g }
+
+// InsertBefore makes new nodes go right before n, in creation order.
+func (rw *Rewriter) InsertBefore(n *fxgraph.Node) (restore func()) {
+	return rw.g.InsertingBefore(n)
+}
+
+// Call creates a call_function node with the given type.
+func (rw *Rewriter) Call(t ops.Target, args []ops.Value, kwargs []ops.Kwarg, typ ops.Type) *fxgraph.Node {
+	n := rw.g.CallKw(t, args, kwargs)
+	n.SetType(typ)
+	rw.created = append(rw.created, n)
+	return n
+}
+
+// Constant stores t under a fresh attribute path starting with prefix and
+// creates a get_attr node of type typ reading it.
+func (rw *Rewriter) Constant(prefix string, t *tensor.Tensor, typ ops.Type) *fxgraph.Node {
+	path := rw.g.FreshAttrName(prefix)
+	rw.g.SetAttr(path, t)
+	rw.attrs = append(rw.attrs, path)
+	n := rw.g.GetAttr(path, typ)
+	rw.created = append(rw.created, n)
+	return n
+}
+
+// CheckReplace reports whether a value of type typ may replace old: the
+// types must be equal exactly. The error names the pattern and the
+// differing field.
+func (rw *Rewriter) CheckReplace(old *fxgraph.Node, typ ops.Type) error {
+	if ops.TypesEqual(old.Type(), typ) {
+		return nil
+	}
+	return fmt.Errorf("typed: pattern %s: replacing %q: %w: %s (have %v, replacement %v)",
+		rw.pattern, old.Name(), ErrTypeContract, ops.TypeDiff(old.Type(), typ), old.Type(), typ)
+}
+
+// Replace makes every user of old use new, after checking that new's
+// type equals old's ([ErrTypeContract] otherwise). new takes old's
+// metadata (including Lift's lowering record) when it has none; old is
+// erased.
+func (rw *Rewriter) Replace(old, new *fxgraph.Node) error {
+	if err := rw.CheckReplace(old, new.Type()); err != nil {
+		return err
+	}
+	if new.Meta.IsZero() {
+		new.Meta = old.Meta.Clone()
+	}
+	rw.g.ReplaceAllUsesWith(old, new, func(u *fxgraph.Node) bool { return u == new })
+	return rw.g.Erase(old)
+}
+
+// EraseIfDead erases each node (in order) that has no uses left.
+func (rw *Rewriter) EraseIfDead(nodes ...*fxgraph.Node) error {
+	for _, n := range nodes {
+		if n == nil || n.Erased() || n.NumUses() > 0 || n.Op() == fxgraph.Placeholder || n.Op() == fxgraph.Output {
+			continue
+		}
+		if err := rw.g.Erase(n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Rollback erases the nodes and attributes the rewriter created.
+func (rw *Rewriter) Rollback() {
+	for i := len(rw.created) - 1; i >= 0; i-- {
+		if n := rw.created[i]; !n.Erased() && n.NumUses() == 0 {
+			_ = rw.g.Erase(n)
+		}
+	}
+	for _, a := range rw.attrs {
+		rw.g.DeleteAttr(a)
+	}
+	rw.created, rw.attrs = nil, nil
+}
+
+// CanonOptions configures [Canonicalize].
+type CanonOptions struct {
+	// Patterns are tried in order at each node; nil means
+	// DefaultPatterns().
+	Patterns []Pattern
+	// MaxIterations bounds the sweeps over the graph; 0 means 10.
+	MaxIterations int
+	// Debug prints the graph before and after every Match and fails if a
+	// Match changed it, and verifies the graph after every rewrite.
+	Debug bool
+	// Registry is used by the debug verifier; nil means ops.Default().
+	Registry *ops.Registry
+}
+
+// DefaultPatterns returns the built-in typed canonicalisations in order:
+// [GroupNormFold].
+func DefaultPatterns() []Pattern { return []Pattern{GroupNormFold{}} }
+
+// Canonicalize applies the patterns until a sweep changes nothing. Each
+// sweep visits nodes in reverse program order, so that a pattern rooted
+// at a later node (the trailing-affine GroupNorm form at its add) is tried
+// before one rooted inside it. Result.Notes lists every match that failed
+// a guard, with its reason; Result.Stats counts rewrites per pattern.
+// A failed rewrite is rolled back and returned as an error.
+func Canonicalize(g *fxgraph.Graph, opts CanonOptions) (fxgraph.Result, error) {
+	pats := opts.Patterns
+	if pats == nil {
+		pats = DefaultPatterns()
+	}
+	maxIt := opts.MaxIterations
+	if maxIt <= 0 {
+		maxIt = 10
+	}
+	res := fxgraph.Result{Stats: map[string]int{}}
+	seen := map[string]bool{}
+	for it := 0; it < maxIt; it++ {
+		changed := false
+		nodes := g.Nodes()
+		for i := len(nodes) - 1; i >= 0; i-- {
+			n := nodes[i]
+			if n.Erased() {
+				continue
+			}
+			for _, p := range pats {
+				var before string
+				if opts.Debug {
+					before = fxgraph.Format(g)
+				}
+				plan, reason := p.Match(n)
+				if opts.Debug {
+					if after := fxgraph.Format(g); after != before {
+						return res, fmt.Errorf("typed: pattern %s: Match at %q changed the graph", p.Name(), n.Name())
+					}
+				}
+				if plan == nil {
+					if reason != "" {
+						msg := fmt.Sprintf("%s at %q: %s", p.Name(), n.Name(), reason)
+						if !seen[msg] {
+							seen[msg] = true
+							res.Notes = append(res.Notes, msg)
+						}
+					}
+					continue
+				}
+				rw := NewRewriter(g, p.Name())
+				if err := plan.Apply(rw); err != nil {
+					rw.Rollback()
+					return res, err
+				}
+				if opts.Debug {
+					if err := fxgraph.Verify(g, VerifyOptions(opts.Registry)); err != nil {
+						return res, fmt.Errorf("typed: pattern %s: graph does not verify after the rewrite: %w", p.Name(), err)
+					}
+				}
+				res.Stats[p.Name()]++
+				res.Changed, changed = true, true
+				break
+			}
+		}
+		if !changed {
+			return res, nil
+		}
+	}
+	res.Notes = append(res.Notes, fmt.Sprintf("stopped after %d sweeps (iteration limit)", maxIt))
+	return res, nil
+}
+
+// CanonicalizePass returns [Canonicalize] as a pipeline pass named
+// "typed_canonicalize".
+func CanonicalizePass(opts CanonOptions) fxgraph.Pass {
+	return fxgraph.Pass{Name: "typed_canonicalize", Run: func(_ context.Context, g *fxgraph.Graph) (fxgraph.Result, error) {
+		return Canonicalize(g, opts)
+	}}
+}
