@@ -504,4 +504,3 @@ func ExpandQuantParams(elem ops.Element, groups, perGroup int64) (ops.Element, e
 	}
 	return ops.NewUniformQuantizedPerAxis(pa.StorageType, pa.StorageMin, pa.StorageMax, pa.Expressed, 0, scales, zps)
 }
-
