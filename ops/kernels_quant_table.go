@@ -392,7 +392,7 @@ func (r *qArgs) bounds(d tensor.DType, li, hi int) (int64, int64) {
 // promoted tensors and the result is cast to out_dtype.
 func outDTypeKernel(args []Value) (Value, error) {
 	r := &qArgs{args: args}
-	op, ok := r.get(0).(Overload)
+	op, ok := outDTypeOp(r.get(0))
 	if !ok {
 		r.fail(0, "op", "an op overload")
 		return nil, r.err

@@ -571,7 +571,7 @@ func ruleOutDType(args []Value) (Type, error) {
 	if err != nil {
 		return nil, err
 	}
-	op, ok := get(args, 0).(Overload)
+	op, ok := outDTypeOp(get(args, 0))
 	if !ok {
 		return nil, argErr(0, "op", "want an op overload, got %s", describe(get(args, 0)))
 	}

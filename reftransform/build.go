@@ -140,9 +140,12 @@ func (r *rb) arith(name, op string, a, b ops.Value) ops.Value {
 	return r.call(name, ops.Packet{NS: "aten", Name: op}.Overload(ov), a, b)
 }
 
-// outDType adds higher_order.out_dtype(op, d, args...).
+// outDType adds higher_order.out_dtype(op, d, args...). The op is written
+// by name ("aten.linear.default"), as FX prints it: graph arguments hold
+// literals and node references only, and the out_dtype kernel and type rule
+// accept the name.
 func (r *rb) outDType(name string, op ops.Overload, d tensor.DType, args ...ops.Value) ops.Value {
-	return r.call(name, tOutDType, append([]ops.Value{op, d}, args...)...)
+	return r.call(name, tOutDType, append([]ops.Value{op.String(), d}, args...)...)
 }
 
 func (r *rb) clampPacket(name string, x, lo, hi ops.Value) ops.Value {
