@@ -125,4 +125,3 @@ func quantTol(t *testing.T, got, want *tensor.Tensor, s float64) {
 	}
 	assert.GreaterOrEqual(t, float64(close), 0.9*float64(len(g)), "elements within the float tolerance")
 }
-
