@@ -32,8 +32,8 @@
 // to g up to node names and node order ([Equiv]).
 //
 // [VerifyOptions] (the fxgraph.VerifyOptions.ResultType hook [ResultRule])
-// makes fxgraph.Verify accept both forms. [RunTyped] runs a lifted graph
-// by lowering a copy first.
+// makes fxgraph.Verify accept both forms. [Lowered] returns a lowered copy
+// of a lifted graph to run through the interpreter.
 //
 // # Canonicalisation
 //

@@ -199,7 +199,7 @@ func input(shape []int64) *tensor.Tensor {
 
 func runOne(t *testing.T, g *fxgraph.Graph, x *tensor.Tensor) []float32 {
 	t.Helper()
-	out, err := typed.RunTyped(g, []*tensor.Tensor{x}, interp.Options{})
+	out, err := runTyped(t, g, []*tensor.Tensor{x}, interp.Options{})
 	require.NoError(t, err)
 	require.Len(t, out, 1)
 	f, err := tensor.Data[float32](out[0].(*tensor.Tensor).Contiguous())

@@ -91,7 +91,7 @@ func TestLiftLowerFixtures(t *testing.T) {
 			in := fixtureInput(t, orig)
 			want, err := interp.Run(orig, in, interp.Options{})
 			require.NoError(t, err)
-			got, err := typed.RunTyped(g, in, interp.Options{})
+			got, err := runTyped(t, g, in, interp.Options{})
 			require.NoError(t, err)
 			requireSameTensors(t, want, got)
 
@@ -182,4 +182,14 @@ func TestLiftFloatZeroPoint(t *testing.T) {
 	assert.Equal(t, before, fxgraph.Format(g))
 	require.Len(t, res.Notes, 1)
 	assert.True(t, strings.Contains(res.Notes[0], "float zero points"), res.Notes[0])
+}
+
+// runTyped runs a lifted graph through the interpreter on its lowered copy.
+func runTyped(t *testing.T, g *fxgraph.Graph, in []*tensor.Tensor, opts interp.Options) ([]ops.Value, error) {
+	t.Helper()
+	low, err := typed.Lowered(g, opts.Registry)
+	if err != nil {
+		return nil, err
+	}
+	return interp.Run(low, in, opts)
 }
