@@ -1,0 +1,110 @@
+package fxgraph
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/fxquant/fxquant/ops"
+)
+
+// ErrNoTypeRule is returned by InferType for a node whose type cannot be
+// derived: an op without a result-type rule, an input without a type, a
+// call_module or call_method node.
+var ErrNoTypeRule = errors.New("no result-type rule applies")
+
+// InferType derives n's type from its op's result-type rule applied to its
+// inputs' types (arguments normalised with the schema; a packet resolves to
+// the first overload whose schema fits, as an eager call would). For
+// operator.getitem it is the indexed element of the source's tuple type.
+// It does not change n. reg nil means ops.Default().
+func InferType(n *Node, reg *ops.Registry) (ops.Type, error) {
+	if reg == nil {
+		reg = ops.Default()
+	}
+	if n.op != CallFunction || n.target == nil {
+		return nil, fmt.Errorf("node %s (%s): %w", n, n.op, ErrNoTypeRule)
+	}
+	if n.target == ops.GetItem {
+		return inferGetItem(n)
+	}
+	var def *ops.OpDef
+	switch t := n.target.(type) {
+	case ops.Overload:
+		d, ok := reg.Op(t)
+		if !ok {
+			return nil, fmt.Errorf("node %s: %s is not in the registry: %w", n, t, ErrNoTypeRule)
+		}
+		def = d
+	case ops.Packet:
+		o, err := reg.Resolve(t, n.args, n.kwargs)
+		if err != nil {
+			return nil, fmt.Errorf("node %s: %w", n, err)
+		}
+		def, _ = reg.Op(o)
+	default:
+		return nil, fmt.Errorf("node %s: callable %s: %w", n, n.target, ErrNoTypeRule)
+	}
+	if def == nil || def.Result == nil {
+		return nil, fmt.Errorf("node %s (%s): %w", n, n.target, ErrNoTypeRule)
+	}
+	full, err := def.Schema.Normalize(n.args, n.kwargs)
+	if err != nil {
+		return nil, fmt.Errorf("node %s: %w", n, err)
+	}
+	typed := make([]ops.Value, len(full))
+	for i, a := range full {
+		m, err := ops.MapValue(a, func(x ops.Value) (ops.Value, error) {
+			ref, ok := x.(*Node)
+			if !ok {
+				return x, nil
+			}
+			if ref == nil || ref.typ == nil {
+				return nil, fmt.Errorf("node %s: input %s has no type: %w", n, ref, ErrNoTypeRule)
+			}
+			return ref.typ, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		typed[i] = m
+	}
+	t, err := def.Result(typed)
+	if err != nil {
+		return nil, fmt.Errorf("node %s (%s): %w", n, n.target, err)
+	}
+	return t, nil
+}
+
+func inferGetItem(n *Node) (ops.Type, error) {
+	src, ok := n.Arg(0).(*Node)
+	idx, ok2 := n.Arg(1).(int64)
+	if !ok || !ok2 || src == nil {
+		return nil, fmt.Errorf("node %s: getitem wants (node, int): %w", n, ErrNoTypeRule)
+	}
+	tt, ok := src.typ.(ops.TupleType)
+	if !ok || idx < 0 || idx >= int64(len(tt.Elems)) || tt.Elems[idx] == nil {
+		return nil, fmt.Errorf("node %s: source %s has no tuple type with element %d: %w", n, src, idx, ErrNoTypeRule)
+	}
+	return tt.Elems[idx], nil
+}
+
+// InferMissingTypes gives every call_function node of g that has no type
+// the type its op's rule derives, in program order (so a chain of new nodes
+// is typed front to back). Nodes whose type cannot be derived stay untyped;
+// their count is returned. Existing types are never changed: a node's type
+// is a contract that rewrites derive on purpose.
+func InferMissingTypes(g *Graph, reg *ops.Registry) (filled, left int) {
+	for n := range g.All() {
+		if n.typ != nil || n.op != CallFunction {
+			continue
+		}
+		t, err := InferType(n, reg)
+		if err != nil {
+			left++
+			continue
+		}
+		n.typ = t
+		filled++
+	}
+	return filled, left
+}
