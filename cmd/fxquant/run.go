@@ -212,14 +212,14 @@ func runPipeline(c *runConfig, stderr io.Writer) (*runResult, error) {
 	// Prepare, calibrate, convert.
 	qg, _ := fg.Clone()
 	if err := convert.Prepare(qg, q); err != nil {
-		return nil, fmt.Errorf("%s: prepare: %w", in.name, err)
+		return nil, stageError(in.name, "prepare", err)
 	}
 	bar := newProgressBar(stderr, "calibrating", c.progress)
 	if err := convert.Calibrate(qg, batches, bar.update); err != nil {
-		return nil, fmt.Errorf("%s: calibrate: %w", in.name, err)
+		return nil, stageError(in.name, "calibrate", err)
 	}
 	if err := convert.Convert(qg, convert.ConvertOptions{ReferenceRepresentation: c.reference}); err != nil {
-		return nil, fmt.Errorf("%s: convert: %w", in.name, err)
+		return nil, stageError(in.name, "convert", err)
 	}
 	res.quant = qg
 	// Convert may leave the nodes it creates untyped; the written program
@@ -231,6 +231,15 @@ func runPipeline(c *runConfig, stderr io.Writer) (*runResult, error) {
 	res.sqnr, res.sqnrErr = sqnr(fg, qg, batches)
 	res.sqnrOK = res.sqnrErr == nil
 	return res, nil
+}
+
+// stageError names the input and the pipeline stage of err, unless the
+// stage's package already names it ("calibrate: batch 0: ...").
+func stageError(file, stage string, err error) error {
+	if strings.HasPrefix(err.Error(), stage+":") {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	return fmt.Errorf("%s: %s: %w", file, stage, err)
 }
 
 // loadProgram reads the program for run: the file, or the embedded model.
