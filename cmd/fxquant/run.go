@@ -472,6 +472,30 @@ func writeProgram(r *runResult, out string) error {
 		}
 		sig.Outputs = append(sig.Outputs, pt2.OutputSpec{Kind: pt2.UserOutput, Name: n.Name()})
 	}
+	// The signature must be the float program's: same user inputs in the
+	// same order, as many user outputs.
+	var floatIn []string
+	nOut := 0
+	for _, s := range r.program.Signature.Inputs {
+		if s.Kind == pt2.UserInput {
+			floatIn = append(floatIn, s.Name)
+		}
+	}
+	for _, s := range r.program.Signature.Outputs {
+		if s.Kind == pt2.UserOutput {
+			nOut++
+		}
+	}
+	var gotIn []string
+	for _, s := range sig.Inputs {
+		gotIn = append(gotIn, s.Name)
+	}
+	if !slices.Equal(gotIn, floatIn) {
+		return fmt.Errorf("%s: converted graph's inputs %v differ from the float program's user inputs %v", out, gotIn, floatIn)
+	}
+	if len(sig.Outputs) != nOut {
+		return fmt.Errorf("%s: converted graph returns %d values, the float program %d user outputs", out, len(sig.Outputs), nOut)
+	}
 	p.Signature = sig
 	if err := fillTypes(g, nil); err != nil {
 		return fmt.Errorf("%s: %w", out, err)

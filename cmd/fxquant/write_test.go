@@ -1,0 +1,69 @@
+package main
+
+import (
+	"math"
+	"path/filepath"
+	"testing"
+
+	"github.com/fxquant/fxquant/convert"
+	"github.com/fxquant/fxquant/fxgraph/interp"
+	"github.com/fxquant/fxquant/ops/tensor"
+	"github.com/fxquant/fxquant/pt2"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestWrittenProgramKeepsSignature writes the quantized embedded MLP, reads
+// it back, and checks that it has the float program's user inputs and
+// outputs and module call graph, and that it computes, bit for bit, what
+// the in-memory quantized graph computes on the same batch.
+func TestWrittenProgramKeepsSignature(t *testing.T) {
+	for _, q := range []string{"xnnpack-static", "xnnpack-dynamic"} {
+		t.Run(q, func(t *testing.T) {
+			c := &runConfig{quantizer: q, calibration: 2, seed: 1}
+			res, err := runPipeline(c, nil)
+			require.NoError(t, err)
+			require.NoError(t, res.verifyErr)
+			out := filepath.Join(t.TempDir(), "q.pt2")
+			require.NoError(t, writeProgram(res, out))
+
+			back, err := pt2.ReadFile(out, nil)
+			require.NoError(t, err)
+			var users []string
+			var lifted []convert.LiftedInput
+			for _, s := range back.Signature.Inputs {
+				switch s.Kind {
+				case pt2.UserInput:
+					users = append(users, s.Name)
+				default:
+					lifted = append(lifted, convert.LiftedInput{Placeholder: s.Name, Target: s.Target})
+				}
+			}
+			assert.Equal(t, []string{"x"}, users, "the float MLP's only user input")
+			require.Len(t, back.Signature.Outputs, 1)
+			assert.Equal(t, pt2.UserOutput, back.Signature.Outputs[0].Kind)
+			assert.JSONEq(t, string(res.program.ModuleCallGraph), string(back.ModuleCallGraph))
+
+			g, err := convert.Unlift(back.Graph, lifted, nil)
+			require.NoError(t, err)
+			batch, err := randomBatches(res.inputSpecs, 1, 99)
+			require.NoError(t, err)
+			want, err := interp.Run(res.quant, batch[0], interp.Options{})
+			require.NoError(t, err)
+			got, err := interp.Run(g, batch[0], interp.Options{})
+			require.NoError(t, err)
+			require.Len(t, got, len(want))
+			wt, gt := want[0].(*tensor.Tensor), got[0].(*tensor.Tensor)
+			assert.Equal(t, []int{4, 16}, gt.Shape())
+			wv, err := tensor.Data[float32](wt.Contiguous())
+			require.NoError(t, err)
+			gv, err := tensor.Data[float32](gt.Contiguous())
+			require.NoError(t, err)
+			for i := range wv {
+				if math.Float32bits(wv[i]) != math.Float32bits(gv[i]) {
+					t.Fatalf("element %d: got %g (%#08x), want %g (%#08x)", i, gv[i], math.Float32bits(gv[i]), wv[i], math.Float32bits(wv[i]))
+				}
+			}
+		})
+	}
+}
