@@ -65,7 +65,9 @@ func (r *rb) fail(format string, args ...any) {
 // replacement's node (div, round_1, to, ...).
 func (r *rb) call(name string, t ops.Target, args ...ops.Value) ops.Value {
 	n := r.b.Call(t, args...)
-	r.b.Graph().Rename(n, name)
+	if n.Name() != name {
+		r.b.Graph().Rename(n, name)
+	}
 	return n
 }
 
