@@ -83,6 +83,9 @@ func Convert(g *fxgraph.Graph, opts ConvertOptions) error {
 			return fmt.Errorf("convert: %s: %w", st.name, err)
 		}
 	}
+	// The nodes convert and its passes created carry no type yet: derive
+	// each from its op's result-type rule (existing types stay as they are).
+	fxgraph.InferMissingTypes(c, reg)
 	g.ReplaceWith(c)
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/fxquant/fxquant/ops"
+	"github.com/fxquant/fxquant/ops/tensor"
 )
 
 // ErrNoTypeRule is returned by InferType for a node whose type cannot be
@@ -88,14 +89,29 @@ func inferGetItem(n *Node) (ops.Type, error) {
 	return tt.Elems[idx], nil
 }
 
-// InferMissingTypes gives every call_function node of g that has no type
-// the type its op's rule derives, in program order (so a chain of new nodes
-// is typed front to back). Nodes whose type cannot be derived stay untyped;
-// their count is returned. Existing types are never changed: a node's type
-// is a contract that rewrites derive on purpose.
+// InferMissingTypes gives every untyped node of g a type where one can be
+// derived, in program order (so a chain of new nodes is typed front to
+// back): a get_attr reading a tensor attribute gets that tensor's dtype and
+// shape, and a call_function node the type its op's rule derives from its
+// inputs. Nodes whose type cannot be derived stay untyped; their count is
+// returned. Existing types are never changed: a node's type is a contract
+// that rewrites derive on purpose.
 func InferMissingTypes(g *Graph, reg *ops.Registry) (filled, left int) {
 	for n := range g.All() {
-		if n.typ != nil || n.op != CallFunction {
+		if n.typ != nil {
+			continue
+		}
+		if n.op == GetAttr {
+			if t, ok := g.attrs[n.targetName].(interface {
+				DType() tensor.DType
+				Shape() []int
+			}); ok {
+				n.typ = ops.Plain(t.DType(), ops.ShapeInts(t.Shape())...)
+				filled++
+			}
+			continue
+		}
+		if n.op != CallFunction {
 			continue
 		}
 		t, err := InferType(n, reg)
