@@ -1,8 +1,6 @@
 package kernels
 
 import (
-	"fmt"
-
 	"github.com/fxquant/fxquant/ops/tensor"
 )
 
@@ -86,10 +84,14 @@ func (p *ConvParams) PaddingMode(mode string, kernel []int) error {
 
 // Convolution runs an N-d convolution (N = 1 or 2 spatial dims) of a
 // batched input [B, C, spatial...] with weight [O, C/groups, k...] and an
-// optional bias [O], through im2col and one Sgemm per batch item and group.
-// Transposed convolution is not supported. PyTorch runs float32 convolution
-// through oneDNN, whose summation order differs, so results agree to a few
-// ULPs rather than bit for bit.
+// optional bias [O], through im2col and one matrix product per batch item
+// and group. Transposed convolution is not supported. The sums follow
+// PyTorch 2.14's CPU float32 path (slow_conv2d, also taken by conv1d and
+// dilated convolution, on the reference BLAS sgemm): each output starts
+// from its bias (zero without one) and adds its products sequentially in
+// (input channel, kernel row, kernel column) order, each product and sum
+// rounded to float32, so results are bit-identical to PyTorch's for
+// contiguous (not channels-last) inputs.
 func Convolution(input, weight, bias *tensor.Tensor, p ConvParams) (*tensor.Tensor, error) {
 	if input == nil || weight == nil {
 		return nil, argErrf("convolution: input and weight are required")
@@ -149,15 +151,17 @@ func Convolution(input, weight, bias *tensor.Tensor, p ConvParams) (*tensor.Tens
 	K := Cg * kh * kw
 	P := Ho * Wo
 	out := make([]float32, B*O*P)
-	col := make([]float32, K*P)
+	// colT holds the im2col matrix transposed: colT[p*K + (c*kh+i)*kw+j]
+	// is the input value under kernel tap (c, i, j) at output position p,
+	// so each output's K products are contiguous in (c, kh, kw) order.
+	colT := make([]float32, K*P)
 	for b := 0; b < B; b++ {
 		for gi := 0; gi < g; gi++ {
-			// im2col for channels [gi*Cg, (gi+1)*Cg).
 			for c := 0; c < Cg; c++ {
 				plane := xd[((b*C)+gi*Cg+c)*H*W:]
 				for i := 0; i < kh; i++ {
 					for j := 0; j < kw; j++ {
-						row := col[((c*kh+i)*kw+j)*P:]
+						l := (c*kh+i)*kw + j
 						for oy := 0; oy < Ho; oy++ {
 							y := oy*sh - pht + i*dh
 							for ox := 0; ox < Wo; ox++ {
@@ -166,14 +170,13 @@ func Convolution(input, weight, bias *tensor.Tensor, p ConvParams) (*tensor.Tens
 								if y >= 0 && y < H && x >= 0 && x < W {
 									v = plane[y*W+x]
 								}
-								row[oy*Wo+ox] = v
+								colT[(oy*Wo+ox)*K+l] = v
 							}
 						}
 					}
 				}
 			}
 			dst := out[(b*O+gi*Og)*P : (b*O+(gi+1)*Og)*P]
-			beta := float32(0)
 			if bd != nil {
 				for o := 0; o < Og; o++ {
 					bv := bd[gi*Og+o]
@@ -182,11 +185,11 @@ func Convolution(input, weight, bias *tensor.Tensor, p ConvParams) (*tensor.Tens
 						r[i] = bv
 					}
 				}
-				beta = 1
 			}
-			if err := sgemm(false, false, Og, P, K, 1, wd[gi*Og*K:(gi+1)*Og*K], K, col, P, beta, dst, P); err != nil {
-				return nil, fmt.Errorf("convolution: %w", err)
-			}
+			// slow_conv2d's sgemm('N', 'N') with beta = 1: each output
+			// starts from its bias and adds the products in (c, kh, kw)
+			// order.
+			dotAccumulate(Og, P, K, wd[gi*Og*K:(gi+1)*Og*K], colT, dst, P)
 		}
 	}
 	shape := []int{B, O, Wo}

@@ -3,46 +3,8 @@ package kernels
 import (
 	"fmt"
 
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas32"
-
 	"github.com/fxquant/fxquant/ops/tensor"
 )
-
-// sgemm computes c = alpha·op(a)·op(b) + beta·c for row-major matrices with
-// op(a) m×k and op(b) k×n, through gonum's BLAS. It checks every size
-// before calling gonum, which panics on bad sizes.
-func sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) error {
-	if m < 0 || n < 0 || k < 0 {
-		return shapeErrf("gemm: negative size m=%d n=%d k=%d", m, n, k)
-	}
-	if m == 0 || n == 0 {
-		return nil
-	}
-	if k == 0 {
-		for i := 0; i < m; i++ {
-			for j := 0; j < n; j++ {
-				c[i*ldc+j] *= beta
-			}
-		}
-		return nil
-	}
-	ar, ac := m, k
-	ta := blas.NoTrans
-	if transA {
-		ar, ac, ta = k, m, blas.Trans
-	}
-	br, bc := k, n
-	tb := blas.NoTrans
-	if transB {
-		br, bc, tb = n, k, blas.Trans
-	}
-	if lda < max(1, ac) || len(a) < (ar-1)*lda+ac || ldb < max(1, bc) || len(b) < (br-1)*ldb+bc || ldc < max(1, n) || len(c) < (m-1)*ldc+n {
-		return shapeErrf("gemm: buffers too small for m=%d n=%d k=%d", m, n, k)
-	}
-	blas32.Implementation().Sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-	return nil
-}
 
 func need2D(op, arg string, t *tensor.Tensor) error {
 	if t == nil {
@@ -73,10 +35,12 @@ func sameFloatDType(op string, names []string, ts ...*tensor.Tensor) error {
 }
 
 // Mm returns the matrix product a·b of a [n, m] and b [m, p] float tensor.
-// Products run through gonum's Sgemm: its blocked summation order differs
-// from MKL's or OpenBLAS's, so results can differ from PyTorch's in the
-// last bits (float16/bfloat16 inputs are multiplied in float32 and rounded
-// once at the end).
+// Each element is summed as PyTorch 2.14's CPU build sums it through the
+// reference BLAS sgemm: sequentially over the inner dim from zero, every
+// product and partial sum rounded to float32 (see aten_gemm_exact.go), so
+// float32 results are bit-identical to PyTorch's. float16 and bfloat16
+// inputs are multiplied in float32 in the same order and rounded once at
+// the end, which PyTorch's reduced-precision kernels need not match.
 func Mm(a, b *tensor.Tensor) (*tensor.Tensor, error) {
 	if err := need2D("mm", "self", a); err != nil {
 		return nil, err
@@ -84,11 +48,16 @@ func Mm(a, b *tensor.Tensor) (*tensor.Tensor, error) {
 	if err := need2D("mm", "mat2", b); err != nil {
 		return nil, err
 	}
-	return Addmm(nil, a, b, 1, 1)
+	return Addmm(nil, a, b, 0, 1)
 }
 
 // Addmm returns beta·input + alpha·(a·b), where input broadcasts to the
-// [n, p] result; a nil input means zeros. See [Mm] for precision.
+// [n, p] result; a nil input means zeros, and beta = 0 ignores input (NaN
+// included). The order of the sums follows the sgemm call PyTorch's addmm
+// makes, which depends on mat2's strides: for a contiguous mat2 (the usual
+// case) beta·input comes first and each product is added to it; for a
+// transposed mat2 (mat2 = w.t(), as linear passes it) the products are
+// summed from zero and beta·input is added last. See [Mm] for precision.
 func Addmm(input, a, b *tensor.Tensor, beta, alpha float64) (*tensor.Tensor, error) {
 	if err := need2D("addmm", "mat1", a); err != nil {
 		return nil, err
@@ -112,7 +81,7 @@ func Addmm(input, a, b *tensor.Tensor, beta, alpha float64) (*tensor.Tensor, err
 		return nil, err
 	}
 	out := make([]float32, n*p)
-	bt := float32(0)
+	hasC := false
 	if input != nil && beta != 0 {
 		bi, err := input.Expand(n, p)
 		if err != nil {
@@ -123,11 +92,10 @@ func Addmm(input, a, b *tensor.Tensor, beta, alpha float64) (*tensor.Tensor, err
 			return nil, err
 		}
 		copy(out, id)
-		bt = float32(beta)
+		hasC = true
 	}
-	if err := sgemm(false, false, n, p, k, float32(alpha), ad, max(k, 1), bd, max(p, 1), bt, out, max(p, 1)); err != nil {
-		return nil, fmt.Errorf("addmm: %w", err)
-	}
+	form, alphaOnMat1 := addmmForm(n, p, k, a.Strides(), b.Strides())
+	gemmExact(form, alphaOnMat1, n, p, k, float32(alpha), float32(beta), ad, packCols(bd, k, p), out, hasC)
 	return fromFloat32(a.DType(), []int{n, p}, out), nil
 }
 
@@ -166,10 +134,12 @@ func batchedMatmul(op string, a, b *tensor.Tensor, batch []int) (*tensor.Tensor,
 	n, k, p := a.Size(-2), a.Size(-1), b.Size(-1)
 	nb := tensor.Numel(batch)
 	out := make([]float32, nb*n*p)
+	// With beta = 0 and alpha = 1 every path of PyTorch's bmm and matmul
+	// (the small-size loop, per-batch sgemm, folding into one mm) sums
+	// each element sequentially from zero.
 	for i := 0; i < nb; i++ {
-		if err := sgemm(false, false, n, p, k, 1, ad[i*n*k:(i+1)*n*k], max(k, 1), bd[i*k*p:(i+1)*k*p], max(p, 1), 0, out[i*n*p:(i+1)*n*p], max(p, 1)); err != nil {
-			return nil, fmt.Errorf("%s: %w", op, err)
-		}
+		bt := packCols(bd[i*k*p:(i+1)*k*p], k, p)
+		dotAccumulate(n, p, k, ad[i*n*k:(i+1)*n*k], bt, out[i*n*p:(i+1)*n*p], max(p, 1))
 	}
 	shape := append(append([]int(nil), batch...), n, p)
 	return fromFloat32(a.DType(), shape, out), nil
@@ -228,8 +198,13 @@ func Matmul(a, b *tensor.Tensor) (*tensor.Tensor, error) {
 }
 
 // Linear returns input·weightᵀ + bias for input [..., in], weight [out, in]
-// and an optional bias [out] (nil for none), through one Sgemm call over
-// the flattened leading dims. See [Mm] for precision.
+// and an optional bias [out] (nil for none), bit-identical to PyTorch
+// 2.14's CPU float32 linear. Each element is the sequential sum of its
+// products from zero, with the bias added last: at::linear calls addmm
+// with mat2 = weight.t(), which reaches sgemm with TRANSA='T' (or, for
+// inputs it does not flatten, matmul followed by add_, which gives the same
+// bits). A weight whose strides make weight.t() contiguous would put the
+// bias first, as PyTorch does. See [Mm] for float16 and bfloat16.
 func Linear(input, weight, bias *tensor.Tensor) (*tensor.Tensor, error) {
 	if input == nil || input.Dim() < 1 {
 		return nil, shapeErrf("linear: argument \"input\": want at least 1 dim, got %v", shapeOf(input))
@@ -256,12 +231,9 @@ func Linear(input, weight, bias *tensor.Tensor) (*tensor.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	rows := input.Numel() / max(in, 1)
-	if in == 0 {
-		rows = tensor.Numel(input.Shape()[:input.Dim()-1])
-	}
+	rows := tensor.Numel(input.Shape()[:input.Dim()-1])
 	out := make([]float32, rows*nOut)
-	beta := float32(0)
+	form := formDot
 	if bias != nil {
 		bd, err := floatArg("bias", bias)
 		if err != nil {
@@ -277,11 +249,19 @@ func Linear(input, weight, bias *tensor.Tensor) (*tensor.Tensor, error) {
 				copy(row, bd)
 			}
 		}
-		beta = 1
+		// at::linear takes addmm for a 2-D input and for a contiguous
+		// input with a 1-D bias (flattened to 2-D); otherwise matmul and
+		// add_, the dot form's order.
+		if input.Dim() == 2 || input.IsContiguous() && bias.Dim() == 1 {
+			s1 := input.Strides()
+			if input.Dim() != 2 {
+				s1 = tensor.ContiguousStrides([]int{rows, in})
+			}
+			ws := weight.Strides()
+			form, _ = addmmForm(rows, nOut, in, s1, []int{ws[1], ws[0]})
+		}
 	}
-	if err := sgemm(false, true, rows, nOut, in, 1, xd, max(in, 1), wd, max(in, 1), beta, out, max(nOut, 1)); err != nil {
-		return nil, fmt.Errorf("linear: %w", err)
-	}
+	gemmExact(form, true, rows, nOut, in, 1, 1, xd, wd, out, bias != nil)
 	shape := append(input.Shape()[:input.Dim()-1], nOut)
 	return fromFloat32(input.DType(), shape, out), nil
 }
