@@ -267,7 +267,7 @@ func pgCheckObservers(t *testing.T, g *fxgraph.Graph, flow *pgFlow) {
 			require.True(t, ok)
 			require.Equal(t, rec.Class, o.Class())
 			if h, ok := o.(*observers.HistogramObserver); ok {
-				pgCheckHistogram(t, g, h, rec)
+				pgCheckHistogram(t, h, rec)
 			}
 			if pc, ok := o.(*observers.PerChannelMinMaxObserver); ok {
 				mn, mx := pc.MinMax()
@@ -302,14 +302,26 @@ func pgFloatTol(got, want float32) bool {
 	return math.Abs(float64(got)-float64(want)) <= 1e-5+1e-5*math.Abs(float64(want))
 }
 
+// pgInexactObservers names, as "<model>/<mode>/<observer>", the
+// HistogramObservers whose input PyTorch computes with a kernel fxquant
+// does not yet reproduce bit for bit, with the op responsible. Every other
+// observer, those after a linear or convolution included (the kernels sum
+// in PyTorch's CPU order, ops/kernels/aten_gemm_exact.go), must match
+// PyTorch's min, max and histogram exactly.
+var pgInexactObservers = map[string]string{
+	// adaptive_avg_pool2d to [1, 1] is mean() over H×W in PyTorch, summed by
+	// its vectorized cascade (4 accumulators of 8 lanes, then lanes in
+	// order); the pool kernel sums sequentially, so the linear's input,
+	// and thus its output, can differ in the last bit.
+	"cnn/static/activation_post_process_9": "adaptive_avg_pool2d (mean's summation order) upstream of the linear",
+}
+
 // pgCheckHistogram compares a calibrated HistogramObserver with PyTorch's
-// state. An observer of a graph input must match bit for bit. An observer
-// downstream of a linear or convolution sees values that gonum's Sgemm
-// sums in another order than ATen's kernels, so its min and max may differ
-// by an ulp or two: they must then be within the README's float tolerance,
-// the difference is logged, and the recorded state is loaded so that the
-// qparams and the converted graph are still checked exactly.
-func pgCheckHistogram(t *testing.T, g *fxgraph.Graph, h *observers.HistogramObserver, rec pgObserver) {
+// state bit for bit. For an observer listed in [pgInexactObservers] a
+// difference is allowed within the README's float tolerance: it is
+// logged, and the recorded state is loaded so that the qparams and the
+// converted graph are still checked exactly.
+func pgCheckHistogram(t *testing.T, h *observers.HistogramObserver, rec pgObserver) {
 	hist, mn, mx := h.State()
 	require.Equal(t, rec.Bins, h.Bins())
 	wantMin, wantMax := rec.MinVal.float32s(t)[0], rec.MaxVal.float32s(t)[0]
@@ -317,17 +329,14 @@ func pgCheckHistogram(t *testing.T, g *fxgraph.Graph, h *observers.HistogramObse
 	if mn == wantMin && mx == wantMax && slices.Equal(hist, wantHist) {
 		return
 	}
-	onInput := false
-	for _, u := range rec.GraphUses {
-		if n, ok := g.NodeByName(strings.TrimPrefix(u.Input, "%")); ok && n.Op() == fxgraph.Placeholder {
-			onInput = true
-		}
-	}
-	require.False(t, onInput, "observer of a graph input: state differs (min %g/%g, max %g/%g)", mn, wantMin, mx, wantMax)
+	key := strings.TrimPrefix(t.Name(), "TestPT2EGoldens/")
+	reason, known := pgInexactObservers[key]
+	require.True(t, known, "%s: state differs from PyTorch's (min %08x, want %08x; max %08x, want %08x; histogram equal: %v)",
+		key, math.Float32bits(mn), math.Float32bits(wantMin), math.Float32bits(mx), math.Float32bits(wantMax), slices.Equal(hist, wantHist))
 	assert.True(t, pgFloatTol(mn, wantMin), "min_val %g, want %g", mn, wantMin)
 	assert.True(t, pgFloatTol(mx, wantMax), "max_val %g, want %g", mx, wantMax)
-	t.Logf("state differs from PyTorch's after a float matmul (min %08x/%08x, max %08x/%08x): loading the recorded state",
-		math.Float32bits(mn), math.Float32bits(wantMin), math.Float32bits(mx), math.Float32bits(wantMax))
+	t.Logf("state differs from PyTorch's because of %s (min %08x/%08x, max %08x/%08x): loading the recorded state",
+		reason, math.Float32bits(mn), math.Float32bits(wantMin), math.Float32bits(mx), math.Float32bits(wantMax))
 	require.NoError(t, h.SetState(wantHist, wantMin, wantMax))
 }
 

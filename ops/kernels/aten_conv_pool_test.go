@@ -124,8 +124,9 @@ func TestConv2dAgainstLoops(t *testing.T) {
 			}
 		}
 	}
-	// Sgemm sums the 18 products in its own order; float32 rounding of
-	// each partial sum bounds the difference well below 1e-5 here.
+	// The kernel sums the 18 products in float32 (TestConvMatchesNaive
+	// checks its exact order); float32 rounding of each partial sum bounds
+	// the difference from float64 well below 1e-5 here.
 	const tol = 1e-5
 	requireClose(t, want, f32s(t, got), tol)
 }
