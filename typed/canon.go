@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 
 	"github.com/fxquant/fxquant/fxgraph"
 	"github.com/fxquant/fxquant/ops"
@@ -127,31 +128,76 @@ func (rw *Rewriter) Rollback() {
 // CanonOptions configures [Canonicalize].
 type CanonOptions struct {
 	// Patterns are tried in order at each node; nil means
-	// DefaultPatterns().
+	// DefaultPatterns(Registry).
 	Patterns []Pattern
 	// MaxIterations bounds the sweeps over the graph; 0 means 10.
 	MaxIterations int
-	// Debug prints the graph before and after every Match and fails if a
-	// Match changed it, and verifies the graph after every rewrite.
+	// Debug turns on the rewrite checks of typed-rewrites.md 4.1: a
+	// fingerprint of the nodes a Match may read (the root and its
+	// inputs, [DebugDepth] levels up) and of the graph's node count is
+	// taken before and after every Match, and a Match that changed it is
+	// an error; after every successful rewrite the whole graph is
+	// verified. The fingerprint costs O(size of that neighbourhood) per
+	// Match, so a sweep stays linear; the verification costs O(graph)
+	// per rewrite, which makes a Debug run quadratic in the number of
+	// rewrites. Off by default; tests turn it on.
 	Debug bool
-	// Registry is used by the debug verifier; nil means ops.Default().
+	// Registry supplies schemas to the default patterns and to the debug
+	// verifier; nil means ops.Default().
 	Registry *ops.Registry
 }
 
-// DefaultPatterns returns the built-in typed canonicalisations in order:
-// [GroupNormFold].
-func DefaultPatterns() []Pattern { return []Pattern{GroupNormFold{}} }
+// DebugDepth is how many levels of inputs above a Match's root the Debug
+// fingerprint covers: the deepest built-in pattern (the trailing-affine
+// GroupNorm fold, add → mul → reshape → instance_norm → reshape → X,
+// with their constants) reads 6.
+const DebugDepth = 8
+
+// DefaultPatterns returns the built-in typed canonicalisations in order,
+// using reg for schemas (nil means ops.Default()): [GroupNormFold].
+func DefaultPatterns(reg *ops.Registry) []Pattern {
+	return []Pattern{GroupNormFold{Registry: reg}}
+}
+
+// fingerprint hashes what a Match rooted at root may read: the graph's
+// node count and, for root and its inputs up to depth levels above it
+// (each node once, in a fixed visiting order), the node's printed form
+// (opcode, target, arguments, type and user count) and its erased flag.
+func fingerprint(g *fxgraph.Graph, root *fxgraph.Node, depth int) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d;", g.Len())
+	seen := map[*fxgraph.Node]bool{root: true}
+	level := []*fxgraph.Node{root}
+	for d := 0; d <= depth && len(level) > 0; d++ {
+		var next []*fxgraph.Node
+		for _, n := range level {
+			fmt.Fprintf(h, "%s|%t|%d\n", fxgraph.FormatNode(n), n.Erased(), n.NumUses())
+			if n.Erased() {
+				continue
+			}
+			for _, in := range n.InputNodes() {
+				if !seen[in] {
+					seen[in] = true
+					next = append(next, in)
+				}
+			}
+		}
+		level = next
+	}
+	return h.Sum64()
+}
 
 // Canonicalize applies the patterns until a sweep changes nothing. Each
 // sweep visits nodes in reverse program order, so that a pattern rooted
 // at a later node (the trailing-affine GroupNorm form at its add) is tried
 // before one rooted inside it. Result.Notes lists every match that failed
 // a guard, with its reason; Result.Stats counts rewrites per pattern.
-// A failed rewrite is rolled back and returned as an error.
+// A failed rewrite is rolled back and returned as an error. See
+// [CanonOptions.Debug] for the checks and their cost.
 func Canonicalize(g *fxgraph.Graph, opts CanonOptions) (fxgraph.Result, error) {
 	pats := opts.Patterns
 	if pats == nil {
-		pats = DefaultPatterns()
+		pats = DefaultPatterns(opts.Registry)
 	}
 	maxIt := opts.MaxIterations
 	if maxIt <= 0 {
@@ -168,15 +214,13 @@ func Canonicalize(g *fxgraph.Graph, opts CanonOptions) (fxgraph.Result, error) {
 				continue
 			}
 			for _, p := range pats {
-				var before string
+				var before uint64
 				if opts.Debug {
-					before = fxgraph.Format(g)
+					before = fingerprint(g, n, DebugDepth)
 				}
 				plan, reason := p.Match(n)
-				if opts.Debug {
-					if after := fxgraph.Format(g); after != before {
-						return res, fmt.Errorf("typed: pattern %s: Match at %q changed the graph", p.Name(), n.Name())
-					}
+				if opts.Debug && fingerprint(g, n, DebugDepth) != before {
+					return res, fmt.Errorf("typed: pattern %s: Match at %q changed the graph", p.Name(), n.Name())
 				}
 				if plan == nil {
 					if reason != "" {

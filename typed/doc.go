@@ -41,5 +41,11 @@
 // checks every condition and computes every constant and type, then an
 // Apply that only creates nodes and replaces values through a [Rewriter],
 // whose Replace refuses a replacement whose type differs from the value it
-// replaces. [GroupNormFold] is the first pattern.
+// replaces. [GroupNormFold] is the first pattern; it folds only when the
+// result is exact up to float rounding (within 1 LSB of the result type):
+// a chain that requantizes inside (an instance_norm or mul with its own
+// quantized type) is refused unless [GroupNormFold].AllowRequantDrop is
+// set. [CanonOptions].Debug checks that no Match mutates the graph with a
+// fingerprint of the nodes around the match, and verifies after every
+// rewrite.
 package typed

@@ -5,6 +5,7 @@ import (
 
 	"github.com/fxquant/fxquant/fxgraph"
 	"github.com/fxquant/fxquant/ops"
+	"github.com/fxquant/fxquant/ops/kernels"
 	"github.com/fxquant/fxquant/ops/tensor"
 )
 
@@ -31,8 +32,11 @@ var (
 // s and b are constants (or None) of shape [G]; in the trailing form,
 // the mul/add constants broadcast as [C] along axis 1, are plain floats,
 // and each intermediate value has a single user. The channel axis is 1 by
-// construction: aten.instance_norm and aten.group_norm normalise
-// [N, C, *]; a channels-last graph carries a permute and does not match.
+// checked explicitly: aten.instance_norm and aten.group_norm normalise
+// [N, C, *] per index of axis 1, so the top reshape must group X's axis 1
+// (G divides C); a reshape whose groups cut along a later axis (a
+// [N, 1, C, L] or otherwise split layout) and trailing constants that
+// broadcast along another axis (channels-last) are refused.
 //
 // gamma and beta repeat each group value K = C/G times (never tiling), the
 // trailing form gives gamma[c] = g_c[c]·s[c/K] and beta[c] =
@@ -41,7 +45,19 @@ var (
 // reshape's, or the add's), built with ops.ContractType. Quantized
 // gamma/beta keep their element types, per-axis ones with the scales
 // repeated like the data ([ExpandQuantParams]).
-type GroupNormFold struct{}
+type GroupNormFold struct {
+	// Registry supplies the schemas the match normalises arguments
+	// with; nil means ops.Default().
+	Registry *ops.Registry
+	// AllowRequantDrop lets the fold apply when a value inside the
+	// matched chain is itself quantized with a type other than the
+	// result contract (a requantization step, such as the mul of a
+	// trailing-affine chain carrying its own q/dq pair). The group_norm
+	// cannot reproduce that intermediate rounding, so the folded graph
+	// may differ from the unfolded one by more than 1 LSB of the result
+	// type; by default such chains are refused with the reason.
+	AllowRequantDrop bool
+}
 
 // Name returns "groupnorm_fold".
 func (GroupNormFold) Name() string { return "groupnorm_fold" }
@@ -136,7 +152,7 @@ type normChain struct {
 }
 
 // matchChain checks every condition of 2.4 on the chain ending at bottom.
-func matchChain(bottom *fxgraph.Node) (*normChain, string) {
+func matchChain(bottom *fxgraph.Node, reg *ops.Registry) (*normChain, string) {
 	if !isReshape(bottom) {
 		return nil, ""
 	}
@@ -174,8 +190,15 @@ func matchChain(bottom *fxgraph.Node) (*normChain, string) {
 		return nil, fmt.Sprintf("reshape %q changes the batch: %v -> %v", top.Name(), c.xt.Shape, rt.Shape)
 	}
 	C, G := c.xt.Shape[1], rt.Shape[1]
-	if G < 1 || C%G != 0 {
-		return nil, fmt.Sprintf("%d groups do not divide %d channels", G, C)
+	if G < 1 {
+		return nil, fmt.Sprintf("reshape %q: want at least one group, got %d", top.Name(), G)
+	}
+	if ax := groupAxis(c.xt.Shape, G); ax != normChannelAxis {
+		where := "no axis"
+		if ax > 0 {
+			where = fmt.Sprintf("axis %d", ax)
+		}
+		return nil, fmt.Sprintf("%d groups do not divide the %d channels of axis %d: reshape %q groups %v along %s, not the channel axis %d", G, C, normChannelAxis, top.Name(), c.xt.Shape, where, normChannelAxis)
 	}
 	c.g, c.k = G, C/G
 	S, T := int64(1), int64(1)
@@ -194,7 +217,7 @@ func matchChain(bottom *fxgraph.Node) (*normChain, string) {
 	if !equalInts(bt.Shape, c.xt.Shape) {
 		return nil, fmt.Sprintf("reshape %q gives %v, not the input's shape %v", bottom.Name(), bt.Shape, c.xt.Shape)
 	}
-	s, ok := ops.Default().Schema(atenInstanceNorm)
+	s, ok := reg.Schema(atenInstanceNorm)
 	if !ok {
 		return nil, "aten.instance_norm is not in the registry"
 	}
@@ -227,6 +250,39 @@ func matchChain(bottom *fxgraph.Node) (*normChain, string) {
 	return c, ""
 }
 
+// normChannelAxis is the channel axis of aten.instance_norm (per channel
+// of its input) and of aten.group_norm (groups of channels): both
+// normalise [N, C, *] along axis 1.
+const normChannelAxis = 1
+
+// groupAxis returns the axis of x (shape [N, ...]) that a row-major
+// reshape to [N, groups, ...] cuts into groups: the first axis a ≥ 1 such
+// that each group (prod(x[1:])/groups elements) holds whole slices along
+// a, that is, its size is a multiple of prod(x[a+1:]). It returns 1
+// exactly when groups divides x[1], and -1 when groups does not divide
+// prod(x[1:]).
+func groupAxis(x []int64, groups int64) int {
+	total := int64(1)
+	for _, d := range x[1:] {
+		total *= d
+	}
+	if groups < 1 || total%groups != 0 {
+		return -1
+	}
+	m := total / groups
+	inner := total
+	for a := 1; a < len(x); a++ {
+		if x[a] == 0 {
+			return -1
+		}
+		inner /= x[a]
+		if m%inner == 0 {
+			return a
+		}
+	}
+	return -1
+}
+
 func equalInts(a, b []int64) bool {
 	if len(a) != len(b) {
 		return false
@@ -244,11 +300,19 @@ func (p GroupNormFold) Match(root *fxgraph.Node) (Plan, string) {
 	if root == nil || root.Erased() || root.Op() != fxgraph.CallFunction {
 		return nil, ""
 	}
-	if root.Target() == atenAdd {
-		return matchTrailing(root)
+	reg := p.Registry
+	if reg == nil {
+		reg = ops.Default()
 	}
-	c, why := matchChain(root)
+	if root.Target() == atenAdd {
+		return p.matchTrailing(root, reg)
+	}
+	c, why := matchChain(root, reg)
 	if c == nil {
+		return nil, why
+	}
+	bt, _ := root.TensorType()
+	if why := p.requantGuard(bt, c.in); why != "" {
 		return nil, why
 	}
 	plan := &GroupNormPlan{Replaces: root, Input: c.x, NumGroups: c.g, Eps: c.eps,
@@ -265,11 +329,32 @@ func (p GroupNormFold) Match(root *fxgraph.Node) (Plan, string) {
 		}
 	}
 	plan.Chain = append(plan.Chain, nodeArgs(c.in, 1, 2)...)
-	bt, _ := root.TensorType()
 	if plan.Result, err = ops.ContractType(bt, bt.Shape); err != nil {
 		return nil, err.Error()
 	}
 	return plan, ""
+}
+
+// requantGuard refuses (unless AllowRequantDrop) a chain in which one of
+// the inner values is quantized with an element type other than the
+// result contract's: the unfolded graph rounds there, the group_norm
+// cannot. An inner value with the contract's own element type is fine
+// when only views follow it (the reshape keeps the stored integers).
+func (p GroupNormFold) requantGuard(contract ops.TensorType, inner ...*fxgraph.Node) string {
+	if p.AllowRequantDrop {
+		return ""
+	}
+	for _, n := range inner {
+		tt, ok := n.TensorType()
+		if !ok || !tt.IsQuantized() {
+			continue
+		}
+		if contract.Elem != nil && contract.Elem.Equal(tt.Elem) && n.Target() == atenInstanceNorm && len(inner) == 1 {
+			continue
+		}
+		return fmt.Sprintf("%q is quantized (%s) inside the chain: the group_norm would drop that rounding step and could differ by more than 1 LSB of %s (set AllowRequantDrop to fold anyway)", n.Name(), tt.Elem, contract.Elem)
+	}
+	return ""
 }
 
 // nodeArgs returns the node arguments of n at the given positions.
@@ -284,7 +369,7 @@ func nodeArgs(n *fxgraph.Node, idx ...int) []*fxgraph.Node {
 }
 
 // matchTrailing checks add(mul(reshape(IN(reshape(X))), g_c), h_c).
-func matchTrailing(add *fxgraph.Node) (Plan, string) {
+func (p GroupNormFold) matchTrailing(add *fxgraph.Node, reg *ops.Registry) (Plan, string) {
 	if len(add.Args()) != 2 {
 		return nil, ""
 	}
@@ -315,12 +400,22 @@ func matchTrailing(add *fxgraph.Node) (Plan, string) {
 	if bottom == nil {
 		return nil, ""
 	}
-	c, why := matchChain(bottom)
+	c, why := matchChain(bottom, reg)
 	if c == nil {
 		return nil, why
 	}
 	if bottom.NumUsers() != 1 || mul.NumUsers() != 1 {
 		return nil, fmt.Sprintf("reshape %q or mul %q has other users", bottom.Name(), mul.Name())
+	}
+	at, why := staticType(add)
+	if why != "" {
+		return nil, why
+	}
+	if !equalInts(at.Shape, c.xt.Shape) {
+		return nil, fmt.Sprintf("add %q gives %v, not the input's shape %v", add.Name(), at.Shape, c.xt.Shape)
+	}
+	if why := p.requantGuard(at, c.in, c.bottom, mul); why != "" {
+		return nil, why
 	}
 	gc, why := constOf(gv, "mul constant")
 	if gc == nil {
@@ -356,27 +451,20 @@ func matchTrailing(add *fxgraph.Node) (Plan, string) {
 		if x.d == nil {
 			continue
 		}
-		if _, plain := x.d.Type.Elem.(ops.Scalar); !plain || !x.d.Type.DType().IsFloat() {
-			return nil, fmt.Sprintf("instance_norm affine constant %s is not a plain float (the trailing form does not requantize)", x.d.Type)
-		}
-		f, err := x.d.Tensor.Float64s()
-		if err != nil {
-			return nil, err.Error()
+		f, why := realValues(x.d)
+		if why != "" {
+			return nil, "instance_norm affine constant: " + why
 		}
 		copy(x.out, f)
 	}
+	// gamma[c] = g_c[c]·s[c/K] and beta[c] = g_c[c]·b[c/K] + h_c[c], each
+	// rounded once to float32; with s ≡ 1 and b ≡ 0 (instance_norm
+	// without affine) they are g_c and h_c exactly.
 	gamma, beta := make([]float32, C), make([]float32, C)
 	for ch := int64(0); ch < C; ch++ {
 		grp := ch / c.k
 		gamma[ch] = float32(gcv[ch] * sv[grp])
 		beta[ch] = float32(gcv[ch]*bv[grp] + hcv[ch])
-	}
-	at, why := staticType(add)
-	if why != "" {
-		return nil, why
-	}
-	if !equalInts(at.Shape, c.xt.Shape) {
-		return nil, fmt.Sprintf("add %q gives %v, not the input's shape %v", add.Name(), at.Shape, c.xt.Shape)
 	}
 	res, err := ops.ContractType(at, at.Shape)
 	if err != nil {
@@ -394,32 +482,102 @@ func matchTrailing(add *fxgraph.Node) (Plan, string) {
 	return plan, ""
 }
 
-// channelVector reads a plain float constant that broadcasts against
-// [N, C, *] (of the given rank) as a per-channel vector along axis 1:
-// right-aligned, size C at axis 1 and 1 everywhere else.
+// channelVector reads a constant that broadcasts against [N, C, *] (of
+// the given rank) as a per-channel vector along the channel axis 1:
+// right-aligned, size C at axis 1 and 1 everywhere else. Quantized
+// constants are read as the real values their type gives them
+// ([realValues]).
 func channelVector(d *ConstData, rank int, C int64) ([]float64, string) {
-	if _, plain := d.Type.Elem.(ops.Scalar); !plain || !d.Type.DType().IsFloat() {
-		return nil, fmt.Sprintf("trailing constant %s is not a plain float", d.Type)
-	}
 	sh := d.Type.Shape
 	if len(sh) > rank || len(sh) < rank-1 {
-		return nil, fmt.Sprintf("trailing constant %s does not broadcast along axis 1 of rank %d", d.Type, rank)
+		return nil, fmt.Sprintf("trailing constant %s does not broadcast along the channel axis %d of rank %d", d.Type, normChannelAxis, rank)
 	}
 	off := rank - len(sh)
 	for i, s := range sh {
 		want := int64(1)
-		if i+off == 1 {
+		if i+off == normChannelAxis {
 			want = C
 		}
 		if s != want {
-			return nil, fmt.Sprintf("trailing constant %s is not [C] along axis 1 (C = %d)", d.Type, C)
+			return nil, fmt.Sprintf("trailing constant %s is not [C] along the channel axis %d (C = %d)", d.Type, normChannelAxis, C)
 		}
 	}
-	f, err := d.Tensor.Float64s()
+	f, why := realValues(d)
+	if why != "" {
+		return nil, "trailing constant: " + why
+	}
+	return f, ""
+}
+
+// realValues returns the real values of a constant as float32 values
+// (widened to float64): a plain float32 constant as stored, a quantized
+// one dequantized with its own element type by the same kernels the
+// interpreter runs for dequantize_per_tensor and dequantize_per_channel
+// ((q − zp)·scale in float32), so the folded constants hold exactly the
+// numbers the unfolded graph computed with. Other dtypes are refused.
+func realValues(d *ConstData) ([]float64, string) {
+	t := d.Tensor
+	var (
+		out *tensor.Tensor
+		err error
+	)
+	switch e := d.Type.Elem.(type) {
+	case ops.Scalar:
+		if e.DType != tensor.Float32 {
+			return nil, fmt.Sprintf("%s is not float32", d.Type)
+		}
+		out = t
+	case ops.UniformQuantized:
+		if e.Expressed != tensor.Float32 {
+			return nil, fmt.Sprintf("%s is not expressed in float32", d.Type)
+		}
+		out, err = kernels.DequantizePerTensor(t, e.Scale, e.ZeroPoint, e.StorageMin, e.StorageMax, e.StorageType, tensor.Float32)
+	case ops.UniformQuantizedPerAxis:
+		if e.Expressed != tensor.Float32 {
+			return nil, fmt.Sprintf("%s is not expressed in float32", d.Type)
+		}
+		var st, zt *tensor.Tensor
+		if st, zt, err = perAxisParams(e); err == nil {
+			out, err = kernels.DequantizePerChannel(t, st, zt, int64(e.Axis), e.StorageMin, e.StorageMax, e.StorageType, tensor.Float32)
+		}
+	default:
+		return nil, fmt.Sprintf("%s has no real values", d.Type)
+	}
+	if err != nil {
+		return nil, fmt.Sprintf("dequantize %s: %v", d.Type, err)
+	}
+	f, err := out.Float64s()
 	if err != nil {
 		return nil, err.Error()
 	}
 	return f, ""
+}
+
+// perAxisParams returns the scale and zero-point tensors of a per-axis
+// element type: float32 scales when every scale is a float32 value (as
+// observers produce them), float64 otherwise, and int64 zero points.
+func perAxisParams(e ops.UniformQuantizedPerAxis) (scales, zeroPoints *tensor.Tensor, err error) {
+	n := len(e.Scales)
+	f32 := true
+	for _, s := range e.Scales {
+		if float64(float32(s)) != s {
+			f32 = false
+		}
+	}
+	if f32 {
+		f := make([]float32, n)
+		for i, s := range e.Scales {
+			f[i] = float32(s)
+		}
+		scales, err = tensor.FromData(tensor.Float32, []int{n}, f)
+	} else {
+		scales, err = tensor.FromData(tensor.Float64, []int{n}, append([]float64(nil), e.Scales...))
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	zeroPoints, err = tensor.FromData(tensor.Int64, []int{n}, append([]int64(nil), e.ZeroPoints...))
+	return scales, zeroPoints, err
 }
 
 // Apply creates the expanded constants and the group_norm node before the

@@ -59,6 +59,14 @@ type chain struct {
 	gc, hc      []float32 // [C,1,...] trailing constants
 	addOut      ops.Element
 	dynamicBatc bool
+	// inOut, when set, is instance_norm's result element type (else out).
+	inOut ops.Element
+	// cshape overrides the trailing constants' shape [C, 1, ...].
+	cshape []int64
+	// gcQ/hcQ, when set, make the trailing constants int8 constants of
+	// these quantized types holding gcInts/hcInts (gc/hc are ignored).
+	gcQ, hcQ       ops.Element
+	gcInts, hcInts []int8
 }
 
 func shapeInt(s []int64) []int {
@@ -136,7 +144,11 @@ func (c chain) build(t *testing.T) (*fxgraph.Graph, map[string]*fxgraph.Node) {
 		top.SetType(tt)
 	}
 	in := g.Call(instNorm, top, gammaV, betaV, rm, rv, !c.noStats, 0.1, c.eps, false)
-	in.SetType(mustType(t, c.reshaped, c.out))
+	inElem := c.out
+	if c.inOut != nil {
+		inElem = c.inOut
+	}
+	in.SetType(mustType(t, c.reshaped, inElem))
 	bottom := g.Call(reshape, in, toList(bottomShape))
 	bottom.SetType(mustType(t, bottomShape, c.out))
 	last := bottom
@@ -147,10 +159,19 @@ func (c chain) build(t *testing.T) (*fxgraph.Graph, map[string]*fxgraph.Node) {
 		for i := 1; i < len(cshape); i++ {
 			cshape[i] = 1
 		}
-		g.SetAttr("gc", tensor.MustFromData(tensor.Float32, shapeInt(cshape), c.gc))
-		g.SetAttr("hc", tensor.MustFromData(tensor.Float32, shapeInt(cshape), c.hc))
-		gc := g.GetAttr("gc", ops.Plain(tensor.Float32, cshape...))
-		hc := g.GetAttr("hc", ops.Plain(tensor.Float32, cshape...))
+		if c.cshape != nil {
+			cshape = c.cshape
+		}
+		constant := func(name string, f []float32, q ops.Element, ints []int8) *fxgraph.Node {
+			if q == nil {
+				g.SetAttr(name, tensor.MustFromData(tensor.Float32, shapeInt(cshape), f))
+				return g.GetAttr(name, ops.Plain(tensor.Float32, cshape...))
+			}
+			g.SetAttr(name, tensor.MustFromData(tensor.Int8, shapeInt(cshape), ints))
+			return g.GetAttr(name, mustType(t, cshape, q))
+		}
+		gc := constant("gc", c.gc, c.gcQ, c.gcInts)
+		hc := constant("hc", c.hc, c.hcQ, c.hcInts)
 		mul := g.Call(mulT, bottom, gc)
 		mul.SetType(mustType(t, c.x, c.out))
 		add := g.Call(addT, mul, hc)
@@ -492,13 +513,111 @@ func TestFoldTrailingAffine(t *testing.T) {
 		g, nodes := c.build(t)
 		addType := nodes["add"].Type()
 		sig := returnType(t, g)
-		_, err := typed.Canonicalize(g, typed.CanonOptions{Debug: true})
+		// The mul and the instance_norm carry their own types (Tout):
+		// folding drops those rounding steps, which the pattern does only
+		// when told to.
+		_, err := typed.Canonicalize(g, typed.CanonOptions{Debug: true,
+			Patterns: []typed.Pattern{typed.GroupNormFold{AllowRequantDrop: true}}})
 		require.NoError(t, err)
 		gn := groupNormNode(t, g)
 		assert.True(t, addType.Equal(gn.Type()), ops.TypeDiff(addType, gn.Type()))
 		assert.False(t, nodes["bottom"].Type() != nil && gn.Type().Equal(nodes["bottom"].Type()))
 		assert.True(t, sig.Equal(returnType(t, g)))
 	})
+}
+
+// TestFoldTrailingQuantizedConstants: the trailing-affine form whose mul
+// and add constants are quantized (per tensor and per axis) folds
+// exactly: the constants are dequantized with their own types, gamma and
+// beta are those real values (instance_norm has no affine here), the
+// group_norm takes the add's contract, and the output matches the
+// unfolded graph within 1 LSB of it. With the intermediates quantized as
+// well, the default pattern refuses and leaves the graph byte-identical.
+func TestFoldTrailingQuantizedConstants(t *testing.T) {
+	tadd := mustUQ(0.1, 2)
+	gcQ := mustUQ(0.25, 2)
+	hcQ, err := ops.NewUniformQuantizedPerAxis(tensor.Int8, -128, 127, tensor.Float32, 0,
+		[]float64{0.05, 0.1, 0.05, 0.1, 0.05, 0.1, 0.05, 0.1}, []int64{0, 1, 0, 1, 0, 1, 0, 1})
+	require.NoError(t, err)
+	gcInts := []int8{4, 6, -2, 10, 3, 14, 0, 8}                    // (q−2)·0.25 = 0.5, 1, −1, 2, 0.25, 3, −0.5, 1.5
+	hcInts := []int8{2, 1, -2, 3, 6, -2, 8, -3}                    // (q−zp_c)·s_c
+	wantBeta := []float32{0.1, 0, -0.1, 0.2, 0.3, -0.3, 0.4, -0.4} // hand-dequantized, each rounded to float32
+	base := chain{x: []int64{1, 8, 2, 3}, reshaped: []int64{1, 4, 12}, eps: 1e-5, in: tin, trailing: true,
+		gcQ: gcQ, gcInts: gcInts, hcQ: hcQ, hcInts: hcInts, addOut: tadd}
+
+	t.Run("float_intermediates_fold", func(t *testing.T) {
+		g, nodes := base.build(t)
+		x := input(base.x)
+		want := runOne(t, g, x)
+		addType := nodes["add"].Type()
+		sig := returnType(t, g)
+		res, err := typed.Canonicalize(g, typed.CanonOptions{Debug: true})
+		require.NoError(t, err)
+		require.Equal(t, 1, res.Stats["groupnorm_fold"], res.Notes)
+		require.NoError(t, fxgraph.Verify(g, typed.VerifyOptions(nil)))
+		gn := groupNormNode(t, g)
+		assert.True(t, addType.Equal(gn.Type()), ops.TypeDiff(addType, gn.Type()))
+		assert.True(t, sig.Equal(returnType(t, g)))
+		gv, bv := constValues(t, g, gn.Arg(2)), constValues(t, g, gn.Arg(3))
+		wantGamma := []float64{0.5, 1, -1, 2, 0.25, 3, -0.5, 1.5}
+		assert.Equal(t, wantGamma, gv)
+		for i := range wantBeta {
+			assert.Equal(t, math.Float32bits(wantBeta[i]), math.Float32bits(float32(bv[i])), "beta[%d] = %g", i, bv[i])
+		}
+		got := runOne(t, g, x)
+		require.Len(t, got, len(want))
+		for i := range want {
+			require.LessOrEqual(t, math.Abs(float64(got[i]-want[i])), 0.1*(1+1e-6), "element %d", i)
+		}
+	})
+	t.Run("quantized_intermediates_refused", func(t *testing.T) {
+		c := base
+		c.out = tout // instance_norm, reshape and mul each round to Tout
+		g, nodes := c.build(t)
+		requireTrailingRefused(t, g, nodes, "inside the chain", "1 LSB")
+	})
+}
+
+// TestFoldTrailingChannelsLast: trailing constants that broadcast along
+// the last axis (a channels-last affine) are not per-channel along the
+// channel axis 1, so the trailing form is refused.
+func TestFoldTrailingChannelsLast(t *testing.T) {
+	c := chain{x: []int64{1, 8, 2, 8}, reshaped: []int64{1, 4, 32}, eps: 1e-5, trailing: true,
+		cshape: []int64{8}, gc: []float32{1, 2, 3, 4, 5, 6, 7, 8}, hc: make([]float32, 8)}
+	g, nodes := c.build(t)
+	requireTrailingRefused(t, g, nodes, "channel axis 1")
+}
+
+// requireTrailingRefused checks that the trailing-affine match at the add
+// fails with the given reason and leaves the graph byte-identical, and
+// that Canonicalize then folds only the inner reshape → instance_norm →
+// reshape (exact on its own: its contract is the bottom reshape's type),
+// keeping the mul and the add.
+func requireTrailingRefused(t *testing.T, g *fxgraph.Graph, nodes map[string]*fxgraph.Node, reasons ...string) {
+	t.Helper()
+	before := fxgraph.Format(g)
+	plan, why := typed.GroupNormFold{}.Match(nodes["add"])
+	require.Nil(t, plan)
+	for _, r := range reasons {
+		assert.Contains(t, why, r)
+	}
+	assert.Equal(t, before, fxgraph.Format(g), "a refused match leaves the graph byte-identical")
+
+	x := input(nodes["x"].Type().(ops.TensorType).Shape)
+	want := runOne(t, g, x)
+	bt := nodes["bottom"].Type()
+	res, err := typed.Canonicalize(g, typed.CanonOptions{Debug: true})
+	require.NoError(t, err)
+	require.NotEmpty(t, res.Notes)
+	assert.Contains(t, res.Notes[0], reasons[0])
+	gn := groupNormNode(t, g)
+	assert.True(t, bt.Equal(gn.Type()), ops.TypeDiff(bt, gn.Type()))
+	assert.Len(t, g.FindNodes(fxgraph.CallFunction, mulT), 1)
+	assert.Len(t, g.FindNodes(fxgraph.CallFunction, addT), 1)
+	got := runOne(t, g, x)
+	for i := range want {
+		require.Equal(t, math.Float32bits(want[i]), math.Float32bits(got[i]), "element %d: %g vs %g", i, got[i], want[i])
+	}
 }
 
 // TestFoldGuardsLeaveGraphUnchanged: every failing condition leaves the
@@ -517,6 +636,9 @@ func TestFoldGuardsLeaveGraphUnchanged(t *testing.T) {
 		{"non_constant_gamma", chain{x: []int64{1, 6, 2, 2}, reshaped: []int64{1, 3, 8}, gammaInput: true, eps: 1e-5}, "not a constant"},
 		{"running_stats", chain{x: []int64{1, 6, 2, 2}, reshaped: []int64{1, 3, 8}, noStats: true, eps: 1e-5}, "running statistics"},
 		{"dynamic_batch", chain{x: []int64{1, 6, 2, 2}, reshaped: []int64{1, 3, 8}, eps: 1e-5, dynamicBatc: true}, "dynamic"},
+		{"channels_at_axis_2", chain{x: []int64{1, 1, 8, 5}, reshaped: []int64{1, 4, 10}, eps: 1e-5}, "along axis 2, not the channel axis 1"},
+		{"groups_split_channels", chain{x: []int64{2, 2, 6, 5}, reshaped: []int64{2, 4, 15}, eps: 1e-5}, "along axis 2, not the channel axis 1"},
+		{"requantized_instance_norm", chain{x: []int64{1, 6, 2, 2}, reshaped: []int64{1, 3, 8}, eps: 1e-5, in: tin, inOut: mustUQ(0.04, 0), out: tout}, "inside the chain"},
 		{"per_axis_gamma_wrong_length", chain{x: []int64{1, 6, 2, 2}, reshaped: []int64{1, 3, 8}, gammaQ: pa, gammaInts: []int8{1, 2}, eps: 1e-5}, "want shape [3]"},
 	}
 	for _, tc := range cases {
