@@ -248,6 +248,11 @@ type Program struct {
 	Unreadable []Unreadable
 	// ExtraFiles holds the archive's extra/<name> records.
 	ExtraFiles map[string][]byte
+	// SampleInputs is the data/sample_inputs/<name>.pt record as read (a
+	// torch.save pickle of the example (args, kwargs)), written back
+	// verbatim; empty means "no example inputs", which torch.export.load
+	// accepts (example_inputs is then None).
+	SampleInputs []byte
 
 	// opaque holds, for nodes whose operator had no schema when read,
 	// what the writer needs to serialize them again.

@@ -1,0 +1,177 @@
+package pt2
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"slices"
+)
+
+// serializationID computes the 40-digit .data/serialization_id that
+// PyTorchStreamWriter::writeSerializationId writes for records written in
+// the given order (the id record itself excluded): 20 digits of the
+// c10::hash_combine of the record names' std::hash values, taken in the
+// iteration order of the writer's std::unordered_set<std::string>, then 20
+// digits of the hash_combine of the records' CRC-32s in write order. It
+// reproduces libstdc++ (GCC) on a 64-bit little-endian host: _Hash_bytes
+// with seed 0xc70f6907 and the _Prime_rehash_policy bucket growth. The
+// fixtures' ids are reproduced digit for digit; the reader gives the id no
+// meaning beyond logging it.
+func serializationID(recs []record) string {
+	var names, crcs uint64
+	set := newStdStringSet()
+	for _, r := range recs {
+		set.insert(r.name)
+		crcs = hashCombine(crcs, uint64(crc32.ChecksumIEEE(r.data)))
+	}
+	for _, h := range set.iterationOrder() {
+		names = hashCombine(names, h)
+	}
+	return fmt.Sprintf("%020d%020d", names, crcs)
+}
+
+// hashCombine is c10::hash_combine.
+func hashCombine(seed, value uint64) uint64 {
+	return seed ^ (value + 0x9e3779b9 + (seed << 6) + (seed >> 2))
+}
+
+// stdHashBytes is libstdc++'s 64-bit std::_Hash_bytes (a MurmurHash2
+// variant), which std::hash<std::string> calls with seed 0xc70f6907.
+func stdHashBytes(s []byte, seed uint64) uint64 {
+	const mul = 0xc6a4a793<<32 + 0x5bd1e995
+	shiftMix := func(v uint64) uint64 { return v ^ v>>47 }
+	n := len(s)
+	aligned := n &^ 7
+	h := seed ^ uint64(n)*mul
+	for p := 0; p < aligned; p += 8 {
+		d := shiftMix(binary.LittleEndian.Uint64(s[p:])*mul) * mul
+		h ^= d
+		h *= mul
+	}
+	if n&7 != 0 {
+		var d uint64
+		for i := n - 1; i >= aligned; i-- {
+			d = d<<8 + uint64(s[i])
+		}
+		h ^= d
+		h *= mul
+	}
+	h = shiftMix(h) * mul
+	return shiftMix(h)
+}
+
+// stdPrimes is the start of libstdc++'s __prime_list (hashtable-aux.cc),
+// enough for a set of about 150 000 records.
+var stdPrimes = []uint64{2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79,
+	83, 89, 97, 103, 109, 113, 127, 137, 139, 149, 157, 167, 179, 193, 199, 211, 227, 241, 257, 277, 293, 313,
+	337, 359, 383, 409, 439, 467, 503, 541, 577, 619, 661, 709, 761, 823, 887, 953, 1031, 1109, 1193, 1289,
+	1381, 1493, 1613, 1741, 1879, 2029, 2179, 2357, 2549, 2753, 2971, 3209, 3469, 3739, 4027, 4349, 4703,
+	5087, 5503, 5953, 6427, 6949, 7517, 8123, 8783, 9497, 10273, 11113, 12011, 12983, 14033, 15173, 16411,
+	17749, 19183, 20753, 22447, 24281, 26267, 28411, 30727, 33223, 35933, 38873, 42043, 45481, 49201, 53201,
+	57557, 62233, 67307, 72817, 78779, 85229, 92203, 99733, 107897, 116731, 126271, 136607, 147793, 159871}
+
+// stdStringSet models the element order of a libstdc++
+// std::unordered_set<std::string> with unique keys and max load factor 1:
+// one singly linked list, each bucket pointing at the node before its
+// first element.
+type stdStringSet struct {
+	hashes     []uint64 // list order
+	buckets    uint64
+	nextResize uint64
+}
+
+func newStdStringSet() *stdStringSet { return &stdStringSet{buckets: 1} }
+
+// nextBucket is _Prime_rehash_policy::_M_next_bkt.
+func (s *stdStringSet) nextBucket(n uint64) uint64 {
+	fast := []uint64{2, 2, 2, 3, 5, 5, 7, 7, 11, 11, 11, 11, 13, 13}
+	if n < uint64(len(fast)) {
+		if n == 0 {
+			return 1
+		}
+		s.nextResize = fast[n]
+		return fast[n]
+	}
+	i, _ := slices.BinarySearch(stdPrimes[6:], n)
+	if i+6 >= len(stdPrimes) {
+		// beyond the table (over 150 000 records) the first half of the
+		// id no longer follows libstdc++; it stays deterministic
+		s.nextResize = n | 1
+		return n | 1
+	}
+	p := stdPrimes[i+6]
+	s.nextResize = p
+	return p
+}
+
+// needRehash is _Prime_rehash_policy::_M_need_rehash for one insertion.
+func (s *stdStringSet) needRehash(elems uint64) (uint64, bool) {
+	if elems+1 <= s.nextResize {
+		return 0, false
+	}
+	minBuckets := elems + 1
+	if s.nextResize == 0 {
+		minBuckets = max(minBuckets, 11)
+	}
+	if minBuckets >= s.buckets {
+		return s.nextBucket(max(minBuckets+1, s.buckets*2)), true
+	}
+	s.nextResize = s.buckets
+	return 0, false
+}
+
+// rehash is _M_rehash_aux for unique keys: nodes are taken in list order;
+// the first node of a bucket goes to the list front, later ones right
+// after their bucket's first node.
+func (s *stdStringSet) rehash(n uint64) {
+	var out []uint64 // built front-to-back via a linked structure
+	type node struct {
+		h    uint64
+		next int
+	}
+	nodes := make([]node, 0, len(s.hashes))
+	head := -1
+	before := map[uint64]int{} // bucket -> index of the node before its first element (-1: list head)
+	for _, h := range s.hashes {
+		b := h % n
+		idx := len(nodes)
+		if prev, ok := before[b]; ok {
+			if prev < 0 {
+				nodes = append(nodes, node{h: h, next: head})
+				head = idx
+			} else {
+				nodes = append(nodes, node{h: h, next: nodes[prev].next})
+				nodes[prev].next = idx
+			}
+			continue
+		}
+		nodes = append(nodes, node{h: h, next: head})
+		if head >= 0 {
+			before[nodes[head].h%n] = idx
+		}
+		head = idx
+		before[b] = -1
+	}
+	for i := head; i >= 0; i = nodes[i].next {
+		out = append(out, nodes[i].h)
+	}
+	s.hashes = out
+	s.buckets = n
+}
+
+func (s *stdStringSet) insert(name string) {
+	h := stdHashBytes([]byte(name), 0xc70f6907)
+	if n, ok := s.needRehash(uint64(len(s.hashes))); ok {
+		s.rehash(n)
+	}
+	b := h % s.buckets
+	for i, x := range s.hashes {
+		if x%s.buckets == b {
+			s.hashes = slices.Insert(s.hashes, i, h)
+			return
+		}
+	}
+	s.hashes = slices.Insert(s.hashes, 0, h)
+}
+
+func (s *stdStringSet) iterationOrder() []uint64 { return s.hashes }
