@@ -82,7 +82,7 @@ func dotAccumulate(m, n, k int, a, b, c []float32, ldc int) {
 }
 
 // dotRange is dotAccumulate over rows [i0, i1) and columns [j0, j1),
-// blocked 4×4 over outputs with a column-block loop of kBlock columns so
+// blocked 4×4 over outputs with a column-block loop of jBlock columns so
 // the b rows stay in cache.
 func dotRange(i0, i1, j0, j1, k int, a, b, c []float32, ldc int) {
 	const jBlock = 64
