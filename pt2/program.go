@@ -254,6 +254,24 @@ type Program struct {
 	// accepts (example_inputs is then None).
 	SampleInputs []byte
 
+	// LiftSpecs tells the writer how to lift attributes into graph
+	// inputs, by FQN: Kind (Parameter, Buffer or TensorConstant), Name
+	// (the placeholder name; "" means p_/b_/c_ plus the FQN with dots as
+	// underscores) and Persistent. Every get_attr node is lifted: by its
+	// entry here, or else as a persistent buffer "b_<fqn>", which is what
+	// torch.export makes of tensors convert registers with
+	// register_buffer. Listed attributes that no node reads are lifted as
+	// well (torch.export keeps unused parameters and buffers). The
+	// command's run -o fills it from the float program's signature so that
+	// parameters stay parameters.
+	LiftSpecs map[string]InputSpec
+
+	// serialNames maps a node's name in Graph to its name in the file
+	// where they differ (fxgraph's namespace renames Python builtins and
+	// keywords: a value "input" becomes node "input_1"); the writer
+	// writes the file's names back.
+	serialNames map[string]string
+
 	// opaque holds, for nodes whose operator had no schema when read,
 	// what the writer needs to serialize them again.
 	opaque map[*fxgraph.Node]*opaqueInfo
@@ -275,6 +293,16 @@ func (p *Program) setOpaque(n *fxgraph.Node, args []opaqueArg) {
 		p.opaque = map[*fxgraph.Node]*opaqueInfo{}
 	}
 	p.opaque[n] = &opaqueInfo{args: args}
+}
+
+// SerializedName returns the name the value of node n has in the file it
+// was read from, which differs from n.Name() when fxgraph's namespace had
+// to rename it ("input" is node "input_1"); the writer writes this name.
+func (p *Program) SerializedName(n *fxgraph.Node) string {
+	if s, ok := p.serialNames[n.Name()]; ok {
+		return s
+	}
+	return n.Name()
 }
 
 // OpaqueArgNames returns the serialized argument names (args then kwargs)

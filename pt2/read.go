@@ -517,8 +517,17 @@ func (b *builder) graph(raw json.RawMessage, path string) error {
 
 // canonicalNames rewrites signature names and the tensor-meta table from
 // serialized names to node names, which differ when FX's namespace had to
-// rename a value (a tensor called "input" becomes node "input_1").
+// rename a value (a tensor called "input" becomes node "input_1"), and
+// records the serialized names for the writer.
 func (b *builder) canonicalNames() {
+	for ser, n := range b.defined {
+		if n.Name() != ser {
+			if b.p.serialNames == nil {
+				b.p.serialNames = map[string]string{}
+			}
+			b.p.serialNames[n.Name()] = ser
+		}
+	}
 	for i, s := range b.p.Signature.Inputs {
 		if n, ok := b.defined[s.Name]; ok {
 			b.p.Signature.Inputs[i].Name = n.Name()

@@ -69,8 +69,10 @@ func (p *Program) encode(reg *ops.Registry, needWeights bool) (*encoder, error) 
 	return e, nil
 }
 
-// prepare matches placeholders with the signature, lifts get_attr tensors
-// into buffer inputs, names getitem results and collects the weights.
+// prepare matches placeholders with the signature, gives every node its
+// serialized name, lifts get_attr tensors (and the unused attributes
+// LiftSpecs lists) into graph inputs, names getitem results and collects
+// the weights.
 func (e *encoder) prepare() error {
 	g := e.p.Graph
 	phs := g.Placeholders()
@@ -83,42 +85,101 @@ func (e *encoder) prepare() error {
 			return fmt.Errorf("placeholder %d %q does not match input spec %q (%s)", i, ph.Name(), specs[i].Name, specs[i].Kind)
 		}
 	}
-	// get_attr tensors become persistent buffers "b_<attr>", placed after
-	// the other lifted inputs, before the user inputs.
-	var lifted []InputSpec
-	var liftedNodes []*fxgraph.Node
+	// Serialized names: the name the program had when read (fxgraph's
+	// namespace renames Python builtins such as "input" to "input_1"),
+	// unless another node already carries it.
 	taken := map[string]bool{}
-	for _, n := range g.Nodes() {
+	for n := range g.All() {
 		taken[n.Name()] = true
+	}
+	for n := range g.All() {
+		ser, ok := e.p.serialNames[n.Name()]
+		if ok && !taken[ser] {
+			taken[ser] = true
+			e.names[n] = ser
+		} else {
+			e.names[n] = n.Name()
+		}
+	}
+	e.inputs = make([]InputSpec, len(specs))
+	copy(e.inputs, specs)
+	e.phs = slices.Clone(phs)
+	byTarget := map[string]string{} // lifted attribute -> input name
+	for i, s := range e.inputs {
+		e.inputs[i].Name = e.names[phs[i]]
+		if s.Kind == Parameter || s.Kind == Buffer || s.Kind == TensorConstant {
+			byTarget[s.Target] = e.inputs[i].Name
+		}
 	}
 	for _, s := range specs {
 		taken[s.Target] = true
+	}
+	// Lift: a get_attr becomes a graph input of the kind LiftSpecs gives
+	// its attribute, by default a persistent buffer "b_<attr>" (what
+	// torch.export makes of the attributes convert registers with
+	// register_buffer); LiftSpecs attributes no node reads are lifted too,
+	// as torch.export keeps unused parameters and buffers.
+	var lifted []InputSpec
+	var liftedNodes []*fxgraph.Node
+	lift := func(fqn string, n *fxgraph.Node) (string, error) {
+		if name, ok := byTarget[fqn]; ok {
+			return name, nil
+		}
+		v, ok := g.Attr(fqn)
+		if !ok {
+			return "", fmt.Errorf("get_attr of %q, which the graph does not hold", fqn)
+		}
+		if _, ok := v.(*tensor.Tensor); !ok {
+			return "", fmt.Errorf("get_attr of %q holds %T, not a tensor", fqn, v)
+		}
+		spec, ok := e.p.LiftSpecs[fqn]
+		if !ok {
+			spec = InputSpec{Kind: Buffer, Persistent: true}
+		}
+		if spec.Kind != Parameter && spec.Kind != Buffer && spec.Kind != TensorConstant {
+			return "", fmt.Errorf("attribute %q: LiftSpecs kind %s, want parameter, buffer or tensor_constant", fqn, spec.Kind)
+		}
+		spec.Target = fqn
+		if spec.Name == "" || taken[spec.Name] {
+			base := map[InputKind]string{Parameter: "p_", Buffer: "b_", TensorConstant: "c_"}[spec.Kind] + strings.ReplaceAll(fqn, ".", "_")
+			spec.Name = base
+			for taken[spec.Name] {
+				spec.Name += "_"
+			}
+		}
+		taken[spec.Name] = true
+		byTarget[fqn] = spec.Name
+		lifted = append(lifted, spec)
+		liftedNodes = append(liftedNodes, n)
+		return spec.Name, nil
 	}
 	for n := range g.All() {
 		if n.Op() != fxgraph.GetAttr {
 			continue
 		}
-		v, ok := g.Attr(n.TargetName())
-		if !ok {
-			return fmt.Errorf("node %q: get_attr of %q, which the graph does not hold", n.Name(), n.TargetName())
+		name, err := lift(n.TargetName(), n)
+		if err != nil {
+			return fmt.Errorf("node %q: %w", n.Name(), err)
 		}
-		if _, ok := v.(*tensor.Tensor); !ok {
-			return fmt.Errorf("node %q: get_attr of %q holds %T, not a tensor", n.Name(), n.TargetName(), v)
-		}
-		fqn := n.TargetName()
-		name := "b_" + strings.ReplaceAll(fqn, ".", "_")
-		for taken[name] && !slices.ContainsFunc(lifted, func(s InputSpec) bool { return s.Target == fqn }) {
-			name += "_"
-		}
-		if i := slices.IndexFunc(lifted, func(s InputSpec) bool { return s.Target == fqn }); i >= 0 {
-			e.names[n] = lifted[i].Name
+		e.names[n] = name
+	}
+	for _, fqn := range g.AttrNames() {
+		if _, ok := e.p.LiftSpecs[fqn]; !ok {
 			continue
 		}
-		taken[name] = true
-		e.names[n] = name
-		lifted = append(lifted, InputSpec{Kind: Buffer, Name: name, Target: fqn, Persistent: true})
-		liftedNodes = append(liftedNodes, n)
+		if _, ok := byTarget[fqn]; ok {
+			continue
+		}
+		if v, _ := g.Attr(fqn); !isTensorValue(v) {
+			continue
+		}
+		if _, err := lift(fqn, nil); err != nil {
+			return err
+		}
 	}
+	// Lifted inputs come first, parameters then buffers then constants
+	// (torch.export's order), each kind in attribute registration order;
+	// user inputs keep their place at the end.
 	at := len(specs)
 	for i, s := range specs {
 		if s.Kind == UserInput || s.Kind == ConstantInput {
@@ -126,25 +187,46 @@ func (e *encoder) prepare() error {
 			break
 		}
 	}
-	e.inputs = slices.Concat(specs[:at], lifted, specs[at:])
-	e.phs = slices.Concat(phs[:at], liftedNodes, phs[at:])
-	for _, ph := range phs {
-		e.names[ph] = ph.Name()
+	order := map[string]int{}
+	for i, a := range g.AttrNames() {
+		order[a] = i
 	}
+	idx := make([]int, len(lifted))
+	for i := range idx {
+		idx[i] = i
+	}
+	rank := map[InputKind]int{Parameter: 0, Buffer: 1, TensorConstant: 2}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		if r := rank[lifted[a].Kind] - rank[lifted[b].Kind]; r != 0 {
+			return r
+		}
+		return order[lifted[a].Target] - order[lifted[b].Target]
+	})
+	head := slices.Clone(e.inputs[:at])
+	headNodes := slices.Clone(e.phs[:at])
+	for _, i := range idx {
+		head = append(head, lifted[i])
+		headNodes = append(headNodes, liftedNodes[i])
+	}
+	perm := make([]int, len(head))
+	for i := range perm {
+		perm[i] = i
+	}
+	slices.SortStableFunc(perm, func(a, b int) int { return rank[head[a].Kind] - rank[head[b].Kind] })
+	var ins []InputSpec
+	var insNodes []*fxgraph.Node
+	for _, i := range perm {
+		ins = append(ins, head[i])
+		insNodes = append(insNodes, headNodes[i])
+	}
+	e.inputs = slices.Concat(ins, e.inputs[at:])
+	e.phs = slices.Concat(insNodes, e.phs[at:])
 	// getitem nodes take the serialized name of the result they extract;
 	// duplicates fold onto the first.
-	for n := range g.All() {
-		if n.Op() == fxgraph.CallFunction && n.Target() == ops.GetItem {
-			if _, ok := e.names[n]; !ok {
-				e.names[n] = n.Name()
-			}
-		}
-	}
 	for n := range g.All() {
 		if n.Op() != fxgraph.CallFunction || n.Target() == ops.GetItem {
 			continue
 		}
-		e.names[n] = n.Name()
 		seen := map[int64]string{}
 		for _, u := range n.Users() {
 			if u.Op() != fxgraph.CallFunction || u.Target() != ops.GetItem || len(u.Args()) != 2 || u.Arg(0) != n {
@@ -199,6 +281,11 @@ func (e *encoder) prepare() error {
 	return nil
 }
 
+func isTensorValue(v any) bool {
+	_, ok := v.(*tensor.Tensor)
+	return ok
+}
+
 func (e *encoder) name(n *fxgraph.Node) string {
 	if s, ok := e.names[n]; ok {
 		return s
@@ -206,8 +293,10 @@ func (e *encoder) name(n *fxgraph.Node) string {
 	return n.Name()
 }
 
-// defineTensor records a tensor value for tensor_values.
-func (e *encoder) defineTensor(name string, typ ops.Type, requiresGrad bool, where string) error {
+// defineTensor records a tensor value for tensor_values under its
+// serialized name; goName is the node's name in the graph, which keys the
+// tensor metadata kept from reading ("" for none).
+func (e *encoder) defineTensor(name, goName string, typ ops.Type, requiresGrad bool, where string) error {
 	tt, ok := typ.(ops.TensorType)
 	if !ok {
 		return fmt.Errorf("%s: tensor %q has type %v, want a tensor type", where, name, typ)
@@ -215,8 +304,8 @@ func (e *encoder) defineTensor(name string, typ ops.Type, requiresGrad bool, whe
 	if _, dup := e.tvMeta[name]; dup {
 		return nil
 	}
-	m, ok := e.p.metas[name]
-	if !ok || m.DType != tt.DType() || !slices.Equal(m.Sizes, tt.Shape) {
+	m, ok := e.p.metas[goName]
+	if goName == "" || !ok || m.DType != tt.DType() || !slices.Equal(m.Sizes, tt.Shape) {
 		var err error
 		if m, err = metaFromType(tt, requiresGrad); err != nil {
 			return fmt.Errorf("%s: tensor %q: %w", where, name, err)
@@ -364,7 +453,7 @@ func (e *encoder) graph() error {
 		switch {
 		case s.IsConst:
 			writeConstant(w, s.Const)
-		case isSym(n.Type()):
+		case n != nil && isSym(n.Type()):
 			w.beginObject()
 			w.key("as_sym_int")
 			w.beginObject()
@@ -373,13 +462,16 @@ func (e *encoder) graph() error {
 			w.endObject()
 			w.endObject()
 		default:
-			typ := n.Type()
-			if n.Op() == fxgraph.GetAttr {
-				v, _ := g.Attr(n.TargetName())
+			goName := ""
+			var typ ops.Type
+			if n != nil && n.Op() == fxgraph.Placeholder {
+				goName, typ = n.Name(), n.Type()
+			} else {
+				v, _ := g.Attr(s.Target)
 				t := v.(*tensor.Tensor)
 				typ = ops.TensorType{Shape: ops.ShapeInts(t.Shape()), Elem: ops.Scalar{DType: t.DType()}}
 			}
-			if err := e.defineTensor(s.Name, typ, s.Kind == Parameter, fmt.Sprintf("input %q", s.Name)); err != nil {
+			if err := e.defineTensor(s.Name, goName, typ, s.Kind == Parameter, fmt.Sprintf("input %q", s.Name)); err != nil {
 				return err
 			}
 			writeTensorArg(w, "as_tensor", s.Name)
@@ -579,7 +671,7 @@ func (e *encoder) node(n *fxgraph.Node) error {
 			w.endObject()
 			w.endObject()
 		} else {
-			if err := e.defineTensor(e.name(n), n.Type(), false, where); err != nil {
+			if err := e.defineTensor(e.name(n), n.Name(), n.Type(), false, where); err != nil {
 				return err
 			}
 			writeTensorArg(w, "as_tensor", e.name(n))
@@ -636,9 +728,9 @@ func (e *encoder) results(n *fxgraph.Node, list bool, where string) error {
 		if int(i) < len(elems) {
 			typ = elems[i]
 		}
-		name := ""
+		name, goName := "", ""
 		if u, ok := byIdx[i]; ok {
-			name = e.name(u)
+			name, goName = e.name(u), u.Name()
 			if u.Type() != nil {
 				typ = u.Type()
 			}
@@ -658,7 +750,7 @@ func (e *encoder) results(n *fxgraph.Node, list bool, where string) error {
 		if _, ok := typ.(ops.TupleType); ok {
 			return fmt.Errorf("%s: nested result %d cannot be serialized", where, i)
 		}
-		if err := e.defineTensor(name, typ, false, where); err != nil {
+		if err := e.defineTensor(name, goName, typ, false, where); err != nil {
 			return err
 		}
 		if list {
@@ -1018,7 +1110,7 @@ func (e *encoder) signature() error {
 	w.beginObject()
 	w.key("input_specs")
 	w.beginArray()
-	for _, s := range e.inputs {
+	for i, s := range e.inputs {
 		w.beginObject()
 		w.key(s.Kind.String())
 		w.beginObject()
@@ -1029,7 +1121,7 @@ func (e *encoder) signature() error {
 			case s.IsConst:
 				writeConstant(w, s.Const)
 			default:
-				n, _ := e.p.Graph.NodeByName(s.Name)
+				n := e.phs[i]
 				if n != nil && isSym(n.Type()) {
 					w.beginObject()
 					w.key("as_sym_int")
