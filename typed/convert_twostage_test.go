@@ -25,7 +25,13 @@ import (
 // quantizer shares them), and the chain's last value gets spec B
 // (moving-average MinMax: a different observer, and a different range,
 // so the input and output scales differ). Intermediate values stay float.
-type normQuantizer struct{ last string }
+type normQuantizer struct {
+	last string
+	// affine uses torchao's AffineQuantizedMinMaxObserver (per tensor,
+	// int32 zero points) for both specs, so convert inserts
+	// quantize_affine/dequantize_affine.
+	affine bool
+}
 
 func (normQuantizer) TransformForAnnotation(*fxgraph.Graph) error { return nil }
 func (normQuantizer) Validate(*fxgraph.Graph) error               { return nil }
@@ -45,8 +51,30 @@ func (q normQuantizer) Annotate(g *fxgraph.Graph) error {
 		QuantMin: observers.Int(-128), QuantMax: observers.Int(127), Observer: convert.MinMaxObserverCtor(observers.Config{})}
 	specB := &convert.QuantizationSpec{DType: observers.Int8, QScheme: observers.PerTensorAffine,
 		QuantMin: observers.Int(-128), QuantMax: observers.Int(127), Observer: convert.MovingAverageMinMaxObserverCtor(observers.Config{})}
+	if q.affine {
+		for i, m := range []observers.MappingType{observers.Asymmetric, observers.Symmetric} {
+			c := observers.AffineConfig{MappingType: m, TargetDType: tensor.Int8, Granularity: observers.PerTensor{},
+				ScaleDType: tensor.Float32, ZeroPointDType: tensor.Int32}
+			spec := &convert.QuantizationSpec{DType: observers.Int8, QuantMin: observers.Int(-128), QuantMax: observers.Int(127),
+				Observer: convert.AffineQuantizedMinMaxObserverCtor(c)}
+			if i == 0 {
+				specA = spec
+			} else {
+				specB = spec
+			}
+		}
+	}
 	convert.AnnotateInput(top, x, specA)
-	convert.AnnotateInput(in[0], top, &convert.SharedQuantizationSpec{EdgeOrNode: convert.Edge(x, top)})
+	if q.affine {
+		// An affine observer's block size follows the first shape it
+		// sees, so the two reshape edges ([2, 12, 5, 7] and [2, 3, 140])
+		// get observers of their own: same config, same data, same
+		// qparams.
+		a := *specA
+		convert.AnnotateInput(in[0], top, &a)
+	} else {
+		convert.AnnotateInput(in[0], top, &convert.SharedQuantizationSpec{EdgeOrNode: convert.Edge(x, top)})
+	}
 	convert.AnnotateOutput(last, specB)
 	convert.MarkAnnotated(top, in[0], last)
 	return nil
@@ -107,12 +135,17 @@ func seededBatches(n int, seed uint64) [][]*tensor.Tensor {
 // output within 1 LSB of the output type on fresh seeded data.
 func TestTwoStageFromConvert(t *testing.T) {
 	for _, tc := range []struct {
-		name     string
-		trailing bool
-	}{{"reshape_in_reshape", false}, {"trailing_affine", true}} {
+		name             string
+		trailing, affine bool
+	}{
+		{"reshape_in_reshape", false, false},
+		{"trailing_affine", true, false},
+		{"reshape_in_reshape_torchao_affine_ops", false, true},
+		{"trailing_affine_torchao_affine_ops", true, true},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g, last := floatNormModel(t, tc.trailing)
-			require.NoError(t, convert.Prepare(g, normQuantizer{last: last}))
+			require.NoError(t, convert.Prepare(g, normQuantizer{last: last, affine: tc.affine}))
 			require.NoError(t, convert.Calibrate(g, seededBatches(4, 7), nil))
 			require.NoError(t, convert.Convert(g, convert.ConvertOptions{}))
 			require.NoError(t, typed.InferTypes(g, nil))
@@ -120,12 +153,19 @@ func TestTwoStageFromConvert(t *testing.T) {
 			conv, _ := g.Clone()
 			sig := returnType(t, g)
 
-			// The scales the observers chose: two q/dq pairs (A shared by
+			// The scales the observers chose: three quantize nodes (A for
 			// both reshape edges) and B at the end, with A's scale ≠ B's.
 			scales := map[float64]bool{}
 			var outScale float64
-			for _, n := range g.FindNodes(fxgraph.CallFunction, qpt) {
-				outScale = n.Arg(1).(float64)
+			qs := g.FindNodes(fxgraph.CallFunction, qpt)
+			if tc.affine {
+				qs = g.FindNodes(fxgraph.CallFunction, ops.MustOverload("torchao.quantize_affine.default"))
+			}
+			require.Len(t, qs, 3, fxgraph.Format(g))
+			for _, n := range qs {
+				e, err := typed.ElementOf(n, nil)
+				require.NoError(t, err)
+				outScale = e.(ops.UniformQuantized).Scale
 				scales[outScale] = true
 			}
 			require.Len(t, scales, 2, fxgraph.Format(g))

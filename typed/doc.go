@@ -26,9 +26,13 @@
 //   - a dequantize that feeds the output or another q/dq op stays, reading
 //     the typed value, so the function signature does not change.
 //
-// q/dq nodes with no such type (per-group, per-token, dynamic qparams,
-// float zero points, torchao affine ops) stay explicit and are listed in
-// the pass's Result.Notes. [Lower] is the inverse: Lower(Lift(g)) is equal
+// torchao.quantize_affine/dequantize_affine (.default and packet forms)
+// lift too when their block size is per tensor (the whole shape) or per
+// axis (1 along one axis, full along the rest) and their zero points are
+// integer constants; Lower rebuilds the same affine ops. q/dq nodes with
+// no such type (per-group, per-token and other blocked layouts, dynamic
+// qparams, float zero points) stay explicit and are listed in the pass's
+// Result.Notes. [Lower] is the inverse: Lower(Lift(g)) is equal
 // to g up to node names and node order ([Equiv]).
 //
 // [VerifyOptions] (the fxgraph.VerifyOptions.ResultType hook [ResultRule])

@@ -312,7 +312,7 @@ func (p GroupNormFold) Match(root *fxgraph.Node) (Plan, string) {
 		return nil, why
 	}
 	bt, _ := root.TensorType()
-	if why := p.requantGuard(bt, c.in); why != "" {
+	if why := p.requantGuard(bt, c, c.in); why != "" {
 		return nil, why
 	}
 	plan := &GroupNormPlan{Replaces: root, Input: c.x, NumGroups: c.g, Eps: c.eps,
@@ -340,9 +340,16 @@ func (p GroupNormFold) Match(root *fxgraph.Node) (Plan, string) {
 // result contract's: the unfolded graph rounds there, the group_norm
 // cannot. An inner value with the contract's own element type is fine
 // when only views follow it (the reshape keeps the stored integers).
-func (p GroupNormFold) requantGuard(contract ops.TensorType, inner ...*fxgraph.Node) string {
+//
+// On the input side, the top reshape must keep X's element type exactly:
+// a reshape typed otherwise quantizes (or requantizes) the values the
+// instance_norm reads, while the group_norm reads X itself.
+func (p GroupNormFold) requantGuard(contract ops.TensorType, c *normChain, inner ...*fxgraph.Node) string {
 	if p.AllowRequantDrop {
 		return ""
+	}
+	if tt, ok := c.top.TensorType(); ok && tt.IsQuantized() && (c.xt.Elem == nil || !c.xt.Elem.Equal(tt.Elem)) {
+		return fmt.Sprintf("reshape %q quantizes its input inside the chain (%s to %s): the group_norm reads %q unrounded and could differ by more than 1 LSB of %s (set AllowRequantDrop to fold anyway)", c.top.Name(), c.xt.Elem, tt.Elem, c.x.Name(), contract.Elem)
 	}
 	for _, n := range inner {
 		tt, ok := n.TensorType()
@@ -414,7 +421,7 @@ func (p GroupNormFold) matchTrailing(add *fxgraph.Node, reg *ops.Registry) (Plan
 	if !equalInts(at.Shape, c.xt.Shape) {
 		return nil, fmt.Sprintf("add %q gives %v, not the input's shape %v", add.Name(), at.Shape, c.xt.Shape)
 	}
-	if why := p.requantGuard(at, c.in, c.bottom, mul); why != "" {
+	if why := p.requantGuard(at, c, c.in, c.bottom, mul); why != "" {
 		return nil, why
 	}
 	gc, why := constOf(gv, "mul constant")

@@ -61,6 +61,9 @@ type chain struct {
 	dynamicBatc bool
 	// inOut, when set, is instance_norm's result element type (else out).
 	inOut ops.Element
+	// topElem, when set, is the top reshape's element type (else the
+	// input's).
+	topElem ops.Element
 	// cshape overrides the trailing constants' shape [C, 1, ...].
 	cshape []int64
 	// gcQ/hcQ, when set, make the trailing constants int8 constants of
@@ -138,6 +141,8 @@ func (c chain) build(t *testing.T) (*fxgraph.Graph, map[string]*fxgraph.Node) {
 	srcT, _ := src.TensorType()
 	if c.dynamicBatc {
 		top.SetType(ops.TensorType{Shape: append([]int64{ops.DynamicDim}, c.reshaped[1:]...), Elem: srcT.Elem, Syms: append([]string{"s0"}, make([]string, len(c.reshaped)-1)...)})
+	} else if c.topElem != nil {
+		top.SetType(mustType(t, c.reshaped, c.topElem))
 	} else {
 		tt, err := ops.ViewType(srcT, c.reshaped)
 		require.NoError(t, err)
@@ -638,6 +643,8 @@ func TestFoldGuardsLeaveGraphUnchanged(t *testing.T) {
 		{"dynamic_batch", chain{x: []int64{1, 6, 2, 2}, reshaped: []int64{1, 3, 8}, eps: 1e-5, dynamicBatc: true}, "dynamic"},
 		{"channels_at_axis_2", chain{x: []int64{1, 1, 8, 5}, reshaped: []int64{1, 4, 10}, eps: 1e-5}, "along axis 2, not the channel axis 1"},
 		{"groups_split_channels", chain{x: []int64{2, 2, 6, 5}, reshaped: []int64{2, 4, 15}, eps: 1e-5}, "along axis 2, not the channel axis 1"},
+		{"top_reshape_requantizes", chain{x: []int64{1, 6, 2, 2}, reshaped: []int64{1, 3, 8}, eps: 1e-5, in: tin, topElem: mustUQ(0.03, 0), out: tout}, "quantizes its input inside the chain"},
+		{"top_reshape_quantizes_float_input", chain{x: []int64{1, 6, 2, 2}, reshaped: []int64{1, 3, 8}, eps: 1e-5, topElem: tin, out: tout}, "quantizes its input inside the chain"},
 		{"requantized_instance_norm", chain{x: []int64{1, 6, 2, 2}, reshaped: []int64{1, 3, 8}, eps: 1e-5, in: tin, inOut: mustUQ(0.04, 0), out: tout}, "inside the chain"},
 		{"per_axis_gamma_wrong_length", chain{x: []int64{1, 6, 2, 2}, reshaped: []int64{1, 3, 8}, gammaQ: pa, gammaInts: []int8{1, 2}, eps: 1e-5}, "want shape [3]"},
 	}

@@ -23,7 +23,7 @@ type attrRef struct {
 // arguments after the first (get_attr nodes as attrRefs), its kwargs, type
 // and metadata.
 type opTemplate struct {
-	Target ops.Overload
+	Target ops.Target // an overload, or a packet as the graph had it
 	Args   []ops.Value
 	Kwargs []ops.Kwarg
 	Type   ops.Type
@@ -58,7 +58,7 @@ func recipeOf(n *fxgraph.Node) *lowering {
 
 // templateOf records n (a q/dq node) as an opTemplate.
 func templateOf(n *fxgraph.Node) (*opTemplate, error) {
-	o, _ := n.Target().(ops.Overload)
+	o := n.Target()
 	conv := func(v ops.Value) (ops.Value, error) {
 		return ops.MapValue(v, func(x ops.Value) (ops.Value, error) {
 			ref, ok := x.(*fxgraph.Node)
@@ -120,6 +120,9 @@ func Lift(g *fxgraph.Graph, reg *ops.Registry) (fxgraph.Result, error) {
 			continue
 		}
 		if !isDequantizeOp(t) {
+			if _, err := ElementOf(n, reg); err != nil {
+				note("left %q: %v", n.Name(), err)
+			}
 			continue
 		}
 		elem, err := ElementOf(n, reg)

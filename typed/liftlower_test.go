@@ -155,9 +155,12 @@ func TestLiftLeavesUntypeable(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, res.Changed)
 	assert.Equal(t, before, fxgraph.Format(g))
-	require.Len(t, res.Notes, 1)
-	assert.Contains(t, res.Notes[0], `"dq"`)
-	assert.Contains(t, res.Notes[0], "dynamic")
+	require.Len(t, res.Notes, 2, "both the quantize and the dequantize are named")
+	assert.Contains(t, res.Notes[0], `left "q"`)
+	assert.Contains(t, res.Notes[1], `left "dq"`)
+	for _, n := range res.Notes {
+		assert.Contains(t, n, "dynamic")
+	}
 }
 
 // TestLiftFloatZeroPoint: a per-channel dequantize with float zero points

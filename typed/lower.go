@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/fxquant/fxquant/fxgraph"
 	"github.com/fxquant/fxquant/ops"
@@ -72,9 +73,17 @@ func Lower(g *fxgraph.Graph, reg *ops.Registry) (fxgraph.Result, error) {
 				}
 				qt = defQ
 			}
+			reuse := reusableQParams(v, cache)
 			restore := insertAfter(g, v)
 			q := instantiate(g, qt, v, cache)
 			restore()
+			for _, a := range reuse {
+				if slices.Contains(q.InputNodes(), a) {
+					if err := g.MoveBefore(a, q); err != nil {
+						return res, fmt.Errorf("typed: lower: node %q: %w", v.Name(), err)
+					}
+				}
+			}
 			g.ReplaceAllUsesWith(v, q, func(u *fxgraph.Node) bool { return u == q })
 			v.SetType(restoredType(rec, ops.Plain(exp, tt.Shape...)))
 			src = q
@@ -120,6 +129,39 @@ func Lower(g *fxgraph.Graph, reg *ops.Registry) (fxgraph.Result, error) {
 		res.Changed = true
 	}
 	return res, nil
+}
+
+// reusableQParams puts into cache the get_attr nodes that the kept
+// dequantize nodes reading v already use and that nothing else uses (in
+// a converted graph the quantize Lift erased shared them: torchao's
+// affine ops read one _scale<i>/_zero_point<i> pair from both). The
+// rebuilt quantize reuses them instead of reading the same attributes
+// through new nodes; the caller moves them before it.
+func reusableQParams(v *fxgraph.Node, cache map[string]*fxgraph.Node) []*fxgraph.Node {
+	users := v.Users()
+	var out []*fxgraph.Node
+	for _, u := range users {
+		if !isDequantizeAny(u) {
+			continue
+		}
+		for _, a := range u.InputNodes() {
+			if a.Op() != fxgraph.GetAttr {
+				continue
+			}
+			if _, ok := cache[a.TargetName()]; ok {
+				continue
+			}
+			only := true
+			for _, au := range a.Users() {
+				only = only && slices.Contains(users, au)
+			}
+			if only {
+				cache[a.TargetName()] = a
+				out = append(out, a)
+			}
+		}
+	}
+	return out
 }
 
 // insertAfter makes new nodes go right after x, in creation order (x is

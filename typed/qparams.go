@@ -5,6 +5,7 @@ import (
 
 	"github.com/fxquant/fxquant/fxgraph"
 	"github.com/fxquant/fxquant/ops"
+	"github.com/fxquant/fxquant/ops/kernels"
 	"github.com/fxquant/fxquant/ops/tensor"
 )
 
@@ -17,6 +18,14 @@ var (
 	dqPerTensorTensor = ops.MustOverload("quantized_decomposed.dequantize_per_tensor.tensor")
 	qPerChannel       = ops.MustOverload("quantized_decomposed.quantize_per_channel.default")
 	dqPerChannel      = ops.MustOverload("quantized_decomposed.dequantize_per_channel.default")
+	// torchao's affine ops, in the .default form convert_pt2e inserts and
+	// the packet form older torchao snapshots inserted. They have a
+	// quantized element type when their block size is per tensor or per
+	// axis and the zero point is an integer constant ([ElementOf]).
+	qAffine        = ops.MustOverload("torchao.quantize_affine.default")
+	dqAffine       = ops.MustOverload("torchao.dequantize_affine.default")
+	qAffinePacket  = ops.MustPacket("torchao.quantize_affine")
+	dqAffinePacket = ops.MustPacket("torchao.dequantize_affine")
 )
 
 // qdqPackets are the packets whose nodes are quantize/dequantize steps of
@@ -43,15 +52,22 @@ func isQDQ(n *fxgraph.Node) bool {
 	return ok && qdqPackets[p]
 }
 
-// isQuantizeOp reports whether t is one of the liftable quantize overloads.
+// isQuantizeOp reports whether t is one of the quantize targets that may
+// have a quantized element type (decomposed per tensor and per channel,
+// torchao.quantize_affine in both forms).
 func isQuantizeOp(t ops.Target) bool {
-	return t == qPerTensor || t == qPerTensorTensor || t == qPerChannel
+	return t == qPerTensor || t == qPerTensorTensor || t == qPerChannel || t == qAffine || t == qAffinePacket
 }
 
-// isDequantizeOp reports whether t is one of the liftable dequantize
-// overloads.
+// isDequantizeOp reports whether t is one of the dequantize targets that
+// may have a quantized element type.
 func isDequantizeOp(t ops.Target) bool {
-	return t == dqPerTensor || t == dqPerTensorTensor || t == dqPerChannel
+	return t == dqPerTensor || t == dqPerTensorTensor || t == dqPerChannel || t == dqAffine || t == dqAffinePacket
+}
+
+// isAffine reports whether t is a torchao affine quantize or dequantize.
+func isAffine(t ops.Target) bool {
+	return t == qAffine || t == dqAffine || t == qAffinePacket || t == dqAffinePacket
 }
 
 // isDequantizeAny reports whether n calls any dequantize op (liftable or
@@ -68,9 +84,16 @@ func isDequantizeAny(n *fxgraph.Node) bool {
 // ElementOf returns the quantized element type that the quantize or
 // dequantize node n applies: its storage dtype and range, expressed dtype,
 // scale(s) and zero point(s), read from literal arguments or from the
-// tensors of get_attr arguments. It fails, saying why, for q/dq nodes with
-// no such type: other ops, dynamic qparams (computed at run time), float
-// zero points, and parameters the quantized types reject.
+// tensors of get_attr arguments. torchao.quantize_affine and
+// dequantize_affine (.default or packet) have one when their block size
+// covers the whole input (per tensor: ops.UniformQuantized) or is 1 along
+// exactly one axis and the full size along the others (per axis along
+// that axis: ops.UniformQuantizedPerAxis); a None zero point reads as
+// zeros, and None quant_min/quant_max as the dtype's bounds. It fails,
+// saying why, for q/dq nodes with no such type: other ops, per-group,
+// per-token and other blocked affine layouts, dynamic qparams (computed
+// at run time), float zero points, and parameters the quantized types
+// reject.
 func ElementOf(n *fxgraph.Node, reg *ops.Registry) (ops.Element, error) {
 	if reg == nil {
 		reg = ops.Default()
@@ -85,7 +108,17 @@ func ElementOf(n *fxgraph.Node, reg *ops.Registry) (ops.Element, error) {
 		}
 		return nil, fmt.Errorf("typed: node %q (%s): not a quantize/dequantize op", n.Name(), t)
 	}
-	o := t.(ops.Overload)
+	var o ops.Overload
+	switch x := t.(type) {
+	case ops.Overload:
+		o = x
+	case ops.Packet:
+		r, err := reg.Resolve(x, n.Args(), n.Kwargs())
+		if err != nil {
+			return nil, fmt.Errorf("typed: node %q (%s): %w", n.Name(), t, err)
+		}
+		o = r
+	}
 	s, ok := reg.Schema(o)
 	if !ok {
 		return nil, fmt.Errorf("typed: node %q: %s is not in the registry", n.Name(), o)
@@ -110,6 +143,9 @@ func ElementOf(n *fxgraph.Node, reg *ops.Registry) (ops.Element, error) {
 				expressed = sc.DType
 			}
 		}
+	}
+	if o == qAffine || o == dqAffine {
+		return affineElement(n, full, expressed, bad)
 	}
 	if o == qPerChannel || o == dqPerChannel {
 		scales, err := constTensor(n, full[1], "scales")
@@ -243,4 +279,103 @@ func expressedOf(e ops.Element) (tensor.DType, bool) {
 func isQuantized(t ops.Type) bool {
 	tt, ok := t.(ops.TensorType)
 	return ok && tt.IsQuantized()
+}
+
+// affineElement reads the element type of a torchao affine quantize or
+// dequantize node from its normalised arguments (input, block_size,
+// scale, zero_point, dtype, quant_min, quant_max[, output_dtype]).
+func affineElement(n *fxgraph.Node, full []ops.Value, expressed tensor.DType, bad func(string, ...any) error) (ops.Element, error) {
+	in, _ := n.Arg(0).(*fxgraph.Node)
+	if in == nil {
+		return nil, bad("argument \"input\": want a node")
+	}
+	it, ok := in.TensorType()
+	if !ok || it.Elem == nil || !it.Static() {
+		return nil, bad("input %q needs a static tensor type to read the block size against", in.Name())
+	}
+	var bl []ops.Value
+	switch v := full[1].(type) {
+	case ops.List:
+		bl = v
+	case ops.Tuple:
+		bl = v
+	}
+	if len(bl) != len(it.Shape) {
+		return nil, bad("argument \"block_size\": want %d literal sizes for input %v, got %v", len(it.Shape), it.Shape, full[1])
+	}
+	axis := -1
+	for i, v := range bl {
+		b, ok := v.(int64)
+		if !ok {
+			return nil, bad("argument \"block_size\": want literal ints, got %v", full[1])
+		}
+		if b == it.Shape[i] {
+			continue
+		}
+		if b != 1 || axis >= 0 {
+			return nil, bad("block_size %v over input %v is per-group or blocked, not per tensor or per axis: no quantized element type", bl, it.Shape)
+		}
+		axis = i
+	}
+	want := 1
+	if axis >= 0 {
+		want = int(it.Shape[axis])
+	}
+	st, err := constTensor(n, full[2], "scale")
+	if err != nil {
+		return nil, err
+	}
+	if st == nil || !st.DType().IsFloat() || st.Numel() != want {
+		return nil, bad("argument \"scale\": want a float constant with %d values, got %v", want, st)
+	}
+	sv, err := st.Contiguous().Float64s()
+	if err != nil {
+		return nil, bad("argument \"scale\": %v", err)
+	}
+	zps := make([]int64, want)
+	zt, err := constTensor(n, full[3], "zero_point")
+	if err != nil {
+		return nil, err
+	}
+	if zt != nil {
+		if zt.DType().IsFloat() {
+			return nil, bad("argument \"zero_point\": float zero points have no quantized element type")
+		}
+		if zt.Numel() != want {
+			return nil, bad("argument \"zero_point\": want %d integer zero points, got %d", want, zt.Numel())
+		}
+		if zps, err = zt.Contiguous().Int64s(); err != nil {
+			return nil, bad("argument \"zero_point\": %v", err)
+		}
+	}
+	d, ok := full[4].(tensor.DType)
+	if !ok {
+		return nil, bad("want a literal dtype, got %v", full[4])
+	}
+	var lo, hi *int64
+	for i, p := range []**int64{&lo, &hi} {
+		switch v := full[5+i].(type) {
+		case nil:
+		case int64:
+			*p = &v
+		default:
+			return nil, bad("want literal quant_min and quant_max, got %v and %v", full[5], full[6])
+		}
+	}
+	qmin, qmax, err := kernels.AffineBounds(d, lo, hi)
+	if err != nil {
+		return nil, bad("%v", err)
+	}
+	if axis < 0 {
+		e, err := ops.NewUniformQuantized(d, qmin, qmax, expressed, sv[0], zps[0])
+		if err != nil {
+			return nil, bad("%v", err)
+		}
+		return e, nil
+	}
+	e, err := ops.NewUniformQuantizedPerAxis(d, qmin, qmax, expressed, axis, sv, zps)
+	if err != nil {
+		return nil, bad("%v", err)
+	}
+	return e, nil
 }
