@@ -273,7 +273,7 @@ func (m *Matcher) Match(g *fxgraph.Graph) ([]*Match, error) {
 	if g == nil {
 		return nil, errors.New("match: nil graph")
 	}
-	return m.MatchIndex(NewIndex(g))
+	return newState(m, g, nil, g.Len()+1).run(), nil
 }
 
 // MatchIndex is [Matcher.Match] on a prebuilt index, so that several
@@ -283,7 +283,7 @@ func (m *Matcher) MatchIndex(ix *Index) ([]*Match, error) {
 	if ix == nil || ix.g == nil {
 		return nil, errors.New("match: nil index")
 	}
-	s := newState(m, ix.g, ix.key)
+	s := newState(m, ix.g, ix.key, 0)
 	cands := make([][]*fxgraph.Node, len(m.anchors))
 	for i, a := range m.anchors {
 		cands[i] = m.candidates(ix, a)
@@ -325,6 +325,23 @@ func (m *Matcher) candidates(ix *Index, a int) []*fxgraph.Node {
 		}
 	}
 	return out
+}
+
+// isCandidate reports whether graph node n is a candidate for anchor a:
+// the filter [Matcher.candidates] applies to its pool, for one node.
+func (m *Matcher) isCandidate(a int, n *fxgraph.Node) bool {
+	pn := &m.p.nodes[a]
+	switch {
+	case m.o.nodeNameMatch != "":
+		return m.nodesEqual(pn, n, m.o.nodeNameMatch)
+	case m.o.matchOutput && pn.op == fxgraph.Output:
+		return n.Op() == fxgraph.Output && n.Next() == nil
+	case pn.op == fxgraph.Placeholder && !m.o.matchPlaceholder:
+		return true
+	case pn.op == fxgraph.CallFunction && pn.set == nil:
+		return n.Op() == fxgraph.CallFunction && n.Target() == pn.target
+	}
+	return m.nodesEqual(pn, n, "")
 }
 
 // nodesEqual is torch.fx's _nodes_are_equal.

@@ -58,10 +58,14 @@ type Pattern struct {
 	nodes        []pnode // program order, output last
 	idx          map[*fxgraph.Node]int
 	placeholders []int
-	returning    []int // deduplicated, in order of first appearance in the output
-	output       int
-	names        []string // sorted
-	nameIdx      map[string]int
+	// phStart is placeholders[0] when the placeholders are consecutive
+	// pattern nodes, so that a match's PlaceholderNodes can share its
+	// per-node values; -1 otherwise.
+	phStart   int
+	returning []int // deduplicated, in order of first appearance in the output
+	output    int
+	names     []string // sorted
+	nameIdx   map[string]int
 }
 
 // Graph returns the pattern graph. Do not modify it.
@@ -330,6 +334,16 @@ func compile(g *fxgraph.Graph, names map[string]*fxgraph.Node, sets map[*fxgraph
 		default:
 			if n.NumUses() == 0 {
 				return nil, patternErr(n.Name(), "node has no users: pattern with dead code")
+			}
+		}
+	}
+	p.phStart = -1
+	if len(p.placeholders) > 0 {
+		p.phStart = p.placeholders[0]
+		for i, pi := range p.placeholders {
+			if pi != p.phStart+i {
+				p.phStart = -1
+				break
 			}
 		}
 	}

@@ -104,11 +104,8 @@ func ReplacePatternWithFilters(g *fxgraph.Graph, pattern *Pattern, replace Repla
 	if err != nil {
 		return nil, err
 	}
-	ix := NewIndex(g)
-	found, err := m.MatchIndex(ix)
-	if err != nil {
-		return nil, err
-	}
+	s := newState(m, g, nil, g.Len()+1)
+	found := s.run()
 	matches := found[:0]
 	for _, mt := range found {
 		keep := true
@@ -125,6 +122,7 @@ func ReplacePatternWithFilters(g *fxgraph.Graph, pattern *Pattern, replace Repla
 	// Phase 1: obtain and check every replacement; nothing changes yet.
 	plans := make([]*plan, len(matches))
 	cache := map[*fxgraph.Graph]*plan{}
+	var last *plan // most replacers answer the same graph every time
 	for i, mt := range matches {
 		r, err := replace(mt, g, pattern)
 		if err == nil && r == nil {
@@ -132,11 +130,14 @@ func ReplacePatternWithFilters(g *fxgraph.Graph, pattern *Pattern, replace Repla
 		}
 		var pl *plan
 		if err == nil {
-			if pl = cache[r]; pl == nil {
+			if last != nil && last.r == r {
+				pl = last
+			} else if pl = cache[r]; pl == nil {
 				pl = &plan{r: r}
 				pl.err = pl.build(g, pattern)
 				cache[r] = pl
 			}
+			last = pl
 			err = pl.err
 		}
 		if err == nil {
@@ -147,20 +148,20 @@ func ReplacePatternWithFilters(g *fxgraph.Graph, pattern *Pattern, replace Repla
 		}
 		plans[i] = pl
 	}
-	// Phase 2: splice.
-	s := newState(m, g, ix.key)
-	var out []Replaced
+	// Phase 2: splice, on the order keys the search assigned.
+	s.claimed = nil
+	out := make([]Replaced, 0, len(matches))
 	for i, mt := range matches {
-		cur, point, ok := s.recheck(mt)
+		point, ok := s.recheck(mt)
 		if !ok {
 			continue
 		}
-		news, err := s.splice(cur, plans[i], point)
+		news, err := s.splice(mt, plans[i], point)
 		if err != nil {
 			// Unreachable for a checked plan and a re-checked match.
 			return out, &ReplaceError{Match: i, Anchor: anchorName(mt), Err: fmt.Errorf("graph partially rewritten: %w", err)}
 		}
-		out = append(out, Replaced{Anchor: mt.Anchors[0], Match: cur, Replacements: news})
+		out = append(out, Replaced{Anchor: mt.Anchors[0], Match: mt, Replacements: news})
 	}
 	return out, nil
 }
@@ -182,6 +183,10 @@ type plan struct {
 	pos    map[*fxgraph.Node]int32
 	result []int32 // per result value: index into nodes
 	phIdx  []int32 // per node: placeholder index, or -1
+	// args and kws: per node, its arguments with each node reference
+	// replaced by pref(index into nodes), ready for substitution.
+	args [][]ops.Value
+	kws  [][]ops.Kwarg
 }
 
 // build checks what does not depend on the match and lays out r.
@@ -220,6 +225,16 @@ func (pl *plan) build(g *fxgraph.Graph, p *Pattern) error {
 		if err := checkRefs(n, pl.pos); err != nil {
 			return err
 		}
+		args := make([]ops.Value, len(n.Args()))
+		for k, a := range n.Args() {
+			args[k] = pl.compileRefs(a)
+		}
+		var kws []ops.Kwarg
+		for _, kw := range n.Kwargs() {
+			kws = append(kws, ops.Kwarg{Name: kw.Name, Value: pl.compileRefs(kw.Value)})
+		}
+		pl.args = append(pl.args, args)
+		pl.kws = append(pl.kws, kws)
 		pl.pos[n] = int32(i)
 		pl.nodes = append(pl.nodes, n)
 		pl.phIdx = append(pl.phIdx, ph)
@@ -246,6 +261,18 @@ func (pl *plan) build(g *fxgraph.Graph, p *Pattern) error {
 		pl.result = append(pl.result, j)
 	}
 	return nil
+}
+
+// compileRefs replaces each node reference in v (all checked by
+// checkRefs) with its pref.
+func (pl *plan) compileRefs(v ops.Value) ops.Value {
+	out, _ := ops.MapValue(v, func(x ops.Value) (ops.Value, error) {
+		if n, ok := x.(*fxgraph.Node); ok {
+			return pref(pl.pos[n]), nil
+		}
+		return x, nil
+	})
+	return out
 }
 
 func checkRefs(n *fxgraph.Node, pos map[*fxgraph.Node]int32) error {
@@ -278,7 +305,20 @@ func checkRefs(n *fxgraph.Node, pos map[*fxgraph.Node]int32) error {
 // checkResultTypes checks each replacement result against the type of the
 // value it replaces.
 func checkResultTypes(mt *Match, pl *plan) error {
-	given := map[int32]ops.Type{}
+	// given[j]: the type replacement node j must take (results are few).
+	type givenType struct {
+		j int32
+		t ops.Type
+	}
+	var given []givenType
+	lookup := func(j int32) (ops.Type, bool) {
+		for _, g := range given {
+			if g.j == j {
+				return g.t, true
+			}
+		}
+		return nil, false
+	}
 	for i, j := range pl.result {
 		o := pl.nodes[j]
 		want := mt.ReturningNodes[i].Type()
@@ -295,85 +335,104 @@ func checkResultTypes(mt *Match, pl *plan) error {
 		if want != nil && got != nil && !want.Equal(got) {
 			return fmt.Errorf("%w: result %d (%s) replacing %s: %s", ErrTypeMismatch, i, o, mt.ReturningNodes[i], ops.TypeDiff(want, got))
 		}
-		if prev, seen := given[j]; seen && prev != nil && want != nil && !prev.Equal(want) {
+		prev, seen := lookup(j)
+		if seen && prev != nil && want != nil && !prev.Equal(want) {
 			return fmt.Errorf("%w: result %s replaces values of types %v and %v", ErrTypeMismatch, o, prev, want)
 		}
-		if want != nil {
-			given[j] = want
+		if want != nil && len(pl.result) > 1 {
+			if seen {
+				for k := range given {
+					if given[k].j == j {
+						given[k].t = want
+					}
+				}
+			} else {
+				given = append(given, givenType{j, want})
+			}
 		}
 	}
 	return nil
 }
 
 // recheck matches mt's pattern again from its anchors' graph nodes on the
-// current graph. It returns the refreshed match and the insertion point
-// (nil: the end of the graph), or false if the match no longer holds.
-func (s *state) recheck(mt *Match) (*Match, *fxgraph.Node, bool) {
+// current graph. When the match still holds, with the same compute nodes,
+// it refreshes mt's bindings in place (placeholders read again) and
+// returns the insertion point (nil: the end of the graph); otherwise it
+// returns false and leaves mt as it was.
+func (s *state) recheck(mt *Match) (*fxgraph.Node, bool) {
 	s.undo(0)
+	defer s.undo(0)
 	for _, a := range s.m.anchors {
-		gn := mt.NodeOf(s.p.nodes[a].n)
+		gn, _ := mt.vals[a].(*fxgraph.Node)
 		if gn == nil || !s.matchNode(a, gn, s.m.o.nodeNameMatch) {
-			s.undo(0)
-			return nil, nil, false
+			return nil, false
 		}
 	}
-	cur := s.complete()
-	ok := cur != nil
+	if !s.holds() {
+		return nil, false
+	}
 	// The compute nodes must be the ones matched on the unmodified graph.
 	for i := range s.p.nodes {
-		if ok && s.isCompute(i) && s.vals[i] != mt.vals[i] {
-			ok = false
+		if s.isCompute(i) && s.vals[i] != mt.vals[i] {
+			return nil, false
 		}
 	}
-	var point *fxgraph.Node
-	if ok {
-		point, ok = s.insertionPoint(cur)
-	}
-	s.undo(0)
+	point, ok := s.insertionPoint()
 	if !ok {
-		return nil, nil, false
+		return nil, false
 	}
-	return cur, point, true
+	s.fill(mt)
+	return point, true
 }
 
-// insertionPoint picks the node the replacement goes before and checks
-// that every node the replacement may read is defined before it.
-func (s *state) insertionPoint(mt *Match) (*fxgraph.Node, bool) {
-	var first *fxgraph.Node
-	for _, r := range mt.ReturningNodes {
+// insertionPoint picks, for the current binding, the node the
+// replacement goes before and checks that every node the replacement may
+// read is defined before it.
+func (s *state) insertionPoint() (*fxgraph.Node, bool) {
+	var first, last *fxgraph.Node
+	for _, pi := range s.p.returning {
+		r, _ := s.vals[pi].(*fxgraph.Node)
+		if r == nil {
+			continue
+		}
 		for _, u := range r.Uses() {
 			if first == nil || s.before(u.User, first) {
 				first = u.User
 			}
 		}
+		if last == nil || s.before(last, r) {
+			last = r
+		}
 	}
 	point := first
 	if first == nil {
-		var last *fxgraph.Node
-		for _, r := range mt.ReturningNodes {
-			if last == nil || s.before(last, r) {
-				last = r
-			}
+		if last == nil {
+			return nil, false
 		}
 		point = last.Next()
 	}
 	ok := true
-	check := func(v ops.Value) {
-		_, _ = ops.MapValue(v, func(x ops.Value) (ops.Value, error) {
-			n, isNode := x.(*fxgraph.Node)
-			if !isNode {
+	for _, pi := range s.p.placeholders {
+		switch v := s.vals[pi].(type) {
+		case *fxgraph.Node:
+			ok = ok && s.readableAt(v, point)
+		case ops.List, ops.Tuple, ops.Dict, ops.Slice:
+			_, _ = ops.MapValue(v, func(x ops.Value) (ops.Value, error) {
+				if n, isNode := x.(*fxgraph.Node); isNode {
+					ok = ok && s.readableAt(n, point)
+				}
 				return x, nil
-			}
-			if n.Erased() || n.Graph() != s.g || s.inPartition(n) || (point != nil && !s.before(n, point)) {
-				ok = false
-			}
-			return x, nil
-		})
-	}
-	for _, b := range mt.PlaceholderNodes {
-		check(b)
+			})
+		}
 	}
 	return point, ok
+}
+
+// readableAt reports whether a replacement inserted before point (nil:
+// at the end) may read n: a live node of the graph, outside the match,
+// defined before point.
+func (s *state) readableAt(n *fxgraph.Node, point *fxgraph.Node) bool {
+	return !n.Erased() && n.Graph() == s.g && !s.inPartition(n) && (point == nil || s.before(n, point))
 }
 
 // splice copies the plan's graph into the graph before point for match
@@ -390,48 +449,30 @@ func (s *state) splice(mt *Match, pl *plan, point *fxgraph.Node) ([]*fxgraph.Nod
 		key = int64(len(s.key)) + 1<<40
 	}
 	defer restore()
-	vals := make([]ops.Value, len(pl.nodes))
-	mapRef := func(x ops.Value) (ops.Value, error) {
-		n, ok := x.(*fxgraph.Node)
-		if !ok {
-			return nil, fmt.Errorf("%w: argument of Go type %T", ErrBadReplacement, x)
-		}
-		j, ok := pl.pos[n]
-		if !ok {
-			return nil, fmt.Errorf("%w: %s used before it was copied", ErrBadReplacement, n)
-		}
-		return vals[j], nil
+	if cap(s.spliceVals) < len(pl.nodes) {
+		s.spliceVals = make([]ops.Value, len(pl.nodes))
 	}
-	mapVal := func(v ops.Value) (ops.Value, error) {
-		if n, ok := v.(*fxgraph.Node); ok {
-			return mapRef(n)
-		}
-		return ops.MapValue(v, mapRef)
-	}
+	vals := s.spliceVals[:len(pl.nodes)]
+	defer clear(vals)
 	news := make([]*fxgraph.Node, 0, len(pl.nodes)-len(mt.PlaceholderNodes))
 	for j, rn := range pl.nodes {
 		if ph := pl.phIdx[j]; ph >= 0 {
 			vals[j] = mt.PlaceholderNodes[ph]
 			continue
 		}
-		args := make([]ops.Value, len(rn.Args()))
-		for i, a := range rn.Args() {
-			v, err := mapVal(a)
-			if err != nil {
-				return news, err
-			}
-			args[i] = v
+		// CreateNode copies args and kwargs, so the buffers are reused.
+		args := s.argBuf[:0]
+		for _, a := range pl.args[j] {
+			args = append(args, substitute(a, vals))
 		}
+		s.argBuf = args
 		var kw []ops.Kwarg
-		if len(rn.Kwargs()) > 0 {
-			kw = make([]ops.Kwarg, len(rn.Kwargs()))
-			for i, k := range rn.Kwargs() {
-				v, err := mapVal(k.Value)
-				if err != nil {
-					return news, err
-				}
-				kw[i] = ops.Kwarg{Name: k.Name, Value: v}
+		if len(pl.kws[j]) > 0 {
+			kw = s.kwBuf[:0]
+			for _, k := range pl.kws[j] {
+				kw = append(kw, ops.Kwarg{Name: k.Name, Value: substitute(k.Value, vals)})
 			}
+			s.kwBuf = kw
 		}
 		if rn.Op() == fxgraph.GetAttr || rn.Op() == fxgraph.CallModule {
 			if _, has := g.Attr(rn.TargetName()); !has {
@@ -445,6 +486,8 @@ func (s *state) splice(mt *Match, pl *plan, point *fxgraph.Node) ([]*fxgraph.Nod
 			targetName = rn.TargetName()
 		}
 		c := g.CreateNode(rn.Op(), rn.Target(), targetName, args, kw, rn.Name(), rn.Type())
+		clear(args)
+		clear(kw)
 		if !rn.Meta.IsZero() {
 			c.Meta = rn.Meta.Clone()
 		}
@@ -455,14 +498,14 @@ func (s *state) splice(mt *Match, pl *plan, point *fxgraph.Node) ([]*fxgraph.Nod
 	for i, ret := range mt.ReturningNodes {
 		j := pl.result[i]
 		nv, _ := vals[j].(*fxgraph.Node)
-		if nv == nil || nv == ret {
+		if nv == nil || ret == nil || nv == ret {
 			continue
 		}
 		if pl.phIdx[j] < 0 {
 			if t := ret.Type(); t != nil {
 				nv.SetType(t)
 			}
-			if nv.Meta.IsZero() {
+			if nv.Meta.IsZero() && !ret.Meta.IsZero() {
 				nv.Meta = ret.Meta.Clone()
 			}
 		}
@@ -470,7 +513,8 @@ func (s *state) splice(mt *Match, pl *plan, point *fxgraph.Node) ([]*fxgraph.Nod
 	}
 	// Erase matched nodes in reverse pattern order; retry for nodes whose
 	// users came later in that order.
-	var pending []*fxgraph.Node
+	pending := s.pending[:0]
+	defer func() { clear(pending); s.pending = pending[:0] }()
 	for i := len(s.p.nodes) - 1; i >= 0; i-- {
 		if !s.isCompute(i) {
 			continue
@@ -480,7 +524,7 @@ func (s *state) splice(mt *Match, pl *plan, point *fxgraph.Node) ([]*fxgraph.Nod
 		}
 	}
 	for len(pending) > 0 {
-		var left []*fxgraph.Node
+		left := pending[:0]
 		var lastErr error
 		for _, n := range pending {
 			if err := g.Erase(n); err != nil {
@@ -494,4 +538,22 @@ func (s *state) splice(mt *Match, pl *plan, point *fxgraph.Node) ([]*fxgraph.Nod
 		pending = left
 	}
 	return news, nil
+}
+
+// substitute returns a compiled replacement argument with each reference
+// to replacement node j replaced by vals[j].
+func substitute(v ops.Value, vals []ops.Value) ops.Value {
+	switch x := v.(type) {
+	case pref:
+		return vals[x]
+	case ops.List, ops.Tuple, ops.Dict, ops.Slice:
+		out, _ := ops.MapValue(x, func(e ops.Value) (ops.Value, error) {
+			if r, ok := e.(pref); ok {
+				return vals[r], nil
+			}
+			return e, nil
+		})
+		return out
+	}
+	return v
 }

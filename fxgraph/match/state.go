@@ -1,6 +1,8 @@
 package match
 
 import (
+	"slices"
+
 	"github.com/fxquant/fxquant/fxgraph"
 	"github.com/fxquant/fxquant/ops"
 )
@@ -104,17 +106,90 @@ type state struct {
 	// overlapping matches are removed during the search.
 	claimed *nodeSet
 	stack   []*fxgraph.Node
+	// fused is set while the search runs inside the pass that assigns
+	// order keys: a node without a key has not been reached yet, so it
+	// comes after every node that has one.
+	fused bool
+	// slab hands out match records in chunks; lastOrder is the binding
+	// order of the previous record, shared by the next one when equal.
+	slab      matchSlab
+	lastOrder []int32
+	// Scratch space of the rewriter, reused from one splice to the next.
+	spliceVals []ops.Value
+	argBuf     []ops.Value
+	kwBuf      []ops.Kwarg
+	pending    []*fxgraph.Node
 }
 
-func newState(m *Matcher, g *fxgraph.Graph, key []int64) *state {
+// newState returns a state for a search over g. key holds program-order
+// keys by node ID (see orderKey); nil means the search assigns them
+// itself ([state.run]). sizeHint is the expected number of node IDs.
+func newState(m *Matcher, g *fxgraph.Graph, key []int64, sizeHint int) *state {
+	n := max(len(key), sizeHint)
 	return &state{
 		m: m, p: m.p, g: g,
 		vals:  make([]ops.Value, len(m.p.nodes)),
 		bound: make([]bool, len(m.p.nodes)),
-		owner: make([]int32, len(key)),
-		mark:  make([]uint32, len(key)),
+		owner: make([]int32, n),
 		key:   key,
 	}
+}
+
+// run assigns program-order keys to every node of s.g and finds the
+// matches, in the same pass when the pattern has a single anchor: the
+// search at a candidate then touches only nodes the pass has just
+// visited, and no candidate list is built. With several anchors the pass
+// collects each anchor's candidates and the product search follows.
+func (s *state) run() []*Match {
+	m, g := s.m, s.g
+	if cap(s.key) < g.Len()+1 {
+		s.key = make([]int64, 0, g.Len()+1)
+	}
+	s.key = s.key[:0]
+	if m.o.removeOverlapping {
+		s.claimed = newNodeSet(g.Len())
+	}
+	var found []*Match
+	if len(m.anchors) == 1 {
+		a, nameMatch := m.anchors[0], m.o.nodeNameMatch
+		s.fused = true
+		var i int64
+		for n := g.First(); n != nil; n = n.Next() {
+			i++
+			s.setKey(n, i)
+			if !m.isCandidate(a, n) {
+				continue
+			}
+			mark := len(s.log)
+			if s.matchNode(a, n, nameMatch) {
+				if mt := s.complete(); mt != nil {
+					found = append(found, mt)
+				}
+			}
+			s.undo(mark)
+		}
+		s.fused = false
+		return found
+	}
+	cands := make([][]*fxgraph.Node, len(m.anchors))
+	var i int64
+	for n := g.First(); n != nil; n = n.Next() {
+		i++
+		s.setKey(n, i)
+		for j, a := range m.anchors {
+			if m.isCandidate(a, n) {
+				cands[j] = append(cands[j], n)
+			}
+		}
+	}
+	for _, c := range cands {
+		if len(c) == 0 {
+			// An anchor without candidates means no match (fx-graph.md 9.3 item 16).
+			return nil
+		}
+	}
+	s.search(cands, 0, &found)
+	return found
 }
 
 func (s *state) ownerOf(n *fxgraph.Node) int32 {
@@ -340,12 +415,7 @@ func (s *state) isCompute(pi int) bool {
 // complete checks a full binding (every pattern node bound, containment,
 // no cycle) and returns it as a Match, or nil.
 func (s *state) complete() *Match {
-	for i := range s.p.nodes {
-		if !s.bound[i] && (i != s.p.output || s.m.o.matchOutput) {
-			return nil
-		}
-	}
-	if !s.contained() || s.createsCycle() {
+	if !s.holds() {
 		return nil
 	}
 	if s.claimed != nil {
@@ -364,19 +434,86 @@ func (s *state) complete() *Match {
 	return s.snapshot()
 }
 
-func (s *state) snapshot() *Match {
-	nv, np := len(s.vals), len(s.p.placeholders)
-	buf := make([]ops.Value, nv+np)
-	mt := &Match{p: s.p, vals: buf[:nv:nv], order: append([]int32(nil), s.log...), Anchors: s.m.anchorNodes}
-	copy(mt.vals, s.vals)
-	mt.PlaceholderNodes = buf[nv:]
-	for i, pi := range s.p.placeholders {
-		mt.PlaceholderNodes[i] = s.vals[pi]
+// holds reports whether the current binding is a match: every pattern
+// node bound (the output only under MatchOutput), containment, no cycle.
+func (s *state) holds() bool {
+	for i := range s.p.nodes {
+		if !s.bound[i] && (i != s.p.output || s.m.o.matchOutput) {
+			return false
+		}
 	}
-	mt.ReturningNodes = make([]*fxgraph.Node, len(s.p.returning))
+	return s.contained() && !s.createsCycle()
+}
+
+// snapshot records the current binding as a Match.
+func (s *state) snapshot() *Match {
+	mt := s.slab.next(s.p)
+	mt.Anchors = s.m.anchorNodes
+	s.fill(mt)
+	return mt
+}
+
+// fill copies the current binding into mt, whose slices are already
+// sized for the pattern.
+func (s *state) fill(mt *Match) {
+	copy(mt.vals, s.vals)
+	if s.p.phStart < 0 {
+		for i, pi := range s.p.placeholders {
+			mt.PlaceholderNodes[i] = s.vals[pi]
+		}
+	}
 	for i, pi := range s.p.returning {
 		mt.ReturningNodes[i], _ = s.vals[pi].(*fxgraph.Node)
 	}
+	// Matches of one pattern mostly bind in the same order: share it.
+	if !slices.Equal(s.lastOrder, s.log) {
+		s.lastOrder = slices.Clone(s.log)
+	}
+	mt.order = s.lastOrder
+}
+
+// matchSlab allocates match records and their slices in chunks, so that
+// a search with many matches makes a few allocations instead of several
+// per match.
+type matchSlab struct {
+	ms    []Match
+	vals  []ops.Value
+	rets  []*fxgraph.Node
+	chunk int
+}
+
+const (
+	minMatchChunk = 4
+	maxMatchChunk = 256
+)
+
+// next returns a zeroed Match for p with vals, PlaceholderNodes and
+// ReturningNodes sized; each slice has its capacity capped at its length.
+func (sl *matchSlab) next(p *Pattern) *Match {
+	nv, nr := len(p.nodes), len(p.returning)
+	np := 0
+	if p.phStart < 0 {
+		np = len(p.placeholders)
+	}
+	if len(sl.ms) == 0 {
+		sl.chunk = min(max(2*sl.chunk, minMatchChunk), maxMatchChunk)
+		sl.ms = make([]Match, sl.chunk)
+		sl.vals = make([]ops.Value, sl.chunk*(nv+np))
+		sl.rets = make([]*fxgraph.Node, sl.chunk*nr)
+	}
+	mt := &sl.ms[0]
+	sl.ms = sl.ms[1:]
+	mt.p = p
+	mt.vals = sl.vals[:nv:nv]
+	if p.phStart >= 0 {
+		k := p.phStart + len(p.placeholders)
+		mt.PlaceholderNodes = mt.vals[p.phStart:k:k]
+	} else {
+		mt.PlaceholderNodes = sl.vals[nv : nv+np : nv+np]
+	}
+	sl.vals = sl.vals[nv+np:]
+	mt.ReturningNodes = sl.rets[:nr:nr]
+	sl.rets = sl.rets[nr:]
 	return mt
 }
 
@@ -413,18 +550,21 @@ func (s *state) inPartition(n *fxgraph.Node) bool {
 // walk by program order.
 func (s *state) createsCycle() bool {
 	var maxKey int64
+	// bounded: every partition node has a key. In a fused search a node
+	// without one lies after the current anchor, which only a malformed
+	// graph (a node using a later node) allows; the walk is then not cut.
+	bounded := true
 	for _, pi := range s.log {
 		if !s.isCompute(int(pi)) {
 			continue
 		}
 		if n, ok := s.vals[pi].(*fxgraph.Node); ok {
-			maxKey = max(maxKey, s.orderKey(n))
+			k := s.orderKey(n)
+			if k == 0 && s.fused {
+				bounded = false
+			}
+			maxKey = max(maxKey, k)
 		}
-	}
-	s.epoch++
-	if s.epoch == 0 {
-		clear(s.mark)
-		s.epoch = 1
 	}
 	stack := s.stack[:0]
 	for _, pi := range s.log {
@@ -441,10 +581,28 @@ func (s *state) createsCycle() bool {
 			}
 		}
 	}
+	if len(stack) == 0 {
+		s.stack = stack
+		return false
+	}
+	s.epoch++
+	if s.epoch == 0 {
+		clear(s.mark)
+		s.epoch = 1
+	}
 	cycle := false
 	for len(stack) > 0 && !cycle {
 		x := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
+		if s.inPartition(x) {
+			cycle = true
+			break
+		}
+		// Only nodes no later than the partition's last node can lead
+		// back into it.
+		if k := s.orderKey(x); bounded && (k > maxKey || (k == 0 && s.fused)) {
+			continue
+		}
 		id := x.ID()
 		for id >= len(s.mark) {
 			s.mark = append(s.mark, 0)
@@ -453,13 +611,6 @@ func (s *state) createsCycle() bool {
 			continue
 		}
 		s.mark[id] = s.epoch
-		if s.inPartition(x) {
-			cycle = true
-			break
-		}
-		if k := s.orderKey(x); k > maxKey && k != 0 {
-			continue
-		}
 		for _, u := range x.Uses() {
 			stack = append(stack, u.User)
 		}
