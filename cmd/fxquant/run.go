@@ -233,6 +233,14 @@ func runPipeline(c *runConfig, stderr io.Writer) (*runResult, error) {
 	return res, nil
 }
 
+// cutLast slices s around the last instance of sep.
+func cutLast(s, sep string) (before, after string, found bool) {
+	if i := strings.LastIndex(s, sep); i >= 0 {
+		return s[:i], s[i+len(sep):], true
+	}
+	return s, "", false
+}
+
 // stageError names the input and the pipeline stage of err, unless the
 // stage's package already names it ("calibrate: batch 0: ...").
 func stageError(file, stage string, err error) error {
@@ -438,16 +446,49 @@ func (r *runResult) writeSummary(w io.Writer) {
 }
 
 // writeProgram writes the converted graph as a PT2 archive that keeps the
-// float program's signature: the same user inputs, the same user outputs
-// (in order), the float program's module call graph (so in_spec and
-// out_spec are unchanged); every get_attr tensor becomes a buffer. The file
-// is read back to check that it loads.
+// float program's signature, as torch.export.export of the converted
+// module followed by torch.export.save does (compare the fixtures'
+// <m>.static.pt2): the same user inputs and as many user outputs, the
+// float program's module call graph (so in_spec and out_spec are
+// unchanged) and its example inputs; the float program's parameters,
+// buffers and constants keep their kind and placeholder name (unused ones
+// included, as torch.export keeps p_fc1_weight when convert folded it);
+// the tensors convert registered (_frozen_param*, _scale_*, _zero_point_*)
+// become persistent buffers b_<name>. The file is read back to check that
+// it loads.
 func writeProgram(r *runResult, out string) error {
 	p := *r.program // shallow copy: keep the pass-through fields
 	g := r.quant
 	p.Graph = g
-	p.Tensors = nil // weights were replaced by quantized/frozen buffers
 	p.Unreadable = nil
+	// torchao's convert ends with GraphModule.delete_all_unused_submodules:
+	// a submodule no get_attr or call_module path goes through is deleted
+	// with its parameters and buffers (bn1 after the conv-bn fold), while
+	// a used submodule keeps all of them (fc1.weight stays next to the
+	// fc1.bias a node reads). Attributes of the root module always stay.
+	used := map[string]bool{}
+	for n := range g.All() {
+		if n.Op() == fxgraph.GetAttr || n.Op() == fxgraph.CallModule {
+			path := ""
+			for part := range strings.SplitSeq(n.TargetName(), ".") {
+				if path != "" {
+					path += "."
+				}
+				path += part
+				used[path] = true
+			}
+		}
+	}
+	p.LiftSpecs = map[string]pt2.InputSpec{}
+	for _, s := range r.program.Signature.Inputs {
+		switch s.Kind {
+		case pt2.Parameter, pt2.Buffer, pt2.TensorConstant:
+			if owner, _, ok := cutLast(s.Target, "."); ok && !used[owner] && !used[s.Target] {
+				continue
+			}
+			p.LiftSpecs[s.Target] = pt2.InputSpec{Kind: s.Kind, Name: s.Name, Persistent: s.Persistent}
+		}
+	}
 	var sig pt2.Signature
 	for _, ph := range g.Placeholders() {
 		sig.Inputs = append(sig.Inputs, pt2.InputSpec{Kind: pt2.UserInput, Name: ph.Name()})
