@@ -30,8 +30,12 @@ var (
 // the inner element count is (C/G)·S; the bottom reshape restores X's
 // shape; instance_norm uses input statistics without running buffers;
 // s and b are constants (or None) of shape [G]; in the trailing form,
-// the mul/add constants broadcast as [C] along axis 1, are plain floats,
-// and each intermediate value has a single user. The channel axis is 1 by
+// the mul/add constants broadcast as [C] along axis 1 and are float32 or
+// quantized constants (read as the real values their types give them),
+// and each intermediate value has a single user; no value inside the
+// chain rounds to a quantized type other than the result contract
+// (unless AllowRequantDrop), so the fold is exact up to float rounding.
+// The channel axis is
 // checked explicitly: aten.instance_norm and aten.group_norm normalise
 // [N, C, *] per index of axis 1, so the top reshape must group X's axis 1
 // (G divides C); a reshape whose groups cut along a later axis (a
