@@ -30,12 +30,20 @@
 //
 // # Writing
 //
-// [Program.WriteArchive] writes a PT2 archive PyTorch 2.14 loads: every
-// field PyTorch writes, enums as integers, targets with their overload,
-// raw little-endian payloads with payload configs, stored entries under
-// one root folder, 64-byte aligned. get_attr tensors are lifted into
-// persistent buffer inputs. [Program.EncodeJSON] returns the program JSON
-// alone.
+// [Program.WriteArchive] writes a PT2 archive PyTorch 2.14 loads, laid out
+// as torch.export.save lays it out: every field PyTorch writes, enums as
+// integers, targets with their overload, raw little-endian payloads with
+// payload configs (one record per shared storage), the zip container of
+// PyTorchStreamWriter (stored entries under one root folder, 64-byte
+// aligned, data descriptors, ZIP64 end records) and its serialization id.
+// A fixture read and written again is byte-identical to the file PyTorch
+// wrote. Values keep the names they had in the file, even where fxgraph's
+// namespace renamed the node ([Program.SerializedName]). get_attr tensors
+// are lifted into graph inputs by [Program.LiftSpecs] (parameters stay
+// parameters), by default as persistent buffers, as torch.export lifts the
+// tensors convert registers. [Program.EncodeJSON] returns the program JSON
+// alone. The rule-by-rule audit against the spec is in
+// write_audit_test.go.
 //
 // # Subset
 //
