@@ -98,7 +98,11 @@ func (v *verifier) bind(n *Node, s *ops.Schema) ([]ops.Value, []*VerifyError) {
 		return nil, []*VerifyError{e}
 	}
 	var problems []*VerifyError
+	wrap := numbersAsTensors(n.target)
 	check := func(field string, val ops.Value, a ops.Argument) {
+		if wrap && !a.Type.List && a.Type.Base == "Tensor" && ops.IsWrappedNumber(val) {
+			return // a wrapped number: PyTorch makes it a 0-dim tensor
+		}
 		if ok, got := argFits(val, a.Type); !ok {
 			problems = append(problems, v.nodeErr(n, ErrArgKind, field, argTypeString(a.Type), got))
 		}
@@ -115,6 +119,19 @@ func (v *verifier) bind(n *Node, s *ops.Schema) ([]ops.Value, []*VerifyError) {
 		}
 	}
 	return full, problems
+}
+
+// numbersAsTensors reports whether the target's Tensor arguments accept a
+// Python number (bool, int or float), as PyTorch's Python binding does for
+// the ops of [ops.AllowsNumbersAsTensors] (aten add, sub, mul, div, ...).
+func numbersAsTensors(t ops.Target) bool {
+	switch x := t.(type) {
+	case ops.Overload:
+		return ops.AllowsNumbersAsTensors(x.Packet)
+	case ops.Packet:
+		return ops.AllowsNumbersAsTensors(x)
+	}
+	return false
 }
 
 // checkResult applies def's result-type rule to the normalised arguments

@@ -581,29 +581,85 @@ var atenHardtanh = atenOp(func(r *argReader) (*tensor.Tensor, error) {
 
 func atenBinary(op kernels.BinaryOp, tensorOther, hasAlpha bool) KernelFunc {
 	return atenOp(func(r *argReader) (*tensor.Tensor, error) {
-		a := r.tensor(0, "self")
-		var b kernels.Operand
+		var a, b kernels.Operand
 		if tensorOther {
-			v, ok := r.get(1, "other")
-			if ok {
-				switch x := v.(type) {
-				case *tensor.Tensor:
-					b = kernels.T(x)
-				case bool, int64, float64:
-					b = kernels.S(x)
-				default:
-					r.fail(1, "other", "a tensor or a number")
-				}
-			}
+			// .Tensor overloads: either operand may be a wrapped number.
+			a, b = r.operand(0, "self"), r.operand(1, "other")
 		} else {
+			a = kernels.T(r.tensor(0, "self"))
 			b = kernels.S(r.scalar(1, "other"))
 		}
 		var alpha any
 		if hasAlpha {
 			alpha = r.scalar(2, "alpha")
 		}
-		return viewResult(r, func() (*tensor.Tensor, error) { return kernels.Binary(op, kernels.T(a), b, alpha) })
+		return viewResult(r, func() (*tensor.Tensor, error) {
+			if a.T == nil && b.T == nil {
+				// Two wrapped numbers: PyTorch computes on two 0-dim tensors
+				// in their result type and returns a 0-dim tensor.
+				dt, err := kernels.ResultType(a, b)
+				if err != nil {
+					return nil, err
+				}
+				x, err := wrappedNumber(a.S, dt)
+				if err != nil {
+					return nil, err
+				}
+				a = kernels.T(x)
+			}
+			return kernels.Binary(op, a, b, alpha)
+		})
 	})
+}
+
+// wrappedNumber is the 0-dim tensor of dtype d holding the Python number
+// v, as PyTorch casts a wrapped number to an op's computation type.
+func wrappedNumber(v any, d tensor.DType) (*tensor.Tensor, error) {
+	var f float64
+	switch x := v.(type) {
+	case bool:
+		if x {
+			f = 1
+		}
+	case int64:
+		if d == tensor.Int64 {
+			return tensor.FromData(d, []int{}, []int64{x})
+		}
+		f = float64(x)
+	case float64:
+		f = x
+	default:
+		return nil, fmt.Errorf("%w: wrapped number of Go type %T", kernels.ErrBadArgument, v)
+	}
+	switch d {
+	case tensor.Float32:
+		return tensor.FromData(d, []int{}, []float32{float32(f)})
+	case tensor.Float64:
+		return tensor.FromData(d, []int{}, []float64{f})
+	case tensor.Int64:
+		return tensor.FromData(d, []int{}, []int64{int64(f)})
+	case tensor.Bool:
+		return tensor.FromData(d, []int{}, []bool{f != 0})
+	}
+	return nil, fmt.Errorf("%w: wrapped number as %s", kernels.ErrUnsupportedDType, d)
+}
+
+// operand reads argument i of a .Tensor overload as a kernel operand: a
+// tensor, or a Python number that PyTorch wraps into a 0-dim tensor
+// promoting like a Python scalar.
+func (r *argReader) operand(i int, name string) kernels.Operand {
+	v, ok := r.get(i, name)
+	if !ok {
+		return kernels.Operand{}
+	}
+	switch x := v.(type) {
+	case *tensor.Tensor:
+		return kernels.T(x)
+	case bool, int64, float64:
+		return kernels.S(x)
+	}
+	r.fail(i, name, "a tensor or a number")
+	return kernels.Operand{}
 }
 
 func atenSoftmax(logOut, internal bool) KernelFunc {

@@ -12,6 +12,40 @@ import (
 // packet accepts the arguments, or the packet has none.
 var ErrNoOverload = errors.New("no overload accepts the arguments")
 
+// numbersAsTensors is torch::should_allow_numbers_as_tensors: the
+// operator names whose Tensor arguments accept a Python number (a "wrapped
+// number") when called from Python, through an overload or a packet.
+var numbersAsTensors = map[string]bool{
+	"add": true, "add_": true, "add_out": true,
+	"div": true, "div_": true, "div_out": true,
+	"divide": true, "divide_": true, "divide_out": true,
+	"mul": true, "mul_": true, "mul_out": true,
+	"multiply": true, "multiply_": true, "multiply_out": true,
+	"sub": true, "sub_": true, "sub_out": true,
+	"subtract": true, "subtract_": true, "subtract_out": true,
+	"true_divide": true, "true_divide_": true, "true_divide_out": true,
+	"floor_divide": true, "floor_divide_": true, "floor_divide_out": true,
+	"to": true, "_to_copy": true, "copy_": true, "copy": true,
+	"_conj": true,
+}
+
+// AllowsNumbersAsTensors reports whether a call of packet p (or of any of
+// its overloads) accepts a Python number where the schema says Tensor, as
+// PyTorch's opAllowsNumbersAsTensors does: every prims op, and the aten
+// arithmetic ops add, sub, mul, div (with their aliases and in-place and
+// out forms), true_divide, floor_divide and the copies to, _to_copy, copy.
+// Such a number becomes a wrapped number: a 0-dim tensor that takes part in
+// type promotion like a Python scalar (see [PromoteTypes]).
+func AllowsNumbersAsTensors(p Packet) bool {
+	switch p.NS {
+	case "prims", "nvprims":
+		return true
+	case "aten":
+		return numbersAsTensors[p.Name]
+	}
+	return false
+}
+
 // Resolve picks the overload of packet p that an eager call with these
 // arguments dispatches to: the overloads are tried in registration order
 // and the first whose schema binds the arguments (see [Schema.Normalize])
@@ -19,16 +53,21 @@ var ErrNoOverload = errors.New("no overload accepts the arguments")
 // node, a run-time tensor or a static type, see [CheckLiteral]); a Python
 // number fits int, float, Scalar and SymInt arguments as PyTorch's parser
 // accepts them (an int fits a float, a float never fits an int; a bool is
-// only a bool). The error lists why each overload was rejected.
+// only a bool), and fits a Tensor argument (not a Tensor list) when the
+// packet allows numbers as tensors ([AllowsNumbersAsTensors]): so
+// aten.add(x, 1) picks add.Tensor, as torch.ops.aten.add does, while
+// aten.clamp(x, -128, 127) picks clamp.default. The error lists why each
+// overload was rejected.
 func (r *Registry) Resolve(p Packet, args []Value, kwargs []Kwarg) (Overload, error) {
 	ovs := r.packets[p]
 	if len(ovs) == 0 {
 		return Overload{}, fmt.Errorf("ops: resolve %s: %w: the packet has no registered overloads", p, ErrNoOverload)
 	}
+	wrap := AllowsNumbersAsTensors(p)
 	var why []string
 	for _, o := range ovs {
 		s := r.defs[o].Schema
-		err := s.Accepts(args, kwargs)
+		err := s.accepts(args, kwargs, wrap)
 		if err == nil {
 			return o, nil
 		}
@@ -39,14 +78,21 @@ func (r *Registry) Resolve(p Packet, args []Value, kwargs []Kwarg) (Overload, er
 
 // Accepts reports whether a call with these arguments binds to s and every
 // argument's kind fits its declared type; the error names the first
-// argument that does not fit.
+// argument that does not fit. A Python number fits a Tensor argument when
+// the schema's operator is one that allows numbers as tensors (an aten
+// name listed by [AllowsNumbersAsTensors]; a schema does not record its
+// namespace, so the name decides).
 func (s *Schema) Accepts(args []Value, kwargs []Kwarg) error {
+	return s.accepts(args, kwargs, numbersAsTensors[s.Name])
+}
+
+func (s *Schema) accepts(args []Value, kwargs []Kwarg, wrap bool) error {
 	full, err := s.Normalize(args, kwargs)
 	if err != nil {
 		return err
 	}
 	for i, a := range s.Args {
-		if err := fits(a.Type, full[i]); err != nil {
+		if err := fits(a.Type, full[i], wrap); err != nil {
 			return fmt.Errorf("argument %q (%s): %w", a.Name, a.Type, err)
 		}
 	}
@@ -55,8 +101,20 @@ func (s *Schema) Accepts(args []Value, kwargs []Kwarg) error {
 
 func isRef(v Value) bool { return v != nil && CheckLiteral(v, nil) != nil }
 
-// fits checks one argument value against its declared type.
-func fits(t ArgType, v Value) error {
+// IsWrappedNumber reports whether v is a Python number (bool, int64 or
+// float64) standing for a tensor: PyTorch wraps such a number passed for a
+// Tensor argument into a 0-dim tensor that promotes like a Python scalar.
+func IsWrappedNumber(v Value) bool {
+	switch v.(type) {
+	case bool, int64, float64:
+		return true
+	}
+	return false
+}
+
+// fits checks one argument value against its declared type; wrap lets a
+// Python number stand for a (non-list) Tensor.
+func fits(t ArgType, v Value, wrap bool) error {
 	if v == nil {
 		if t.Optional || t.Base == "Any" {
 			return nil
@@ -88,6 +146,9 @@ func fits(t ArgType, v Value) error {
 				return fmt.Errorf("element %d: %w", k, err)
 			}
 		}
+		return nil
+	}
+	if wrap && t.Base == "Tensor" && IsWrappedNumber(v) {
 		return nil
 	}
 	return fitsScalar(t.Base, v)

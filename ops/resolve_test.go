@@ -23,10 +23,16 @@ func TestResolve(t *testing.T) {
 		want   string
 	}{
 		{"add tensor", "aten.add", []Value{x, y}, nil, "aten.add.Tensor"},
-		{"add Python int", "aten.add", []Value{x, int64(1)}, nil, "aten.add.Scalar"},
-		{"add Python float with alpha kw", "aten.add", []Value{x, 2.5}, []Kwarg{{Name: "alpha", Value: int64(2)}}, "aten.add.Scalar"},
+		// add/sub/mul/div take Python numbers as tensors (wrapped numbers),
+		// so the first overload, .Tensor, wins as in torch.ops.aten.add(x, 1).
+		{"add Python int", "aten.add", []Value{x, int64(1)}, nil, "aten.add.Tensor"},
+		{"add Python float with alpha kw", "aten.add", []Value{x, 2.5}, []Kwarg{{Name: "alpha", Value: int64(2)}}, "aten.add.Tensor"},
+		{"add Python alpha positional", "aten.add", []Value{x, 2.5, int64(2)}, nil, "aten.add.Scalar"},
+		{"sub Python number first", "aten.sub", []Value{0.5, x}, nil, "aten.sub.Tensor"},
+		{"div two Python numbers", "aten.div", []Value{0.5, 0.25}, nil, "aten.div.Tensor"},
 		{"mul tensor", "aten.mul", []Value{x, y}, nil, "aten.mul.Tensor"},
-		{"div Python float", "aten.div", []Value{x, 0.5}, nil, "aten.div.Scalar"},
+		{"div Python float", "aten.div", []Value{x, 0.5}, nil, "aten.div.Tensor"},
+		{"mul Python bool", "aten.mul", []Value{x, true}, nil, "aten.mul.Tensor"},
 		{"sub type reference", "aten.sub", []Value{f32(2), f32(2)}, nil, "aten.sub.Tensor"},
 		// The reference rewrite's packet clamp: Python bounds vs tensor bounds.
 		{"clamp Python bounds", "aten.clamp", []Value{x, int64(-128), int64(127)}, nil, "aten.clamp.default"},
@@ -66,6 +72,8 @@ func TestResolveErrors(t *testing.T) {
 		{"too many args", "aten.relu", []Value{x, x}, []string{"default:"}},
 		{"float for an int", "quantized_decomposed.quantize_per_tensor", []Value{x, 0.5, 1.5, int64(0), int64(255), tensor.UInt8}, []string{`"zero_point"`}},
 		{"bool is not an int", "aten.squeeze", []Value{x, true}, []string{"dim:", "dims:"}},
+		// relu does not take numbers as tensors.
+		{"number for relu's tensor", "aten.relu", []Value{1.5}, []string{"want Tensor"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -75,6 +83,59 @@ func TestResolveErrors(t *testing.T) {
 			for _, m := range tt.mention {
 				assert.Contains(t, err.Error(), m)
 			}
+		})
+	}
+}
+
+func TestAllowsNumbersAsTensors(t *testing.T) {
+	tests := []struct {
+		packet string
+		want   bool
+	}{
+		{"aten.add", true}, {"aten.sub", true}, {"aten.mul", true}, {"aten.div", true},
+		{"aten.true_divide", true}, {"aten.to", true}, {"prims.mul", true},
+		{"aten.clamp", false}, {"aten.relu", false}, {"aten.linear", false},
+		{"quantized_decomposed.add", false}, {"torchao.quantize_affine", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.packet, func(t *testing.T) {
+			assert.Equal(t, tt.want, AllowsNumbersAsTensors(MustPacket(tt.packet)))
+		})
+	}
+}
+
+// TestAcceptsWrappedNumbers: a Python number fits a Tensor argument of
+// add/sub/mul/div (a wrapped number) but not of other ops, nor a Tensor
+// list or a string anywhere.
+func TestAcceptsWrappedNumbers(t *testing.T) {
+	r := Default()
+	x := &ref{"x"}
+	tests := []struct {
+		name    string
+		op      string
+		args    []Value
+		wantErr string
+	}{
+		{"div.Tensor tensor and float", "aten.div.Tensor", []Value{x, 0.0243646502494812}, ""},
+		{"add.Tensor tensor and int", "aten.add.Tensor", []Value{x, int64(12)}, ""},
+		{"div.Tensor two floats", "aten.div.Tensor", []Value{0.008250712417066097, 0.01946624554693699}, ""},
+		{"mul.Tensor bool", "aten.mul.Tensor", []Value{true, x}, ""},
+		{"sub.Tensor string", "aten.sub.Tensor", []Value{x, "12"}, `"other"`},
+		{"clamp.Tensor int bounds", "aten.clamp.Tensor", []Value{x, int64(-128), int64(127)}, `"min"`},
+		{"relu number", "aten.relu.default", []Value{1.5}, `"self"`},
+		{"cat numbers", "aten.cat.default", []Value{List{int64(1), int64(2)}}, `"tensors"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, ok := r.Schema(MustOverload(tt.op))
+			require.True(t, ok)
+			err := s.Accepts(tt.args, nil)
+			if tt.wantErr == "" {
+				assert.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.wantErr)
 		})
 	}
 }

@@ -34,6 +34,9 @@ func ruleUnaryFloat(args []Value) (Type, error) {
 }
 
 // ruleBinary: add/sub/mul (.Tensor and .Scalar): broadcast and promote.
+// In the .Tensor overloads either operand may be a Python number (a
+// wrapped number, see [AllowsNumbersAsTensors]): it promotes like a Python
+// scalar, and two numbers give a 0-dim tensor.
 func ruleBinary(args []Value) (Type, error) {
 	return binary(args, false)
 }
@@ -44,24 +47,23 @@ func ruleDiv(args []Value) (Type, error) {
 }
 
 func binary(args []Value, trueDiv bool) (Type, error) {
-	a, err := tensorArg(args, 0, "self")
-	if err != nil {
-		return nil, err
-	}
-	shape := a.Shape
-	other := get(args, 1)
-	switch o := other.(type) {
-	case TensorType:
-		s, ok := broadcastShapes(a.Shape, o.Shape)
-		if !ok {
-			return nil, shapeErr(1, "other", "shape %v does not broadcast with self %v", o.Shape, a.Shape)
+	self, other := get(args, 0), get(args, 1)
+	shape := []int64{}
+	for i, v := range []Value{self, other} {
+		name := [2]string{"self", "other"}[i]
+		switch o := v.(type) {
+		case TensorType:
+			s, ok := broadcastShapes(shape, o.Shape)
+			if !ok {
+				return nil, shapeErr(i, name, "shape %v does not broadcast with self %v", o.Shape, shape)
+			}
+			shape = s
+		case int64, float64, bool:
+		default:
+			return nil, argErr(i, name, "want a tensor or a number, got %s", describe(v))
 		}
-		shape = s
-	case int64, float64, bool:
-	default:
-		return nil, argErr(1, "other", "want a tensor or a number, got %s", describe(other))
 	}
-	d, err := resultType(a, other)
+	d, err := resultType(self, other)
 	if err != nil {
 		return nil, argErr(1, "other", "%v", err)
 	}
