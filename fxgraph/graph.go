@@ -335,6 +335,15 @@ func compactUses(d *Node) {
 }
 
 func (g *Graph) addUses(n *Node) {
+	if cap(n.refs) == 0 {
+		// Size refs once instead of growing it reference by reference.
+		k := 0
+		n.walkRefs(func(*Node) { k++ })
+		if k == 0 {
+			return
+		}
+		n.refs = make([]useRef, 0, k)
+	}
 	slot := 0
 	n.walkRefs(func(in *Node) {
 		if in.graph == g && !in.erased {
@@ -451,13 +460,17 @@ func (g *Graph) ReplaceInputWith(n, old, new *Node) {
 // make that node consume itself; pass a keep that excludes it, as FX's
 // delete_user_cb idiom does.
 func (g *Graph) ReplaceAllUsesWith(n, with *Node, keep func(user *Node) bool) []*Node {
-	var changed []*Node
-	for _, u := range n.Users() {
+	users := n.Users() // a fresh slice: it becomes the result when keep is nil
+	changed := users[:0]
+	for _, u := range users {
 		if keep != nil && keep(u) {
 			continue
 		}
 		g.ReplaceInputWith(u, n, with)
 		changed = append(changed, u)
+	}
+	if len(changed) == 0 {
+		changed = nil
 	}
 	if n.deadUses > 0 {
 		compactUses(n)

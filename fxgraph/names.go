@@ -143,12 +143,21 @@ func (ns *namespace) create(candidate string) string {
 			candidate = base + "_" + strconv.Itoa(num)
 		}
 	}
-	for ns.used[candidate] {
-		num++
-		if lo := ns.next[base]; num < lo {
-			num = lo
+	if ns.used[candidate] {
+		// Probe base_num in a buffer: only the free name is allocated.
+		var arr [48]byte
+		buf := arr[:0]
+		for {
+			num++
+			if lo := ns.next[base]; num < lo {
+				num = lo
+			}
+			buf = strconv.AppendInt(append(append(buf[:0], base...), '_'), int64(num), 10)
+			if !ns.used[string(buf)] {
+				break
+			}
 		}
-		candidate = base + "_" + strconv.Itoa(num)
+		candidate = string(buf)
 	}
 	ns.markUsed(candidate)
 	ns.baseCount[base] = num
@@ -163,10 +172,17 @@ func (ns *namespace) markUsed(name string) {
 		return
 	}
 	lo := max(ns.next[base], 1)
-	if num != lo || base+"_"+strconv.Itoa(num) != name {
+	// name is base_lo written canonically (no leading zero in the suffix).
+	if num != lo || name[len(base)+1] == '0' {
 		return
 	}
-	for ns.used[base+"_"+strconv.Itoa(lo)] {
+	var arr [48]byte
+	buf := arr[:0]
+	for {
+		buf = strconv.AppendInt(append(append(buf[:0], base...), '_'), int64(lo), 10)
+		if !ns.used[string(buf)] {
+			break
+		}
 		lo++
 	}
 	ns.next[base] = lo
