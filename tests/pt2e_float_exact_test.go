@@ -18,25 +18,18 @@ import (
 // to the README's float tolerance instead. Every other *.float.pt2 must
 // match PyTorch's recorded float.outputs bit for bit.
 var floatInexact = map[string]string{
-	// Not the convolutions or the linear: recomputing batch_norm as
-	// fma(x, alpha, beta) (alpha = w/sqrt(var+eps), beta = b - mean·alpha,
-	// in float32, as ATen's AVX2 kernel does) and adaptive_avg_pool2d to
-	// [1, 1] as mean()'s vectorized cascade sum (4 accumulators of 8 lanes,
-	// then the lanes in order, / 256) gives every output bit for bit with
-	// the conv and linear kernels as they are.
-	"cnn": "batch_norm (float64 arithmetic instead of ATen's fused float32 x·alpha + beta) and adaptive_avg_pool2d to [1, 1] (sequential sum instead of mean's cascade)",
-	// Both convolutions match PyTorch's observers (activation_post_process_2
-	// and 5 of groupnorm.static) bit for bit; group_norm's statistics
-	// (ATen's RowwiseMoments) and fused scale/shift are not reproduced, and
-	// the README notes its output depends on the CPU capability.
-	"groupnorm": "group_norm (ATen's RowwiseMoments statistics and AVX2 fused scale and shift)",
+	// Empty: cnn became exact with batch_norm as ATen's fused float32
+	// x·alpha + beta and adaptive_avg_pool2d to [1, 1] as mean()'s cascade
+	// sum; groupnorm with group_norm as ATen's RowwiseMoments and fused
+	// scale/shift (ops/kernels/aten_norm.go, aten_norm_exact.go).
 }
 
 // TestPT2FloatProgramsBitExact runs every tests/testdata/pt2e/*.float.pt2
 // program with the interpreter on the recorded eval inputs and requires
 // its outputs to equal PyTorch's recorded float.outputs bit for bit: the
 // matrix-product and convolution kernels sum in the reference-BLAS order
-// of PyTorch 2.14's CPU build (see ops/kernels/aten_gemm_exact.go).
+// of PyTorch 2.14's CPU build (see ops/kernels/aten_gemm_exact.go), and the
+// norm and pooling kernels follow ATen's AVX2 kernels.
 func TestPT2FloatProgramsBitExact(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(pt2eDir, "*.float.pt2"))
 	require.NoError(t, err)

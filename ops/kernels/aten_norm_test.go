@@ -49,20 +49,32 @@ func groupNormRef(x []float32, N, C, S, G int, gamma, beta []float32, eps float6
 }
 
 func TestLayerNormHandComputed(t *testing.T) {
-	// [1,2,3,4]: mean 2.5, population variance 1.25, eps 0:
-	// (x-2.5)/sqrt(1.25) = ±1.3416407864998738, ±0.4472135954999579.
+	// [1,2,3,4]: RowwiseMoments' scalar Welford tail (fewer than 8 values)
+	// gives mean 2.5 and m2 = 5 exactly (every step is exact), so the
+	// population variance is 1.25. ATen computes rstd in float32:
+	// 1/sqrtf(1.25f), then (x - 2.5)·rstd with x - 2.5 exact.
+	rstd32 := 1 / float32(math.Sqrt(1.25)) // sqrtf is correctly rounded
 	x := tensor.F32([]int{1, 4}, 1, 2, 3, 4)
 	out, mean, rstd, err := kernels.LayerNorm(x, []int{4}, nil, nil, 0)
 	require.NoError(t, err)
-	requireBits(t, []float32{-1.3416407864998738, -0.4472135954999579, 0.4472135954999579, 1.3416407864998738}, out)
+	z := []float32{-1.5 * rstd32, -0.5 * rstd32, 0.5 * rstd32, 1.5 * rstd32}
+	requireBits(t, z, out)
 	requireBits(t, []float32{2.5}, mean)
 	assert.Equal(t, []int{1, 1}, mean.Shape())
-	requireBits(t, []float32{float32(1 / math.Sqrt(1.25))}, rstd)
+	requireBits(t, []float32{rstd32}, rstd)
+	// Within 1 ULP of the exact (x-2.5)/sqrt(1.25) = -1.3416407864998738:
+	// float32 rstd is not the correctly rounded 1/sqrt(1.25).
+	assert.InDelta(t, -1.3416407864998738, float64(z[0]), 2.4e-7)
 
-	// weight 2, bias 1: 2·z + 1.
+	// weight 2, bias 1: fma(z, 2, 1); 2·z + 1 is exact in float64, so
+	// one rounding of it is the fused result.
 	out, _, _, err = kernels.LayerNorm(x, []int{4}, tensor.F32([]int{4}, 2, 2, 2, 2), tensor.F32([]int{4}, 1, 1, 1, 1), 0)
 	require.NoError(t, err)
-	requireBits(t, []float32{float32(1 - 2*1.3416407864998738), float32(1 - 2*0.4472135954999579), float32(1 + 2*0.4472135954999579), float32(1 + 2*1.3416407864998738)}, out)
+	want := make([]float32, 4)
+	for i, v := range z {
+		want[i] = float32(2*float64(v) + 1)
+	}
+	requireBits(t, want, out)
 
 	// A constant row has variance 0, so the output is 0 (eps keeps it finite).
 	out, _, _, err = kernels.LayerNorm(tensor.F32([]int{3}, 7, 7, 7), []int{3}, nil, nil, 1e-5)
@@ -126,8 +138,24 @@ func TestGroupNormSpecVectors(t *testing.T) {
 		x := tensor.F32([]int{1, 2, 2}, 3, 3, 3, 3)
 		out, _, rstd, err := kernels.GroupNorm(x, 1, tensor.F32([]int{2}, 2, 2), tensor.F32([]int{2}, 0.25, -1), 1e-3)
 		require.NoError(t, err)
-		requireBits(t, []float32{0.25, 0.25, -1, -1}, out)
-		requireBits(t, []float32{float32(1 / math.Sqrt(1e-3))}, rstd)
+		// mean 3 and variance 0 exactly; rstd = float32(1/sqrt(0 + 1e-3))
+		// in float64. Per channel scale = rstd·2 (exact), bias =
+		// fma(-scale, 3, beta) rounds -3·scale + beta once, and y =
+		// fma(scale, 3, bias) rounds 3·scale + bias once; both sums are
+		// exact in float64, so each is one float32 conversion. The bias
+		// rounding (ulp 2^-17 near 190) survives: y is not exactly beta,
+		// as in PyTorch.
+		rs := float32(1 / math.Sqrt(1e-3))
+		scale := rs * 2
+		var want []float32
+		for _, beta := range []float64{0.25, -1} {
+			bias := float32(beta - 3*float64(scale))
+			y := float32(3*float64(scale) + float64(bias))
+			want = append(want, y, y)
+		}
+		assert.NotEqual(t, float32(0.25), want[0], "the fused bias rounding shows")
+		requireBits(t, want, out)
+		requireBits(t, []float32{rs}, rstd)
 	})
 	t.Run("C not divisible by G", func(t *testing.T) {
 		_, _, _, err := kernels.GroupNorm(tensor.F32([]int{1, 3, 1}, 1, 2, 3), 2, nil, nil, 1e-5)

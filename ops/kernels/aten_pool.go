@@ -192,7 +192,12 @@ func AvgPool2d(x *tensor.Tensor, kernel, stride, padding []int, ceil, countInclu
 // AdaptiveAvgPool2d is aten.adaptive_avg_pool2d: output cell (i, j) is the
 // mean of rows floor(i·H/oh) .. ceil((i+1)·H/oh) and the matching columns,
 // summed in float32 and divided by the height then the width, as
-// PyTorch's CPU kernel writes sum / kh / kw.
+// PyTorch's CPU kernel writes sum / kh / kw. For output size [1, 1]
+// PyTorch's composite adaptive_avg_pool2d calls input.mean({-1, -2}) instead,
+// which sums each H·W plane with ATen's cascade_sum (4 ILP accumulators of
+// 8-float vectors, then the tail, then the lanes; see cascadeSum) and
+// divides the sum by H·W in float32; that path is reproduced bit for bit
+// (for inputs below ATen's 32768-element parallel grain, or one thread).
 func AdaptiveAvgPool2d(x *tensor.Tensor, outputSize []int) (*tensor.Tensor, error) {
 	if x == nil || (x.Dim() != 3 && x.Dim() != 4) {
 		return nil, shapeErrf("adaptive_avg_pool2d: argument \"self\": want a 3-D or 4-D tensor, got %v", shapeOf(x))
@@ -213,6 +218,15 @@ func AdaptiveAvgPool2d(x *tensor.Tensor, outputSize []int) (*tensor.Tensor, erro
 		return nil, shapeErrf("adaptive_avg_pool2d: input %v has an empty spatial dim", shape)
 	}
 	y := make([]float32, planes*oh*ow)
+	if oh == 1 && ow == 1 {
+		// mean_out: sum_out(...).div_(H·W).
+		div := float32(H * W)
+		for pl := 0; pl < planes; pl++ {
+			y[pl] = cascadeSum(xd[pl*H*W:(pl+1)*H*W]) / div
+		}
+		out := append(shape[:len(shape)-2:len(shape)-2], 1, 1)
+		return fromFloat32(x.DType(), out, y), nil
+	}
 	for pl := 0; pl < planes; pl++ {
 		in := xd[pl*H*W:]
 		for i := 0; i < oh; i++ {
