@@ -3,6 +3,7 @@ package convert
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/fxquant/fxquant/fxgraph"
 	"github.com/fxquant/fxquant/observers"
@@ -72,21 +73,164 @@ func SymmetricQuantizationConfig(o SymmetricConfigOptions) *QuantizationConfig {
 	return c
 }
 
-// XNNPACKQuantizer is torchao's test XNNPACKQuantizer with a global
-// config: TransformForAnnotation turns scalar operands of add and mul into
-// get_attr constants, Annotate runs the static annotators (linear_relu,
-// linear, conv_relu, conv, conv_transpose_relu, adaptive_avg_pool2d,
-// add_relu, add, mul_relu, mul, cat) or, for a dynamic config, the linear
-// annotator, then propagates annotations through shape ops.
+// XNNPACKQuantizer is torchao's test XNNPACKQuantizer (spec section 4):
+// TransformForAnnotation turns scalar operands of add and mul into get_attr
+// constants, Annotate runs the static annotators (linear_relu, linear,
+// conv_relu, conv, conv_transpose_relu, adaptive_avg_pool2d, add_relu, add,
+// mul_relu, mul, cat) or, when the global config's input activation is
+// dynamic, the linear annotator, then propagates annotations through shape
+// ops.
+//
+// # Configuration precedence
+//
+// Configurations apply in torchao's order: every SetModuleName config (in
+// the order the names were first set), then every SetModuleType config,
+// then the global config restricted to nodes that match none of those names
+// and types. An annotator never touches a node an earlier one claimed
+// (QuantizationAnnotation.Annotated), so the first configuration that
+// annotates a node wins. A nil per-module config leaves that module
+// unquantized (the global config still skips it). Modules are matched on
+// the nodes' nn_module_stack metadata ([ModuleNameFilter],
+// [ModuleTypeFilter]); get_attr nodes usually carry none, so the fused
+// annotators (linear_relu, conv_relu), whose filter also sees the weight,
+// only apply to them under the global config, as upstream.
+// SetOperatorType configs are stored and, as upstream, never used.
 type XNNPACKQuantizer struct {
 	Global *QuantizationConfig
-	// Filter, when set, limits annotation to nodes it accepts.
+	// Filter, when set, limits annotation to nodes it accepts, on top of
+	// the per-module filters.
 	Filter func(n *fxgraph.Node) bool
+
+	moduleName   []moduleConfig
+	moduleType   []moduleConfig
+	operatorType []operatorConfig
+}
+
+type moduleConfig struct {
+	key    string
+	config *QuantizationConfig
+}
+
+type operatorConfig struct {
+	op     ops.Target
+	config *QuantizationConfig
 }
 
 // NewXNNPACKQuantizer returns a quantizer with config as the global config.
 func NewXNNPACKQuantizer(config *QuantizationConfig) *XNNPACKQuantizer {
 	return &XNNPACKQuantizer{Global: config}
+}
+
+// SetGlobal sets the global config (set_global) and returns q.
+func (q *XNNPACKQuantizer) SetGlobal(c *QuantizationConfig) *XNNPACKQuantizer {
+	q.Global = c
+	return q
+}
+
+func setModuleConfig(list []moduleConfig, key string, c *QuantizationConfig) []moduleConfig {
+	for i := range list {
+		if list[i].key == key {
+			list[i].config = c // a dict assignment keeps the key's position
+			return list
+		}
+	}
+	return append(list, moduleConfig{key: key, config: c})
+}
+
+// SetModuleName sets the config of the module with fully qualified name
+// name ("sub.linear"), matched against every entry of a node's
+// nn_module_stack (set_module_name). A nil config leaves the module
+// unquantized. It returns q.
+func (q *XNNPACKQuantizer) SetModuleName(name string, c *QuantizationConfig) *XNNPACKQuantizer {
+	q.moduleName = setModuleConfig(q.moduleName, name, c)
+	return q
+}
+
+// SetModuleType sets the config of modules of the qualified class name typ
+// ("torch.nn.modules.linear.Linear"), matched against every entry of a
+// node's nn_module_stack (set_module_type). A nil config leaves such
+// modules unquantized. It returns q.
+func (q *XNNPACKQuantizer) SetModuleType(typ string, c *QuantizationConfig) *XNNPACKQuantizer {
+	q.moduleType = setModuleConfig(q.moduleType, typ, c)
+	return q
+}
+
+// SetOperatorType stores a config for an operator (set_operator_type). As
+// in torchao, Annotate does not use it. It returns q.
+func (q *XNNPACKQuantizer) SetOperatorType(op ops.Target, c *QuantizationConfig) *XNNPACKQuantizer {
+	for i := range q.operatorType {
+		if q.operatorType[i].op == op {
+			q.operatorType[i].config = c
+			return q
+		}
+	}
+	q.operatorType = append(q.operatorType, operatorConfig{op: op, config: c})
+	return q
+}
+
+// OperatorTypeConfig returns the config stored by SetOperatorType for op.
+func (q *XNNPACKQuantizer) OperatorTypeConfig(op ops.Target) (*QuantizationConfig, bool) {
+	for _, e := range q.operatorType {
+		if e.op == op {
+			return e.config, true
+		}
+	}
+	return nil, false
+}
+
+// selfPrefix is the prefix older capture APIs put on nn_module_stack paths;
+// module-name filters strip it.
+const selfPrefix = "L['self']."
+
+// ModuleNameFilter is torchao's _get_module_name_filter: it accepts a node
+// when some entry of its nn_module_stack has the path name, after removing
+// a leading "L['self'].". A node without nn_module_stack is rejected.
+func ModuleNameFilter(name string) func(n *fxgraph.Node) bool {
+	return func(n *fxgraph.Node) bool {
+		for _, e := range n.Meta.NNModuleStack {
+			if strings.TrimPrefix(e.Path, selfPrefix) == name {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// ModuleTypeFilter is torchao's _get_module_type_filter: it accepts a node
+// when some entry of its nn_module_stack has the qualified class name typ.
+func ModuleTypeFilter(typ string) func(n *fxgraph.Node) bool {
+	return func(n *fxgraph.Node) bool {
+		for _, e := range n.Meta.NNModuleStack {
+			if e.Type == typ {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// notModuleFilter is _get_not_module_type_or_name_filter.
+func notModuleFilter(types, names []string) func(n *fxgraph.Node) bool {
+	var fs []func(*fxgraph.Node) bool
+	for _, t := range types {
+		fs = append(fs, ModuleTypeFilter(t))
+	}
+	for _, m := range names {
+		fs = append(fs, ModuleNameFilter(m))
+	}
+	return func(n *fxgraph.Node) bool {
+		for _, f := range fs {
+			if f(n) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// xnnAnnotator runs the annotators with one filter.
+type xnnAnnotator struct {
+	filter func(n *fxgraph.Node) bool
 }
 
 var (
@@ -154,37 +298,63 @@ func (q *XNNPACKQuantizer) TransformForAnnotation(g *fxgraph.Graph) error {
 // Validate accepts every graph.
 func (q *XNNPACKQuantizer) Validate(*fxgraph.Graph) error { return nil }
 
-// Annotate runs the annotators of the global config, then
-// propagate_annotation.
+// Annotate runs the annotators of each configuration in precedence order
+// (per module name, per module type, then global), then
+// propagate_annotation. Whether the static or the dynamic annotators run
+// is decided by the global config alone, as upstream.
 func (q *XNNPACKQuantizer) Annotate(g *fxgraph.Graph) error {
-	c := q.Global
-	if c == nil {
-		return nil
+	dynamic := q.Global != nil && q.Global.InputActivation != nil && q.Global.InputActivation.IsDynamic
+	run := func(c *QuantizationConfig, filter func(*fxgraph.Node) bool) {
+		if c == nil {
+			return
+		}
+		user := q.Filter
+		a := &xnnAnnotator{filter: func(n *fxgraph.Node) bool {
+			return (user == nil || user(n)) && (filter == nil || filter(n))
+		}}
+		a.annotateAll(g, c, dynamic)
 	}
-	if c.InputActivation != nil && c.InputActivation.IsDynamic {
-		q.annotateLinear(g, c)
-	} else {
-		q.annotateLinearRelu(g, c)
-		q.annotateLinear(g, c)
-		q.annotateConvRelu(g, c)
-		q.annotateConv(g, c)
-		q.annotateAdaptiveAvgPool(g, c)
-		q.annotateBinary(g, c, addTensor, addTensor_, true)
-		q.annotateBinary(g, c, addTensor, addTensor_, false)
-		q.annotateBinary(g, c, mulTensor, mulTensor_, true)
-		q.annotateBinary(g, c, mulTensor, mulTensor_, false)
-		q.annotateCat(g, c)
+	var names, types []string
+	for _, e := range q.moduleName {
+		names = append(names, e.key)
+		run(e.config, ModuleNameFilter(e.key))
 	}
+	for _, e := range q.moduleType {
+		types = append(types, e.key)
+		run(e.config, ModuleTypeFilter(e.key))
+	}
+	var global func(*fxgraph.Node) bool
+	if len(names)+len(types) > 0 {
+		global = notModuleFilter(types, names)
+	}
+	run(q.Global, global)
 	PropagateAnnotation(g)
 	return nil
 }
 
-func (q *XNNPACKQuantizer) ok(nodes ...*fxgraph.Node) bool {
-	if q.Filter == nil {
+func (q *xnnAnnotator) annotateAll(g *fxgraph.Graph, c *QuantizationConfig, dynamic bool) {
+	if dynamic {
+		q.annotateLinear(g, c)
+		return
+	}
+	q.annotateLinearRelu(g, c)
+	q.annotateLinear(g, c)
+	q.annotateConvRelu(g, c)
+	q.annotateConv(g, c)
+	q.annotateAdaptiveAvgPool(g, c)
+	q.annotateBinary(g, c, addTensor, addTensor_, true)
+	q.annotateBinary(g, c, addTensor, addTensor_, false)
+	q.annotateBinary(g, c, mulTensor, mulTensor_, true)
+	q.annotateBinary(g, c, mulTensor, mulTensor_, false)
+	q.annotateCat(g, c)
+}
+
+func (q *xnnAnnotator) ok(nodes ...*fxgraph.Node) bool {
+	if q.filter == nil {
 		return true
 	}
 	for _, n := range nodes {
-		if n != nil && !q.Filter(n) {
+		if n != nil && !q.filter(n) {
 			return false
 		}
 	}
@@ -226,15 +396,15 @@ func weightedInputs(a *QuantizationAnnotation, n *fxgraph.Node, c *QuantizationC
 	return w, b
 }
 
-func (q *XNNPACKQuantizer) annotateLinear(g *fxgraph.Graph, c *QuantizationConfig) {
+func (q *xnnAnnotator) annotateLinear(g *fxgraph.Graph, c *QuantizationConfig) {
 	q.annotateWeighted(g, c, func(t ops.Target) bool { return t == linearDefault })
 }
 
-func (q *XNNPACKQuantizer) annotateConv(g *fxgraph.Graph, c *QuantizationConfig) {
+func (q *xnnAnnotator) annotateConv(g *fxgraph.Graph, c *QuantizationConfig) {
 	q.annotateWeighted(g, c, convAnnot.Has)
 }
 
-func (q *XNNPACKQuantizer) annotateWeighted(g *fxgraph.Graph, c *QuantizationConfig, match func(ops.Target) bool) {
+func (q *xnnAnnotator) annotateWeighted(g *fxgraph.Graph, c *QuantizationConfig, match func(ops.Target) bool) {
 	for _, n := range g.Nodes() {
 		if n.Op() != fxgraph.CallFunction || !match(n.Target()) || !q.ok(n) || anyAnnotated(n) {
 			continue
@@ -248,15 +418,15 @@ func (q *XNNPACKQuantizer) annotateWeighted(g *fxgraph.Graph, c *QuantizationCon
 	}
 }
 
-func (q *XNNPACKQuantizer) annotateLinearRelu(g *fxgraph.Graph, c *QuantizationConfig) {
+func (q *xnnAnnotator) annotateLinearRelu(g *fxgraph.Graph, c *QuantizationConfig) {
 	q.annotateWeightedRelu(g, c, func(t ops.Target) bool { return t == linearDefault })
 }
 
-func (q *XNNPACKQuantizer) annotateConvRelu(g *fxgraph.Graph, c *QuantizationConfig) {
+func (q *xnnAnnotator) annotateConvRelu(g *fxgraph.Graph, c *QuantizationConfig) {
 	q.annotateWeightedRelu(g, c, func(t ops.Target) bool { return convTargets.Has(t) || convTransposeTargets.Has(t) })
 }
 
-func (q *XNNPACKQuantizer) annotateWeightedRelu(g *fxgraph.Graph, c *QuantizationConfig, match func(ops.Target) bool) {
+func (q *xnnAnnotator) annotateWeightedRelu(g *fxgraph.Graph, c *QuantizationConfig, match func(ops.Target) bool) {
 	for _, relu := range g.Nodes() {
 		if relu.Op() != fxgraph.CallFunction || !reluTarget.Has(relu.Target()) {
 			continue
@@ -297,7 +467,7 @@ func isNonFloat(n *fxgraph.Node) bool {
 	return !ok || tt.DType() != tensor.Float32
 }
 
-func (q *XNNPACKQuantizer) annotateBinary(g *fxgraph.Graph, c *QuantizationConfig, op, opInPlace ops.Overload, withRelu bool) {
+func (q *xnnAnnotator) annotateBinary(g *fxgraph.Graph, c *QuantizationConfig, op, opInPlace ops.Overload, withRelu bool) {
 	for _, n := range g.Nodes() {
 		if n.Op() != fxgraph.CallFunction {
 			continue
@@ -345,7 +515,7 @@ func (q *XNNPACKQuantizer) annotateBinary(g *fxgraph.Graph, c *QuantizationConfi
 	}
 }
 
-func (q *XNNPACKQuantizer) annotateAdaptiveAvgPool(g *fxgraph.Graph, c *QuantizationConfig) {
+func (q *xnnAnnotator) annotateAdaptiveAvgPool(g *fxgraph.Graph, c *QuantizationConfig) {
 	for _, n := range g.Nodes() {
 		if n.Op() != fxgraph.CallFunction || n.Target() != aapDefault || anyAnnotated(n) || !q.ok(n) {
 			continue
@@ -364,7 +534,7 @@ func (q *XNNPACKQuantizer) annotateAdaptiveAvgPool(g *fxgraph.Graph, c *Quantiza
 	}
 }
 
-func (q *XNNPACKQuantizer) annotateCat(g *fxgraph.Graph, c *QuantizationConfig) {
+func (q *xnnAnnotator) annotateCat(g *fxgraph.Graph, c *QuantizationConfig) {
 	for _, n := range g.Nodes() {
 		if n.Op() != fxgraph.CallFunction || n.Target() != catDefault || anyAnnotated(n) || !q.ok(n) {
 			continue
