@@ -29,10 +29,10 @@ var (
 	tReferenceDQLinear = ops.MustOverload("torchao.reference_dqlinear_int4.default")
 )
 
-// rb builds one replacement graph for one match: placeholders bound to
-// literals are inlined as those literals, arithmetic on a node and a
-// literal uses the .Scalar overload, and arithmetic on two literals is
-// computed here with Python's rules.
+// rb builds one replacement graph for one match, node for node as
+// torch.export traces torchao's replacement function (same targets, order
+// and names): placeholders bound to literals are inlined as those
+// literals, as torch.fx's replace_pattern substitutes them.
 type rb struct {
 	b    *match.Builder
 	vals []ops.Value
@@ -75,71 +75,18 @@ func (r *rb) to(name string, x ops.Value, d tensor.DType) ops.Value {
 	return r.call(name, tTo, x, d)
 }
 
-func isNode(v ops.Value) bool { _, ok := v.(*fxgraph.Node); return ok }
-
-func number(v ops.Value) (float64, bool, bool) {
-	switch x := v.(type) {
-	case int64:
-		return float64(x), true, true
-	case float64:
-		return x, false, true
-	case bool:
-		if x {
-			return 1, true, true
-		}
-		return 0, true, true
-	}
-	return 0, false, false
-}
-
-// arith computes a <op> b for op in add, sub, mul, div.
+// arith adds aten.<op>.Tensor(a, b) for op in add, sub, mul, div, as
+// torch.export records the replacement's Python arithmetic. Either operand
+// may be a literal bound from the match (a Python scalar): PyTorch wraps
+// it into a 0-dim tensor ("wrapped number"), so torchao's graphs hold
+// aten.div.Tensor(%x, 0.024) and even aten.div.Tensor(0.008, 0.019) when
+// both operands were bound to literals; nothing is computed here.
 func (r *rb) arith(name, op string, a, b ops.Value) ops.Value {
-	if !isNode(a) && !isNode(b) {
-		x, xi, ok1 := number(a)
-		y, yi, ok2 := number(b)
-		if !ok1 || !ok2 {
-			r.fail("replacement %s: %s of %v and %v: want numbers", name, op, a, b)
-			return nil
-		}
-		if xi && yi && op != "div" {
-			ia, ib := int64(x), int64(y)
-			switch op {
-			case "add":
-				return ia + ib
-			case "sub":
-				return ia - ib
-			case "mul":
-				return ia * ib
-			}
-		}
-		switch op {
-		case "add":
-			return x + y
-		case "sub":
-			return x - y
-		case "mul":
-			return x * y
-		case "div":
-			if y == 0 {
-				r.fail("replacement %s: division of %v by zero", name, a)
-				return nil
-			}
-			return x / y
-		}
+	if a == nil || b == nil {
+		r.fail("replacement %s: %s of %v and %v: want tensors or numbers", name, op, a, b)
+		return nil
 	}
-	if !isNode(a) {
-		if op == "add" || op == "mul" {
-			a, b = b, a
-		} else {
-			r.fail("replacement %s: %s with a literal left operand %v", name, op, a)
-			return nil
-		}
-	}
-	ov := "Tensor"
-	if !isNode(b) {
-		ov = "Scalar"
-	}
-	return r.call(name, ops.Packet{NS: "aten", Name: op}.Overload(ov), a, b)
+	return r.call(name, ops.Packet{NS: "aten", Name: op}.Overload("Tensor"), a, b)
 }
 
 // outDType adds higher_order.out_dtype(op, d, args...). The op is written
@@ -150,8 +97,16 @@ func (r *rb) outDType(name string, op ops.Overload, d tensor.DType, args ...ops.
 	return r.call(name, tOutDType, append([]ops.Value{op.String(), d}, args...)...)
 }
 
+// clampPacket is torch.ops.aten.clamp traced with tensor bounds:
+// clamp.Tensor, which remove_tensor_overload_for_qdq_ops turns into the
+// packet aten.clamp.
 func (r *rb) clampPacket(name string, x, lo, hi ops.Value) ops.Value {
 	return r.call(name, pClamp, x, lo, hi)
+}
+
+// clampDefault is clamp traced with Python-number bounds: clamp.default.
+func (r *rb) clampDefault(name string, x, lo, hi ops.Value) ops.Value {
+	return r.call(name, tClampDefault, x, lo, hi)
 }
 
 // replacer turns a builder function over rb into a match.Replacer.

@@ -28,9 +28,21 @@
 // torchao.reference_dqlinear_int4.default node carrying the linear's
 // metadata and a from_node record.
 //
-// Replacement arithmetic whose operand is a bound Python scalar uses the
-// .Scalar overload of aten add/sub/mul/div, and arithmetic between two bound
-// scalars is computed when the replacement is built, so the result passes
-// fxgraph.Verify; torchao writes .Tensor overloads with scalar operands
-// there, which compute the same values.
+// # Replacements
+//
+// Each replacement is built node for node as torch.export traces torchao's
+// replacement function, so a rewritten graph prints as torchao's does: the
+// same targets (aten.div.Tensor, aten.to.dtype, higher_order.out_dtype,
+// the packet aten.clamp where the function clamps to tensor bounds and
+// aten.clamp.default where it clamps to Python numbers), the same order and
+// the same names (FX's namespace then renames on collision, as
+// replace_pattern does). Placeholders bound to literals in the match are
+// substituted by those literals, so arithmetic on a bound scale or zero
+// point stays in the graph with a Python-number operand (a wrapped number,
+// which ops and fxgraph accept for aten add/sub/mul/div): torchao writes
+// aten.div.Tensor(%x, 0.0243646502494812), and for two bound scales even
+// aten.div.Tensor(0.008250712417066097, 0.01946624554693699). No scalar
+// arithmetic is done when the replacement is built: torchao traces its
+// replacements with tensor example inputs, so every operation on a scale
+// or zero point is a node.
 package reftransform

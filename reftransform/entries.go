@@ -119,7 +119,9 @@ func refDynamicLinear(r *rb) ops.Value {
 	x = r.call("round_1", tRound, x)
 	x = r.to("to", x, tensor.Int32)
 	x = r.arith("add", "add", x, z)
-	x = r.clampPacket("clamp", x, r.v(1), r.v(2))
+	// torch.clamp with the Python-int bounds of the example inputs
+	// traces to clamp.default; the weight bounds are tensors there.
+	x = r.clampDefault("clamp", x, r.v(1), r.v(2))
 	x = r.to("to_1", x, i8)
 	w := r.clampPacket("clamp_1", r.v(4), r.v(7), r.v(8))
 	x16 := r.to("to_2", x, tensor.Int16)
@@ -130,7 +132,8 @@ func refDynamicLinear(r *rb) ops.Value {
 		bias := r.outDType("out_dtype_1", ops.MustOverload("aten.div.Tensor"), tensor.Int32, r.v(9), biasScale)
 		acc = r.arith("add_1", "add", acc, bias)
 	}
-	return r.arith("mul_1", "mul", acc, r.arith("mul_2", "mul", s, r.v(5)))
+	scale := r.arith("mul_1", "mul", s, r.v(5))
+	return r.arith("mul_2", "mul", acc, scale)
 }
 
 // --- entries 2, 3: int4 groupwise dynamic linear ------------------------
@@ -308,8 +311,9 @@ func refAddRelu(r *rb) ops.Value {
 	mul := ops.MustOverload("aten.mul.Tensor")
 	x = r.outDType("out_dtype", mul, tensor.Int32, r.arith("sub", "sub", x, r.v(2)), r.arith("div", "div", r.v(1), r.v(6)))
 	y = r.outDType("out_dtype_1", mul, tensor.Int32, r.arith("sub_1", "sub", y, r.v(5)), r.arith("div_1", "div", r.v(4), r.v(6)))
-	out := r.arith("add", "add", r.arith("add_1", "add", x, y), r.v(7))
-	out = r.call("clamp", tClampDefault, out, r.v(7), int64(127))
+	out := r.arith("add_1", "add", r.arith("add", "add", x, y), r.v(7))
+	// clamp(out, out_zero_point, quant_max) with tensor bounds: the packet.
+	out = r.clampPacket("clamp", out, r.v(7), r.v(9))
 	return r.to("to_2", out, i8)
 }
 
@@ -318,8 +322,9 @@ func refAdd(r *rb) ops.Value {
 	y := r.to("to_1", r.v(3), tensor.Int32)
 	x = r.to("to_2", r.call("round_1", tRound, r.arith("mul", "mul", r.arith("div", "div", r.v(1), r.v(6)), r.arith("sub", "sub", x, r.v(2)))), tensor.Int32)
 	y = r.to("to_3", r.call("round_2", tRound, r.arith("mul_1", "mul", r.arith("div_1", "div", r.v(4), r.v(6)), r.arith("sub_1", "sub", y, r.v(5)))), tensor.Int32)
-	out := r.arith("add_2", "add", r.arith("add_1", "add", x, y), r.v(7))
-	out = r.call("clamp", tClampDefault, out, int64(-128), int64(127))
+	out := r.arith("add_1", "add", r.arith("add", "add", x, y), r.v(7))
+	// quant_min/max are Python literals inside the function: clamp.default.
+	out = r.clampDefault("clamp", out, int64(-128), int64(127))
 	return r.to("to_4", out, i8)
 }
 
@@ -343,11 +348,12 @@ func refMaxPool(r *rb) ops.Value {
 	x = r.to("to", x, tensor.Int32)
 	mp := r.call("max_pool2d_with_indices", tMaxPoolIdx, r.arith("sub", "sub", x, r.v(2)), r.v(9), r.v(10), r.v(11), r.v(12), r.v(13))
 	out := r.call("getitem", ops.GetItem, mp, int64(0))
+	// out_i32 * (x_scale / out_scale) + out_zero_point stays float; the
+	// final cast to int8 truncates.
 	o := r.arith("mul", "mul", out, r.arith("div", "div", r.v(1), r.v(5)))
-	o = r.to("to_1", o, tensor.Int32)
 	o = r.arith("add", "add", o, r.v(6))
 	o = r.clampPacket("clamp_1", o, r.v(7), r.v(8))
-	return r.to("to_2", o, i8)
+	return r.to("to_1", o, i8)
 }
 
 // --- entries 9-12: quantize / dequantize ----------------------------------
@@ -390,7 +396,7 @@ func refQuantizePerChannel(r *rb) ops.Value {
 	x = r.call("round_1", tRound, x)
 	x = r.to("to", x, tensor.Int32)
 	x = r.arith("add", "add", x, r.v(2))
-	x = r.call("clamp", tClampDefault, x, r.v(4), r.v(5))
+	x = r.clampDefault("clamp", x, r.v(4), r.v(5))
 	x = r.call("transpose_1", tTranspose, x, r.v(3), int64(-1))
 	return r.to("to_1", x, i8)
 }
@@ -401,7 +407,7 @@ func patDequantizePerChannel(b *match.Builder) ops.Value {
 }
 
 func refDequantizePerChannel(r *rb) ops.Value {
-	x := r.call("clamp", tClampDefault, r.v(0), r.v(4), r.v(5))
+	x := r.clampDefault("clamp", r.v(0), r.v(4), r.v(5))
 	x = r.call("transpose", tTranspose, x, r.v(3), int64(-1))
 	x = r.to("to", x, tensor.Int32)
 	x = r.arith("sub", "sub", x, r.v(2))

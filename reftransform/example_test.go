@@ -27,10 +27,10 @@ func ExampleRun() {
 	// Output:
 	// quantize_per_tensor rewrites: 1
 	// x | placeholder | x | () | {}
-	// div | call_function | aten.div.Scalar | (%x, 0.5) | {}
+	// div | call_function | aten.div.Tensor | (%x, 0.5) | {}
 	// round_1 | call_function | aten.round.default | (%div,) | {}
 	// to | call_function | aten.to.dtype | (%round_1, torch.int32) | {}
-	// add | call_function | aten.add.Scalar | (%to, 3) | {}
+	// add | call_function | aten.add.Tensor | (%to, 3) | {}
 	// clamp | call_function | aten.clamp | (%add, -128, 127) | {}
 	// to_1 | call_function | aten.to.dtype | (%clamp, torch.int8) | {}
 	// output | output | output | ((%to_1,),) | {}

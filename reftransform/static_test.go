@@ -18,27 +18,13 @@ import (
 	"github.com/fxquant/fxquant/reftransform"
 )
 
-// callTargets lists the call_function targets of listing rows in order,
-// with .Scalar overloads of aten arithmetic written as .Tensor (fxquant
-// picks .Scalar where torchao passes a Python scalar to .Tensor) and rows
-// computing on literals only left out (fxquant computes those when it
-// builds the replacement).
+// callTargets lists the call_function targets of listing rows in order.
 func callTargets(rows []fxgraph.ListingRow) []string {
 	var out []string
 	for _, r := range rows {
-		if r.Op != fxgraph.CallFunction {
-			continue
+		if r.Op == fxgraph.CallFunction {
+			out = append(out, r.Target)
 		}
-		literalOnly := len(r.Args) > 0
-		for _, a := range r.Args {
-			if _, isRef := a.(fxgraph.Ref); isRef {
-				literalOnly = false
-			}
-		}
-		if literalOnly {
-			continue
-		}
-		out = append(out, strings.Replace(r.Target, ".Scalar", ".Tensor", 1))
 	}
 	return out
 }
