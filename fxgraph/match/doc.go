@@ -20,8 +20,9 @@
 // [NewMatcher] takes the options [MatchOutput], [MatchPlaceholder],
 // [RemoveOverlappingMatches] (on by default), [IgnoreLiterals],
 // [NodeNameMatch] and [WithRegistry]. [Matcher.Match] anchors the search on
-// the pattern's returning nodes, finds anchor candidates through an
-// [Index] of the graph by target, and walks backwards from each candidate.
+// the pattern's returning nodes, takes anchor candidates in program order
+// (or from a prebuilt [Index], with [Matcher.MatchIndex]), and walks
+// backwards from each candidate.
 // A placeholder binds one graph node or one literal; two pattern nodes never
 // bind the same graph node. Arguments of an [ops.Overload] target compare
 // after schema normalisation. Matches whose inner nodes have users outside
@@ -45,7 +46,12 @@
 //
 // # Cost
 //
-// Building the index is O(N). A single-anchor pattern costs O(P) per anchor
-// candidate plus a cycle check bounded by program order. Patterns with k
-// anchors explore the product of their candidate lists, as torch.fx does.
+// [Matcher.Match] makes one O(N) pass that numbers the nodes in program
+// order. A single-anchor pattern is searched inside that pass, at each
+// candidate as the pass reaches it, for O(P) per candidate plus a cycle
+// check bounded by program order; patterns with k anchors collect their
+// candidates in the pass and explore the product of the lists, as torch.fx
+// does. Match records are allocated in chunks. A rewrite reuses the
+// order numbers and its scratch buffers from one replacement to the next,
+// so it costs O(N) plus O(P + R) per match for a replacement of R nodes.
 package match

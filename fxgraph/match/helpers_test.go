@@ -1,13 +1,14 @@
 package match_test
 
 import (
-	"fmt"
 	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/fxquant/fxquant/fxgraph"
 	"github.com/fxquant/fxquant/fxgraph/match"
 	"github.com/fxquant/fxquant/ops"
-	"github.com/fxquant/fxquant/ops/tensor"
 )
 
 // Targets as symbolic_trace records them (torch functions, operator.*).
@@ -115,64 +116,18 @@ func mustPattern(fn func(b *match.Builder) ops.Value) *match.Pattern {
 	return p
 }
 
-// dump prints a graph deterministically: every node with its name, op,
-// target, arguments, type, users and metadata stack trace. It is the
-// byte-level witness that a graph did or did not change.
-func dump(g *fxgraph.Graph) string {
-	var sb strings.Builder
-	for n := range g.All() {
-		fmt.Fprintf(&sb, "%s = %s[%s](", n.Name(), n.Op(), n.TargetName())
-		for i, a := range n.Args() {
-			if i > 0 {
-				sb.WriteString(", ")
-			}
-			sb.WriteString(valStr(a))
-		}
-		for _, kw := range n.Kwargs() {
-			fmt.Fprintf(&sb, ", %s=%s", kw.Name, valStr(kw.Value))
-		}
-		fmt.Fprintf(&sb, ")")
-		if n.Type() != nil {
-			fmt.Fprintf(&sb, " : %s", n.Type())
-		}
-		fmt.Fprintf(&sb, " users=%d", n.NumUsers())
-		if n.Meta.StackTrace != "" {
-			fmt.Fprintf(&sb, " st=%q", n.Meta.StackTrace)
-		}
-		sb.WriteByte('\n')
-	}
-	return sb.String()
-}
+// dump returns g in fxgraph's golden text format ([fxgraph.Format]):
+// every live node with its name, type, user count, opcode, target and
+// arguments. It is the byte-level witness that a graph did or did not
+// change.
+func dump(g *fxgraph.Graph) string { return fxgraph.Format(g) }
 
-func valStr(v ops.Value) string {
-	switch x := v.(type) {
-	case *fxgraph.Node:
-		return "%" + x.Name()
-	case ops.List:
-		parts := make([]string, len(x))
-		for i, e := range x {
-			parts[i] = valStr(e)
-		}
-		return "[" + strings.Join(parts, ", ") + "]"
-	case ops.Tuple:
-		parts := make([]string, len(x))
-		for i, e := range x {
-			parts[i] = valStr(e)
-		}
-		if len(parts) == 1 {
-			return "(" + parts[0] + ",)"
-		}
-		return "(" + strings.Join(parts, ", ") + ")"
-	case nil:
-		return "None"
-	case tensor.DType:
-		return "torch." + x.String()
-	case float64:
-		return fmt.Sprintf("%g(f)", x)
-	case string:
-		return fmt.Sprintf("%q", x)
-	}
-	return fmt.Sprint(v)
+// parseGraph builds a test graph from fxgraph's golden text format.
+func parseGraph(t testing.TB, src string) *fxgraph.Graph {
+	t.Helper()
+	g, err := fxgraph.ParseString(src)
+	require.NoError(t, err, "test graph:\n%s", src)
+	return g
 }
 
 // names lists the graph names bound to the non-placeholder pattern nodes,

@@ -152,7 +152,8 @@ type Match struct {
 	// shared by all matches of one matcher: do not modify it.
 	Anchors []*fxgraph.Node
 	// PlaceholderNodes holds, per pattern placeholder in order, the graph
-	// node or literal it bound.
+	// node or literal it bound. It may share storage with the match's
+	// bindings: do not modify it.
 	PlaceholderNodes []ops.Value
 	// ReturningNodes holds the graph nodes bound to the pattern's returning
 	// nodes, in order.
@@ -269,6 +270,10 @@ func Find(g *fxgraph.Graph, p *Pattern, opts ...Option) ([]*Match, error) {
 // Match returns the matches of the pattern in g, in discovery order (graph
 // order of the first anchor's candidates). No match is not an error. g is
 // not modified.
+//
+// Match makes one pass over g, numbering the nodes in program order; for a
+// pattern with one anchor it tries each candidate as the pass reaches it,
+// so no index is built and a candidate's neighbourhood is still in cache.
 func (m *Matcher) Match(g *fxgraph.Graph) ([]*Match, error) {
 	if g == nil {
 		return nil, errors.New("match: nil graph")

@@ -383,3 +383,31 @@ func TestNodesMapOrder(t *testing.T) {
 	assert.Equal(t, []string{"add_tensor=add_tensor", "neg_default=neg_default", "x=a", "y=b"}, got)
 	assert.Equal(t, []*fxgraph.Node{p.Returning()[0]}, ms[0].Anchors)
 }
+
+// A graph whose program order puts a matched node after the anchor (a
+// node using a later node: malformed, but reachable through MoveAfter)
+// still matches, as it does through a prebuilt index.
+func TestMatchNodeAfterAnchor(t *testing.T) {
+	g := mustGraph(func(b *B) ops.Value {
+		x := b.Placeholder("x")
+		r := b.Call(atenRelu, x)
+		n := b.Call(atenNeg, r)
+		return b.Call(atenSigmoid, n)
+	})
+	relu, ok := g.NodeByName("relu_default")
+	require.True(t, ok)
+	neg, ok := g.NodeByName("neg_default")
+	require.True(t, ok)
+	require.NoError(t, g.MoveAfter(relu, neg)) // x, neg, relu, sigmoid, output
+	p := mustPattern(func(b *B) ops.Value { return b.Call(atenNeg, b.Call(atenRelu, b.Placeholder("x"))) })
+	ms := count(t, g, p)
+	require.Len(t, ms, 1)
+	assert.Equal(t, "relu_default neg_default", names(ms[0]))
+
+	mr, err := match.NewMatcher(p, match.WithRegistry(testRegistry()))
+	require.NoError(t, err)
+	viaIndex, err := mr.MatchIndex(match.NewIndex(g))
+	require.NoError(t, err)
+	require.Len(t, viaIndex, 1)
+	assert.Equal(t, ms[0].String(), viaIndex[0].String())
+}

@@ -225,8 +225,15 @@ func TestPropertyRandomGraphs(t *testing.T) {
 			p := mustPattern(pp.fn)
 			for _, ign := range []bool{false, true} {
 				for _, keep := range []bool{false, true} {
-					ms, err := match.Find(g, p, match.IgnoreLiterals(ign), match.RemoveOverlappingMatches(!keep), match.WithRegistry(ops.NewRegistry()))
+					mr, err := match.NewMatcher(p, match.IgnoreLiterals(ign), match.RemoveOverlappingMatches(!keep), match.WithRegistry(ops.NewRegistry()))
 					require.NoError(t, err)
+					ms, err := mr.Match(g)
+					require.NoError(t, err)
+					// Match searches inside its own order pass; MatchIndex
+					// searches candidate lists of a prebuilt index. Same result.
+					viaIndex, err := mr.MatchIndex(match.NewIndex(g))
+					require.NoError(t, err)
+					require.Equal(t, matchStrings(ms), matchStrings(viaIndex), "iter %d pattern %s", iter, pp.name)
 					claimed := map[*fxgraph.Node]bool{}
 					for _, m := range ms {
 						total++
@@ -286,4 +293,12 @@ func TestPropertyRandomGraphs(t *testing.T) {
 		}
 	}
 	assert.Greater(t, total, 500, "the random graphs should produce plenty of matches")
+}
+
+func matchStrings(ms []*match.Match) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.String()
+	}
+	return out
 }

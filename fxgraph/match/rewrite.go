@@ -91,7 +91,8 @@ func ReplacePattern(g *fxgraph.Graph, pattern *Pattern, replacement *fxgraph.Gra
 // graph as earlier replacements left it. Its placeholder bindings are read
 // again, so a binding to a node an earlier replacement replaced (even
 // inside a list) follows the replacement; a match that no longer holds is
-// skipped. The new nodes go before the first user of the match's returning
+// skipped. The re-read bindings are written into the *Match itself (the
+// one filters and the replacer saw), which the result then reports. The new nodes go before the first user of the match's returning
 // nodes (after the last returning node if none has users), the users are
 // rewired, and the matched nodes are erased. No dead-code elimination runs.
 func ReplacePatternWithFilters(g *fxgraph.Graph, pattern *Pattern, replace Replacer, filters []Filter, ignoreLiterals bool, opts ...Option) ([]Replaced, error) {
