@@ -23,6 +23,10 @@ type ConvertOptions struct {
 	// torchao.choose_qparams_affine / quantize_affine / dequantize_affine,
 	// as the torchao snapshot did, instead of their .default overloads.
 	PacketAffineOps bool
+	// FromNodeGraphID is the graph_id written in the from_node records of
+	// the q/dq nodes that replace observers. PyTorch writes the Python id
+	// of the prepared graph, which cannot be reproduced; the default is 0.
+	FromNodeGraphID int64
 }
 
 // Targets convert inserts.
@@ -170,7 +174,7 @@ func replaceObserver(g *fxgraph.Graph, obsNode *fxgraph.Node, o observers.Observ
 	if tt, ok := x.Type().(ops.TensorType); ok && tt.DType() != tensor.Float32 {
 		dqKw = []fxgraph.Kwarg{{Name: "out_dtype", Value: tt.DType()}}
 	}
-	fromNode := fmt.Sprintf(`[{"name": %q, "target": %q, "pass_name": "replace_observer_with_quantize_dequantize_node", "action": ["create"]}]`, obsNode.Name(), obsNode.TargetName())
+	fromNode := observerFromNode(obsNode, opts.FromNodeGraphID)
 	var final *fxgraph.Node
 	switch plan.Kind {
 	case observers.PlanRemove:

@@ -1,0 +1,123 @@
+package convert
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/fxquant/fxquant/fxgraph"
+)
+
+// ReplaceObserverPassName is the pass name convert records in the
+// from_node metadata of the quantize and dequantize nodes it inserts for an
+// observer, as torchao does.
+const ReplaceObserverPassName = "replace_observer_with_quantize_dequantize_node"
+
+// NodeSource is one entry of a node's from_node provenance record, laid
+// out as torch.fx.traceback.NodeSource.to_dict and the pt2 archive write
+// it: the source node's name and printed target, the id of its graph, the
+// pass that created the node, the actions joined with "+" ("create",
+// "create+replace") and the source node's own from_node record.
+type NodeSource struct {
+	Name     string       `json:"name"`
+	Target   string       `json:"target"`
+	GraphID  int64        `json:"graph_id"`
+	PassName string       `json:"pass_name"`
+	Action   string       `json:"action"`
+	FromNode []NodeSource `json:"from_node"`
+}
+
+// ParseFromNode decodes a from_node record (fxgraph.Meta.FromNode). An
+// empty string is an empty record.
+func ParseFromNode(s string) ([]NodeSource, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []NodeSource
+	if err := json.Unmarshal([]byte(s), &out); err != nil {
+		return nil, fmt.Errorf("from_node: %w", err)
+	}
+	return out, nil
+}
+
+// FormatFromNode encodes a from_node record as PyTorch's json.dumps does
+// (", " and ": " separators, keys in NodeSource order, non-ASCII escaped),
+// the form the pt2 archive stores in node metadata.
+func FormatFromNode(src []NodeSource) string {
+	var b strings.Builder
+	writeSources(&b, src)
+	return b.String()
+}
+
+func writeSources(b *strings.Builder, src []NodeSource) {
+	b.WriteByte('[')
+	for i, s := range src {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(`{"name": `)
+		writePyString(b, s.Name)
+		b.WriteString(`, "target": `)
+		writePyString(b, s.Target)
+		b.WriteString(`, "graph_id": `)
+		b.WriteString(strconv.FormatInt(s.GraphID, 10))
+		b.WriteString(`, "pass_name": `)
+		writePyString(b, s.PassName)
+		b.WriteString(`, "action": `)
+		writePyString(b, s.Action)
+		b.WriteString(`, "from_node": `)
+		writeSources(b, s.FromNode)
+		b.WriteByte('}')
+	}
+	b.WriteByte(']')
+}
+
+// writePyString writes s as Python's json.dumps with ensure_ascii=True.
+func writePyString(b *strings.Builder, s string) {
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"':
+			b.WriteString(`\"`)
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\b':
+			b.WriteString(`\b`)
+		case r == '\f':
+			b.WriteString(`\f`)
+		case r < 0x20 || r == utf8.RuneError:
+			fmt.Fprintf(b, `\u%04x`, r)
+		case r < 0x7f:
+			b.WriteRune(r)
+		case r > 0xffff:
+			r -= 0x10000
+			fmt.Fprintf(b, `\u%04x\u%04x`, 0xd800+(r>>10), 0xdc00+(r&0x3ff))
+		default:
+			fmt.Fprintf(b, `\u%04x`, r)
+		}
+	}
+	b.WriteByte('"')
+}
+
+// observerFromNode is the from_node record of a q or dq node that replaces
+// observer node obs: [NodeSource(obs, ReplaceObserverPassName, [CREATE])],
+// carrying obs's own record (an output observer copies the observed node's)
+// as its from_node. A record of obs that does not decode is dropped.
+func observerFromNode(obs *fxgraph.Node, graphID int64) string {
+	prev, err := ParseFromNode(obs.Meta.FromNode)
+	if err != nil {
+		prev = nil
+	}
+	return FormatFromNode([]NodeSource{{
+		Name: obs.Name(), Target: obs.TargetName(), GraphID: graphID,
+		PassName: ReplaceObserverPassName, Action: "create", FromNode: prev,
+	}})
+}
