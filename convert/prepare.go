@@ -23,6 +23,13 @@ type PrepareOptions struct {
 	// map before insertion (torchao's prepare_obs_or_fq_callback). keys
 	// lists the map's keys in order.
 	ObserverCallback func(g *fxgraph.Graph, keys []EdgeOrNode, obs map[EdgeOrNode]observers.Observer) error
+	// Buffers lists the attribute paths that are registered buffers (the
+	// BUFFER inputs of the exported program, e.g. "cache.k"), as opposed to
+	// parameters and constants. Observer insertion leaves the written
+	// argument of a mutating op unobserved when it comes from such a buffer
+	// (section 3.4, pytorch/ao PR #4466). Nil means no attribute is known
+	// to be a buffer.
+	Buffers []string
 }
 
 // Prepare is prepare_pt2e (spec sections 3.2 to 3.4) on an unlifted graph
@@ -67,7 +74,7 @@ func PrepareWithOptions(g *fxgraph.Graph, q Quantizer, opts PrepareOptions) erro
 	if err := checkAnnotations(c); err != nil {
 		return fmt.Errorf("prepare: %w", err)
 	}
-	if err := insertObservers(c, opts.ObserverCallback); err != nil {
+	if err := insertObservers(c, reg, opts.Buffers, opts.ObserverCallback); err != nil {
 		return fmt.Errorf("prepare: %w", err)
 	}
 	g.ReplaceWith(c)
@@ -453,8 +460,72 @@ func isObserverNode(g *fxgraph.Graph, n *fxgraph.Node) (observers.Observer, bool
 	return o, ok
 }
 
+// collectProducerNodes is torchao's collect_producer_nodes: n and every node
+// its positional and keyword arguments reach, transitively; nil when a
+// placeholder is among them.
+func collectProducerNodes(n *fxgraph.Node) []*fxgraph.Node {
+	nodes := []*fxgraph.Node{n}
+	seen := map[*fxgraph.Node]bool{n: true}
+	frontier := []*fxgraph.Node{n}
+	for len(frontier) > 0 {
+		cur := frontier[len(frontier)-1]
+		frontier = frontier[:len(frontier)-1]
+		vals := append([]ops.Value(nil), cur.Args()...)
+		for _, kw := range cur.Kwargs() {
+			vals = append(vals, kw.Value)
+		}
+		for _, v := range vals {
+			a, ok := v.(*fxgraph.Node)
+			if !ok {
+				continue
+			}
+			if a.Op() == fxgraph.Placeholder {
+				return nil
+			}
+			if seen[a] {
+				continue
+			}
+			seen[a] = true
+			nodes = append(nodes, a)
+			frontier = append(frontier, a)
+		}
+	}
+	return nodes
+}
+
+// isBufferMutation reports whether the edge (arg, n) is the written first
+// argument of a mutating op fed by a registered buffer: n calls an overload
+// whose first schema argument is written (Tensor(a!)), arg is n's first
+// argument, and the producers of arg (collectProducerNodes, which gives up
+// at a placeholder) include a get_attr of a buffer. Such an edge gets no
+// observer, so the mutation still targets the buffer (pytorch/ao PR #4466).
+func isBufferMutation(reg *ops.Registry, buffers map[string]bool, n, arg *fxgraph.Node) bool {
+	if len(buffers) == 0 || n.Op() != fxgraph.CallFunction || len(n.Args()) == 0 || n.Arg(0) != ops.Value(arg) {
+		return false
+	}
+	o, ok := n.Target().(ops.Overload)
+	if !ok {
+		return false
+	}
+	sch, ok := reg.Schema(o)
+	if !ok || len(sch.Args) == 0 || !sch.Args[0].Type.Write {
+		return false
+	}
+	producers := collectProducerNodes(arg)
+	for _, p := range producers {
+		if p.Op() == fxgraph.GetAttr && buffers[p.TargetName()] {
+			return true
+		}
+	}
+	return false
+}
+
 // insertObservers runs sections 3.3 and 3.4 on g.
-func insertObservers(g *fxgraph.Graph, cb func(*fxgraph.Graph, []EdgeOrNode, map[EdgeOrNode]observers.Observer) error) error {
+func insertObservers(g *fxgraph.Graph, reg *ops.Registry, bufferList []string, cb func(*fxgraph.Graph, []EdgeOrNode, map[EdgeOrNode]observers.Observer) error) error {
+	buffers := map[string]bool{}
+	for _, b := range bufferList {
+		buffers[b] = true
+	}
 	specs := buildQSpecMap(g)
 	obs, err := groupObservers(g, specs)
 	if err != nil {
@@ -523,6 +594,10 @@ func insertObservers(g *fxgraph.Graph, cb func(*fxgraph.Graph, []EdgeOrNode, map
 		newArgs := make([]ops.Value, len(args))
 		changed := false
 		for i, a := range args {
+			if an, ok := a.(*fxgraph.Node); ok && i == 0 && isBufferMutation(reg, buffers, n, an) {
+				newArgs[i] = a
+				continue
+			}
 			newArgs[i] = mapArg(n, a)
 			if !sameValue(newArgs[i], a) {
 				changed = true
