@@ -1,6 +1,8 @@
 package kernels
 
 import (
+	"fmt"
+
 	"github.com/fxquant/fxquant/ops/tensor"
 )
 
@@ -92,6 +94,13 @@ func (p *ConvParams) PaddingMode(mode string, kernel []int) error {
 // (input channel, kernel row, kernel column) order, each product and sum
 // rounded to float32, so results are bit-identical to PyTorch's for
 // contiguous (not channels-last) inputs.
+//
+// Integer operands (input, weight and optional bias all of one integer
+// dtype: int8, uint8, int16, int32 or int64, as out_dtype(convolution,
+// int32, ...) of the reference representation passes them) give an
+// integer result of that dtype: each output is bias + Σ x·w accumulated
+// exactly in int64 and wrapped to the dtype once, which equals C's
+// wrapping arithmetic in the dtype step by step.
 func Convolution(input, weight, bias *tensor.Tensor, p ConvParams) (*tensor.Tensor, error) {
 	if input == nil || weight == nil {
 		return nil, argErrf("convolution: input and weight are required")
@@ -106,7 +115,12 @@ func Convolution(input, weight, bias *tensor.Tensor, p ConvParams) (*tensor.Tens
 	if len(p.Stride) != nd || len(p.PadBefore) != nd || len(p.PadAfter) != nd || len(p.Dilation) != nd {
 		return nil, argErrf("convolution: want stride, padding and dilation with %d entries, got %v %v %v", nd, p.Stride, p.PadBefore, p.Dilation)
 	}
-	if err := sameFloatDType("convolution", []string{"input", "weight", "bias"}, input, weight, bias); err != nil {
+	intOps := input.DType().IsInteger()
+	if intOps {
+		if err := sameIntDType("convolution", []string{"input", "weight", "bias"}, input, weight, bias); err != nil {
+			return nil, err
+		}
+	} else if err := sameFloatDType("convolution", []string{"input", "weight", "bias"}, input, weight, bias); err != nil {
 		return nil, err
 	}
 	g := p.Groups
@@ -134,6 +148,14 @@ func Convolution(input, weight, bias *tensor.Tensor, p ConvParams) (*tensor.Tens
 	Wo := (W+pwl+pwr-dw*(kw-1)-1)/sw + 1
 	if H+pht+phb-dh*(kh-1)-1 < 0 || W+pwl+pwr-dw*(kw-1)-1 < 0 || Ho <= 0 || Wo <= 0 {
 		return nil, shapeErrf("convolution: input %v with padding %v is smaller than the dilated kernel %v", input.Shape(), p.PadBefore, weight.Shape()[2:])
+	}
+	g2 := conv2dGeom{B: B, C: C, O: O, G: g, H: H, W: W, kh: kh, kw: kw, sh: sh, sw: sw, dh: dh, dw: dw, pt: pht, pl: pwl, Ho: Ho, Wo: Wo}
+	outShape := []int{B, O, Wo}
+	if nd == 2 {
+		outShape = []int{B, O, Ho, Wo}
+	}
+	if intOps {
+		return convInt(g2, input, weight, bias, outShape)
 	}
 	xd, err := floatArg("input", input)
 	if err != nil {
@@ -192,11 +214,93 @@ func Convolution(input, weight, bias *tensor.Tensor, p ConvParams) (*tensor.Tens
 			dotAccumulate(Og, P, K, wd[gi*Og*K:(gi+1)*Og*K], colT, dst, P)
 		}
 	}
-	shape := []int{B, O, Wo}
-	if nd == 2 {
-		shape = []int{B, O, Ho, Wo}
+	return fromFloat32(input.DType(), outShape, out), nil
+}
+
+// conv2dGeom is the geometry of a convolution seen as 2-D (a 1-D one has
+// height 1): batch B, channels C in and O out, G groups, input H×W,
+// kernel kh×kw, strides, dilations, top and left padding, output Ho×Wo.
+type conv2dGeom struct {
+	B, C, O, G, H, W, kh, kw, sh, sw, dh, dw, pt, pl, Ho, Wo int
+}
+
+// sameIntDType checks that every non-nil tensor has one integer dtype
+// (bool excluded), naming the first argument that differs.
+func sameIntDType(op string, names []string, ts ...*tensor.Tensor) error {
+	var first *tensor.Tensor
+	for i, t := range ts {
+		if t == nil {
+			continue
+		}
+		if !t.DType().IsInteger() {
+			return fmt.Errorf("%s: %w", op, dtypeErr(names[i], t.DType(), "an integer tensor like the input"))
+		}
+		if first == nil {
+			first = t
+		} else if t.DType() != first.DType() {
+			return fmt.Errorf("%s: %w", op, dtypeErr(names[i], t.DType(), first.DType().String()+" like the other operands"))
+		}
 	}
-	return fromFloat32(input.DType(), shape, out), nil
+	return nil
+}
+
+// convInt is the integer convolution: every output starts from its bias
+// (zero without one) and adds x·w over (input channel, kernel row, kernel
+// column) in int64; zero padding contributes nothing. The result is wrapped
+// to the input's dtype.
+func convInt(g conv2dGeom, input, weight, bias *tensor.Tensor, outShape []int) (*tensor.Tensor, error) {
+	xd, err := toInt64s("input", input)
+	if err != nil {
+		return nil, fmt.Errorf("convolution: %w", err)
+	}
+	wd, err := toInt64s("weight", weight)
+	if err != nil {
+		return nil, fmt.Errorf("convolution: %w", err)
+	}
+	var bd []int64
+	if bias != nil {
+		if bd, err = toInt64s("bias", bias); err != nil {
+			return nil, fmt.Errorf("convolution: %w", err)
+		}
+	}
+	Cg, Og := g.C/g.G, g.O/g.G
+	out := make([]int64, g.B*g.O*g.Ho*g.Wo)
+	for b := 0; b < g.B; b++ {
+		for o := 0; o < g.O; o++ {
+			gi := o / Og
+			wo := wd[o*Cg*g.kh*g.kw:]
+			for oy := 0; oy < g.Ho; oy++ {
+				for ox := 0; ox < g.Wo; ox++ {
+					var acc int64
+					if bd != nil {
+						acc = bd[o]
+					}
+					for c := 0; c < Cg; c++ {
+						plane := xd[(b*g.C+gi*Cg+c)*g.H*g.W:]
+						for i := 0; i < g.kh; i++ {
+							y := oy*g.sh - g.pt + i*g.dh
+							if y < 0 || y >= g.H {
+								continue
+							}
+							for j := 0; j < g.kw; j++ {
+								x := ox*g.sw - g.pl + j*g.dw
+								if x < 0 || x >= g.W {
+									continue
+								}
+								acc += plane[y*g.W+x] * wo[(c*g.kh+i)*g.kw+j]
+							}
+						}
+					}
+					out[((b*g.O+o)*g.Ho+oy)*g.Wo+ox] = acc
+				}
+			}
+		}
+	}
+	t, err := fromInt64(input.DType(), outShape, out)
+	if err != nil {
+		return nil, fmt.Errorf("convolution: argument \"input\": %w", err)
+	}
+	return t, nil
 }
 
 // ConvNd is aten.conv1d/conv2d: [Convolution] that also accepts an

@@ -92,17 +92,46 @@ func (p pool2d) outShape() []int {
 // within its input plane, as int64. The first maximum wins; a NaN wins
 // over every number (the last NaN in window order), as in PyTorch's CPU
 // kernel. An empty stride means stride = kernel.
+//
+// Integer inputs (int8, uint8, int16, int32, int64, as the reference
+// representation's max_pool2d entry feeds it int32) are pooled exactly in
+// their own dtype: padding counts as the lowest value, the first maximum
+// wins, and the output keeps the input's dtype. Bool and other dtypes are
+// an error naming the argument.
 func MaxPool2d(x *tensor.Tensor, kernel, stride, padding, dilation []int, ceil bool) (out, indices *tensor.Tensor, err error) {
 	p, err := newPool2d("max_pool2d", x, kernel, stride, padding, dilation, ceil)
 	if err != nil {
 		return nil, nil, err
 	}
+	shape := p.outShape()
+	if dt := x.DType(); dt.IsInteger() {
+		xd, err := toInt64s("self", x)
+		if err != nil {
+			return nil, nil, fmt.Errorf("max_pool2d: %w", err)
+		}
+		y, idx := maxPoolPlanes(p, xd, math.MinInt64, func(int64) bool { return false })
+		o, err := fromInt64(dt, shape, y)
+		if err != nil {
+			return nil, nil, fmt.Errorf("max_pool2d: argument \"self\": %w", err)
+		}
+		return o, tensor.MustFromData(tensor.Int64, shape, idx), nil
+	}
 	xd, err := floatArg("self", x)
 	if err != nil {
 		return nil, nil, fmt.Errorf("max_pool2d: %w", err)
 	}
+	y, idx := maxPoolPlanes(p, xd, float32(math.Inf(-1)), func(v float32) bool { return v != v })
+	return fromFloat32(x.DType(), shape, y), tensor.MustFromData(tensor.Int64, shape, idx), nil
+}
+
+// maxPoolPlanes runs max pooling over every N·C plane of the contiguous
+// values xd: each window starts from lowest with the index of its first
+// in-bounds element, and an element replaces the running maximum when it
+// is greater or isNaN reports it NaN (PyTorch's `val > maxval ||
+// isnan(val)`).
+func maxPoolPlanes[T float32 | int64](p pool2d, xd []T, lowest T, isNaN func(T) bool) ([]T, []int64) {
 	planes := p.N * p.C
-	y := make([]float32, planes*p.Ho*p.Wo)
+	y := make([]T, planes*p.Ho*p.Wo)
 	idx := make([]int64, len(y))
 	for pl := 0; pl < planes; pl++ {
 		in := xd[pl*p.H*p.W:]
@@ -118,12 +147,12 @@ func MaxPool2d(x *tensor.Tensor, kernel, stride, padding, dilation []int, ceil b
 				for ws < 0 {
 					ws += p.dw
 				}
-				best := float32(math.Inf(-1))
+				best := lowest
 				bi := int64(hs*p.W + ws)
 				for h := hs; h < he; h += p.dh {
 					for w := ws; w < we; w += p.dw {
 						v := in[h*p.W+w]
-						if v > best || v != v {
+						if v > best || isNaN(v) {
 							best, bi = v, int64(h*p.W+w)
 						}
 					}
@@ -133,8 +162,7 @@ func MaxPool2d(x *tensor.Tensor, kernel, stride, padding, dilation []int, ceil b
 			}
 		}
 	}
-	shape := p.outShape()
-	return fromFloat32(x.DType(), shape, y), tensor.MustFromData(tensor.Int64, shape, idx), nil
+	return y, idx
 }
 
 // AvgPool2d is aten.avg_pool2d: the mean of each window. The window sum
