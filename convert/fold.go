@@ -33,6 +33,16 @@ var (
 // a new parameter "<weight target>_bias". The batch norm nodes go, with
 // every node DCE then finds dead. Arguments that are not get_attr nodes are
 // an error wrapping ErrFold.
+//
+// Convolutions are aten.conv1d/2d/3d (.default, .padding) and
+// aten.conv_transpose1d.default, conv_transpose2d.input and
+// conv_transpose3d.input (or their packets); a transposed convolution's
+// weight is scaled along axis 1. The fold needs no schema for them, but the
+// default registry has none (nor kernels), so a graph holding them cannot be
+// calibrated with it. A weight get_attr node shared by several
+// convolutions is folded for the first batch norm only; later batch norms
+// on it are removed without folding, as torchao does. A linear whose input
+// has more than 2 dimensions is not folded (pytorch/ao#4116).
 func FoldBatchNorm(g *fxgraph.Graph, reg *ops.Registry) error {
 	if reg == nil {
 		reg = ops.Default()
