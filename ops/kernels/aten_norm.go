@@ -165,10 +165,13 @@ func GroupNorm(input *tensor.Tensor, groups int, weight, bias *tensor.Tensor, ep
 }
 
 // InstanceNorm is aten.instance_norm: with useInputStats every (n, c) of
-// input [N, C, *] is normalised over its spatial elements (GroupNorm with
-// groups = C); otherwise the running statistics are used as in inference
-// batch norm. weight and bias [C] are optional. Running statistics are not
-// updated (kernels never mutate their inputs).
+// input [N, C, *] is normalised over its spatial elements; otherwise the
+// running statistics are used as in inference batch norm. weight and bias
+// [C] are optional. Running statistics are not updated (kernels never
+// mutate their inputs). As PyTorch does, the input is seen as
+// [1, N·C, *] with weight and bias repeated N times and run through
+// batch_norm, so the arithmetic is [BatchNorm]'s (training statistics for
+// useInputStats).
 func InstanceNorm(input, weight, bias, runningMean, runningVar *tensor.Tensor, useInputStats bool, eps float64) (*tensor.Tensor, error) {
 	if input == nil || input.Dim() < 2 {
 		return nil, shapeErrf("instance_norm: argument \"input\": want at least 2 dims [N, C, *], got %v", shapeOf(input))
@@ -176,11 +179,28 @@ func InstanceNorm(input, weight, bias, runningMean, runningVar *tensor.Tensor, u
 	if !useInputStats {
 		return batchNormStats("instance_norm", input, weight, bias, runningMean, runningVar, eps)
 	}
-	out, _, _, err := GroupNorm(input, input.Size(1), weight, bias, eps)
+	shape := input.Shape()
+	N, C := shape[0], shape[1]
+	S := tensor.Numel(shape[2:])
+	xd, err := floatArg("input", input)
 	if err != nil {
 		return nil, fmt.Errorf("instance_norm: %w", err)
 	}
-	return out, nil
+	wd, err := optFloatArg("weight", weight, C)
+	if err != nil {
+		return nil, fmt.Errorf("instance_norm: %w", err)
+	}
+	bd, err := optFloatArg("bias", bias, C)
+	if err != nil {
+		return nil, fmt.Errorf("instance_norm: %w", err)
+	}
+	means, invstds := batchNormBatchStats(xd, 1, N*C, S, eps)
+	alpha := make([]float32, N*C)
+	beta := make([]float32, N*C)
+	for nc := range N * C {
+		alpha[nc], beta[nc] = batchNormTerms(means[nc], invstds[nc], wd, bd, nc%C)
+	}
+	return fromFloat32(input.DType(), shape, batchNormApply(xd, 1, N*C, S, alpha, beta)), nil
 }
 
 // BatchNorm is aten.batch_norm (and _native_batch_norm_legit_no_training)
@@ -212,13 +232,23 @@ func BatchNorm(input, weight, bias, runningMean, runningVar *tensor.Tensor, trai
 	if err != nil {
 		return nil, fmt.Errorf("batch_norm: %w", err)
 	}
-	// batch_norm_cpu_collect_stats_contiguous_impl: the sum in float64
-	// (acc_type<float, false>), the mean rounded to float32, the squared
-	// deviations in float32 summed in float64; then
-	// batch_norm_cpu_update_stats_template's invstd = 1/sqrt(var + eps) in
-	// float64, stored as float32.
-	means := make([]float32, C)
-	invstds := make([]float32, C)
+	means, invstds := batchNormBatchStats(xd, N, C, S, eps)
+	alpha := make([]float32, C)
+	beta := make([]float32, C)
+	for c := range C {
+		alpha[c], beta[c] = batchNormTerms(means[c], invstds[c], wd, bd, c)
+	}
+	return fromFloat32(input.DType(), shape, batchNormApply(xd, N, C, S, alpha, beta)), nil
+}
+
+// batchNormBatchStats is batch_norm_cpu_collect_stats_contiguous_impl and
+// batch_norm_cpu_update_stats_template for contiguous [N, C, S] values:
+// per channel the sum in float64 (acc_type<float, false>), the mean
+// rounded to float32, the squared deviations in float32 summed in
+// float64, and invstd = 1/sqrt(var + eps) in float64 stored as float32.
+func batchNormBatchStats(xd []float32, N, C, S int, eps float64) (means, invstds []float32) {
+	means = make([]float32, C)
+	invstds = make([]float32, C)
 	cnt := N * S
 	for c := 0; c < C; c++ {
 		var sum float64
@@ -242,12 +272,7 @@ func BatchNorm(input, weight, bias, runningMean, runningVar *tensor.Tensor, trai
 		}
 		invstds[c] = float32(1 / math.Sqrt(vs/float64(cnt)+eps))
 	}
-	alpha := make([]float32, C)
-	beta := make([]float32, C)
-	for c := range C {
-		alpha[c], beta[c] = batchNormTerms(means[c], invstds[c], wd, bd, c)
-	}
-	return fromFloat32(input.DType(), shape, batchNormApply(xd, N, C, S, alpha, beta)), nil
+	return means, invstds
 }
 
 // batchNormTerms is ATen's batch_norm_cpu_collect_linear_and_constant_terms
