@@ -32,6 +32,11 @@ var (
 	ErrBatch = errors.New("bad calibration batch")
 	// ErrFold: conv+BN or linear+BN folding found a malformed pattern.
 	ErrFold = errors.New("cannot fold batch norm")
+	// ErrMutableBuffer: a buffer that matches the mutable-buffer fold
+	// pattern cannot be folded (section 3.6).
+	ErrMutableBuffer = errors.New("cannot fold quantization into mutable buffer")
+	// ErrOptions: an invalid combination of options.
+	ErrOptions = errors.New("invalid options")
 )
 
 // QSpec is one of the quantization spec kinds: *QuantizationSpec,

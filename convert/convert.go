@@ -23,6 +23,15 @@ type ConvertOptions struct {
 	// torchao.choose_qparams_affine / quantize_affine / dequantize_affine,
 	// as the torchao snapshot did, instead of their .default overloads.
 	PacketAffineOps bool
+	// FoldQuantizeIntoMutableBuffers is fold_quantize_into_mutable_buffers:
+	// before constant folding, quantize registered buffers that are read
+	// through q/dq and written back with copy_ into their storage
+	// (FoldQuantizeIntoMutableBuffers, section 3.6). It needs fold_quantize:
+	// setting it with NoFoldQuantize is an error wrapping ErrOptions.
+	FoldQuantizeIntoMutableBuffers bool
+	// Buffers lists the attribute paths of the registered buffers, in
+	// registration order, for FoldQuantizeIntoMutableBuffers.
+	Buffers []string
 	// FromNodeGraphID is the graph_id written in the from_node records of
 	// the q/dq nodes that replace observers. PyTorch writes the Python id
 	// of the prepared graph, which cannot be reproduced; the default is 0.
@@ -63,7 +72,9 @@ func QuantOps() *ops.TargetSet {
 //     attributes are dropped;
 //  2. duplicate dequantize (DuplicateDQ);
 //  3. metadata porting;
-//  4. unless NoFoldQuantize, constant folding constrained to QuantOps;
+//  4. unless NoFoldQuantize, the mutable-buffer fold when
+//     FoldQuantizeIntoMutableBuffers is set, then constant folding
+//     constrained to QuantOps;
 //  5. if ReferenceRepresentation, the reference representation rewrite.
 //
 // Convert works on a clone and swaps it in only on success: on error g is
@@ -73,6 +84,9 @@ func Convert(g *fxgraph.Graph, opts ConvertOptions) error {
 	reg := opts.Registry
 	if reg == nil {
 		reg = ops.Default()
+	}
+	if opts.FoldQuantizeIntoMutableBuffers && opts.NoFoldQuantize {
+		return fmt.Errorf("convert: %w: fold_quantize_into_mutable_buffers=True requires fold_quantize=True", ErrOptions)
 	}
 	c, m := g.Clone()
 	remapAnnotations(c, m)

@@ -9,8 +9,9 @@ import (
 )
 
 // convertSteps are the steps of Convert after observer replacement, in the
-// order of spec section 3.5: duplicate dequantize, metadata porting,
-// constant folding constrained to QuantOps, reference representation.
+// order of spec section 3.5: duplicate dequantize, metadata porting, the
+// optional mutable-buffer fold, constant folding constrained to QuantOps,
+// reference representation.
 var convertSteps = []convertStep{
 	{name: DuplicateDQPassName, run: func(g *fxgraph.Graph, _ *ops.Registry, _ ConvertOptions) error {
 		_, err := DuplicateDQ(g)
@@ -18,6 +19,10 @@ var convertSteps = []convertStep{
 	}},
 	{name: metadata.PassName, run: func(g *fxgraph.Graph, _ *ops.Registry, _ ConvertOptions) error {
 		_, err := metadata.PortNodeMetaForQDQ(g, metadata.Options{Annotation: PortMetadataAnnotation})
+		return err
+	}},
+	{name: MutableBufferPassName, when: func(o ConvertOptions) bool { return !o.NoFoldQuantize && o.FoldQuantizeIntoMutableBuffers }, run: func(g *fxgraph.Graph, reg *ops.Registry, o ConvertOptions) error {
+		_, err := FoldQuantizeIntoMutableBuffers(g, reg, o.Buffers)
 		return err
 	}},
 	{name: constfold.PassName, when: func(o ConvertOptions) bool { return !o.NoFoldQuantize }, run: func(g *fxgraph.Graph, reg *ops.Registry, _ ConvertOptions) error {
