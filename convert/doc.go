@@ -24,7 +24,9 @@
 // [FixedQParamsQuantizationSpec], [SharedQuantizationSpec] (share the
 // observer of an [EdgeOrNode]) and [DerivedQuantizationSpec]. Quantizers
 // compose with [ComposableQuantizer]. [XNNPACKQuantizer] with
-// [SymmetricQuantizationConfig] is torchao's test XNNPACK quantizer;
+// [SymmetricQuantizationConfig] is torchao's test XNNPACK quantizer, with
+// per-module-name and per-module-type configs taking precedence over the
+// global one ([XNNPACKQuantizer.SetModuleName], [ModuleNameFilter]);
 // [Int4GroupwiseQuantizer] annotates linears for int8 per-token dynamic
 // activations and int4 groupwise weights.
 //
@@ -35,7 +37,9 @@
 // an observer with union-find (explicit sharing, and implicit sharing of
 // equal specs unless NoImplicitSharing), builds one observer per group, and
 // inserts call_module nodes activation_post_process_<i> on the observed edges
-// and outputs, reusing an existing observer node of the same group.
+// and outputs, reusing an existing observer node of the same group. The
+// written first argument of a mutating op stays unobserved when it comes
+// from a registered buffer ([PrepareOptions].Buffers).
 //
 // # Convert
 //
@@ -46,9 +50,12 @@
 // observers _scale<i>/_zero_point<i> get_attrs before the .default
 // overloads of torchao.quantize_affine and dequantize_affine
 // ([ConvertOptions].PacketAffineOps restores the packets older torchao
-// inserted). It then removes dead code and runs, in order, [DuplicateDQ],
-// metadata porting, constant folding constrained to [QuantOps], and on
-// request the reference representation rewrite.
+// inserted). The quantize and dequantize nodes of the decomposed plans carry
+// a from_node record naming their observer ([NodeSource]). It then removes
+// dead code and runs, in order, [DuplicateDQ], metadata porting, on request
+// the fold of quantize into mutable buffer storage
+// ([FoldQuantizeIntoMutableBuffers]), constant folding constrained to
+// [QuantOps], and on request the reference representation rewrite.
 //
 // # Errors
 //
