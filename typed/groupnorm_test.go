@@ -360,8 +360,8 @@ func TestFoldWrongContractVariant(t *testing.T) {
 }
 
 // TestFoldFloatTwins runs the float twin of each shape case: the fold
-// applies and matches the unfolded graph bit for bit (same reduction
-// order), and a tiled gamma would not.
+// applies and matches the unfolded graph within foldTol, and a tiled gamma
+// would not.
 func TestFoldFloatTwins(t *testing.T) {
 	cases := []struct {
 		name string
@@ -388,9 +388,7 @@ func TestFoldFloatTwins(t *testing.T) {
 			assert.Equal(t, tc.groups, gn.Arg(1))
 			assert.True(t, ops.Plain(tensor.Float32, tc.c.x...).Equal(gn.Type()))
 			got := runOne(t, g, x)
-			for i := range want {
-				require.Equal(t, math.Float32bits(want[i]), math.Float32bits(got[i]), "element %d", i)
-			}
+			requireFoldClose(t, want, got)
 			if tc.c.gamma == nil {
 				return
 			}
@@ -620,8 +618,23 @@ func requireTrailingRefused(t *testing.T, g *fxgraph.Graph, nodes map[string]*fx
 	assert.Len(t, g.FindNodes(fxgraph.CallFunction, mulT), 1)
 	assert.Len(t, g.FindNodes(fxgraph.CallFunction, addT), 1)
 	got := runOne(t, g, x)
+	requireFoldClose(t, want, got)
+}
+
+// foldTol bounds the float difference between an unfolded
+// reshape -> instance_norm -> reshape chain and its group_norm fold. The
+// kernels reproduce PyTorch, where instance_norm takes batch_norm's
+// statistics and group_norm ATen's RowwiseMoments: the two reduce in
+// different orders, so the fold agrees to a few float32 ulps (as it does in
+// PyTorch), while a tiled instead of repeated gamma is off by whole units.
+const foldTol = 1e-5
+
+func requireFoldClose(t *testing.T, want, got []float32) {
+	t.Helper()
+	require.Len(t, got, len(want))
 	for i := range want {
-		require.Equal(t, math.Float32bits(want[i]), math.Float32bits(got[i]), "element %d: %g vs %g", i, got[i], want[i])
+		d := math.Abs(float64(got[i]) - float64(want[i]))
+		require.LessOrEqual(t, d, foldTol*(1+math.Abs(float64(want[i]))), "element %d: folded %g, unfolded %g", i, got[i], want[i])
 	}
 }
 
