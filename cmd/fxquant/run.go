@@ -161,7 +161,11 @@ func runPipeline(c *runConfig, stderr io.Writer) (*runResult, error) {
 	// Unlift: parameters, buffers and constants become get_attr nodes, as
 	// ExportedProgram.module() gives them to prepare_pt2e.
 	var lifted []convert.LiftedInput
+	var buffers []string
 	for _, s := range p.Signature.Inputs {
+		if s.Kind == pt2.Buffer {
+			buffers = append(buffers, s.Target)
+		}
 		switch s.Kind {
 		case pt2.Parameter, pt2.Buffer, pt2.TensorConstant:
 			if _, ok := p.Graph.Attr(s.Target); !ok {
@@ -211,19 +215,20 @@ func runPipeline(c *runConfig, stderr io.Writer) (*runResult, error) {
 
 	// Prepare, calibrate, convert.
 	qg, _ := fg.Clone()
-	if err := convert.Prepare(qg, q); err != nil {
+	if err := convert.PrepareWithOptions(qg, q, convert.PrepareOptions{Buffers: buffers}); err != nil {
 		return nil, stageError(in.name, "prepare", err)
 	}
 	bar := newProgressBar(stderr, "calibrating", c.progress)
 	if err := convert.Calibrate(qg, batches, bar.update); err != nil {
 		return nil, stageError(in.name, "calibrate", err)
 	}
-	if err := convert.Convert(qg, convert.ConvertOptions{ReferenceRepresentation: c.reference}); err != nil {
+	if err := convert.Convert(qg, convert.ConvertOptions{ReferenceRepresentation: c.reference, Buffers: buffers}); err != nil {
 		return nil, stageError(in.name, "convert", err)
 	}
 	res.quant = qg
-	// Convert may leave the nodes it creates untyped; the written program
-	// needs a type on every value. A failure here is reported by -o.
+	// Convert types the nodes it creates; this catches any it could not,
+	// since the written program needs a type on every value. A failure
+	// here is reported by -o.
 	_ = fillTypes(qg, nil)
 	res.verifyErr = fxgraph.Verify(qg, fxgraph.VerifyOptions{})
 
