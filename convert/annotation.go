@@ -284,24 +284,20 @@ func (c ComposableQuantizer) Validate(g *fxgraph.Graph) error {
 	return nil
 }
 
-// remapAnnotations rewrites every annotation of the cloned graph through the
-// clone's node correspondence m (old -> new), so that specs refer to the
-// clone's nodes. Annotations are copied, never shared between graphs.
-func remapAnnotations(c *fxgraph.Graph, m map[*fxgraph.Node]*fxgraph.Node) {
-	mapNode := func(n *fxgraph.Node) *fxgraph.Node {
+// RemapNodes returns a copy of a whose edges, nodes and shared or derived
+// specs refer to mapNode's nodes. It implements fxgraph.NodeRefHolder, so
+// fxgraph.Graph.Clone gives a cloned graph's annotations the clone's nodes.
+func (a *QuantizationAnnotation) RemapNodes(mapNode func(*fxgraph.Node) *fxgraph.Node) any {
+	mapN := func(n *fxgraph.Node) *fxgraph.Node {
 		if n == nil {
 			return nil
 		}
-		if nn, ok := m[n]; ok {
-			return nn
-		}
-		return n
+		return mapNode(n)
 	}
 	mapEON := func(e EdgeOrNode) EdgeOrNode {
-		return EdgeOrNode{Producer: mapNode(e.Producer), Consumer: mapNode(e.Consumer)}
+		return EdgeOrNode{Producer: mapN(e.Producer), Consumer: mapN(e.Consumer)}
 	}
-	var mapSpec func(s QSpec) QSpec
-	mapSpec = func(s QSpec) QSpec {
+	mapSpec := func(s QSpec) QSpec {
 		switch s := s.(type) {
 		case *SharedQuantizationSpec:
 			return &SharedQuantizationSpec{EdgeOrNode: mapEON(s.EdgeOrNode)}
@@ -315,19 +311,13 @@ func remapAnnotations(c *fxgraph.Graph, m map[*fxgraph.Node]*fxgraph.Node) {
 		}
 		return s
 	}
-	for n := range c.All() {
-		a := Annotation(n)
-		if a == nil {
-			continue
-		}
-		b := &QuantizationAnnotation{
-			OutputQSpec:       mapSpec(a.OutputQSpec),
-			NoImplicitSharing: a.NoImplicitSharing,
-			Annotated:         a.Annotated,
-		}
-		for _, e := range a.InputQSpecMap {
-			b.InputQSpecMap = append(b.InputQSpecMap, InputQSpec{Input: mapNode(e.Input), Spec: mapSpec(e.Spec)})
-		}
-		SetAnnotation(n, b)
+	b := &QuantizationAnnotation{
+		OutputQSpec:       mapSpec(a.OutputQSpec),
+		NoImplicitSharing: a.NoImplicitSharing,
+		Annotated:         a.Annotated,
 	}
+	for _, e := range a.InputQSpecMap {
+		b.InputQSpecMap = append(b.InputQSpecMap, InputQSpec{Input: mapN(e.Input), Spec: mapSpec(e.Spec)})
+	}
+	return b
 }

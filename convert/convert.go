@@ -88,8 +88,7 @@ func Convert(g *fxgraph.Graph, opts ConvertOptions) error {
 	if opts.FoldQuantizeIntoMutableBuffers && opts.NoFoldQuantize {
 		return fmt.Errorf("convert: %w: fold_quantize_into_mutable_buffers=True requires fold_quantize=True", ErrOptions)
 	}
-	c, m := g.Clone()
-	remapAnnotations(c, m)
+	c, _ := g.Clone()
 	if err := ReplaceObservers(c, opts); err != nil {
 		return fmt.Errorf("convert: %w", err)
 	}

@@ -55,8 +55,7 @@ func PrepareWithOptions(g *fxgraph.Graph, q Quantizer, opts PrepareOptions) erro
 	if reg == nil {
 		reg = ops.Default()
 	}
-	c, m := g.Clone()
-	remapAnnotations(c, m)
+	c, _ := g.Clone()
 	if !opts.SkipBNFold {
 		if err := FoldBatchNorm(c, reg); err != nil {
 			return fmt.Errorf("prepare: %w", err)

@@ -636,7 +636,8 @@ func (g *Graph) GraphCopy(src *Graph, valMap map[*Node]*Node) (ops.Value, error)
 // Clone returns a deep copy of g (nodes, ids, names, types, metadata, the
 // namespace and the attribute store; attribute values are shared) and the
 // node correspondence. Use lists keep their order, so the copy's Users()
-// equal the original's. References to nodes outside g's live list (erased
+// equal the original's. Metadata values implementing [NodeRefHolder] are
+// remapped to the clone's nodes. References to nodes outside g's live list (erased
 // or foreign nodes) are kept as they are. Clone is linear in g's size.
 func (g *Graph) Clone() (*Graph, map[*Node]*Node) {
 	c := New()
@@ -663,6 +664,21 @@ func (g *Graph) Clone() (*Graph, map[*Node]*Node) {
 		}
 		if len(n.refs) > 0 {
 			cn.refs = make([]useRef, len(n.refs))
+		}
+	}
+	// Metadata values that refer to nodes (a quantizer's annotation) get
+	// the clone's nodes, so the clone never points into the original.
+	for n := range g.All() {
+		cn := valMap[n]
+		for k, v := range cn.Meta.Extra {
+			if h, ok := v.(NodeRefHolder); ok {
+				cn.Meta.Extra[k] = h.RemapNodes(func(m *Node) *Node {
+					if cm, ok := valMap[m]; ok {
+						return cm
+					}
+					return m
+				})
+			}
 		}
 	}
 	// Rebuild use lists in the original order.

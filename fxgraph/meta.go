@@ -19,6 +19,15 @@ type SourceFn struct {
 	Target string // "torch.nn.modules.linear.Linear"
 }
 
+// NodeRefHolder is implemented by metadata values that refer to nodes of
+// the graph, such as a quantizer's annotation. [Graph.Clone] replaces such a
+// value in the clone with RemapNodes' result, which must refer to the nodes
+// mapNode returns (mapNode returns its argument for nodes outside the
+// graph). RemapNodes must not modify the receiver.
+type NodeRefHolder interface {
+	RemapNodes(mapNode func(*Node) *Node) any
+}
+
 // Meta is a node's metadata: the keys PyTorch and torchao give meaning to
 // as typed fields, plus an open map for the rest. The zero value is empty.
 type Meta struct {
