@@ -22,16 +22,23 @@ func TestOutDTypeConvolutionInt32(t *testing.T) {
 	w := tensor.MustFromData(tensor.Int16, []int{1, 1, 2, 2}, []int16{1, -1, 2, 0})
 	pair := func(a, b int64) ops.List { return ops.List{a, b} }
 	tests := []struct {
-		name string
-		op   ops.Value
+		name    string
+		op      ops.Value
+		wantErr string // empty: the call succeeds
 	}{
-		{"overload", ops.MustOverload("aten.convolution.default")},
-		{"op name string", "aten.convolution.default"},
+		{"overload", ops.MustOverload("aten.convolution.default"), ""},
+		// out_dtype takes the OpOverload object, never its name or packet.
+		{"op name string", "aten.convolution.default", `argument 0 "op": want an op overload`},
+		{"packet", ops.MustPacket("aten.convolution"), `argument 0 "op": want an op overload`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			out, err := call(t, "higher_order.out_dtype.default", []ops.Value{tt.op, tensor.Int32, x, w, nil,
 				pair(1, 1), pair(0, 0), pair(1, 1), false, pair(0, 0), int64(1)})
+			if tt.wantErr != "" {
+				require.ErrorContains(t, err, tt.wantErr)
+				return
+			}
 			require.NoError(t, err)
 			y, ok := out.(*tensor.Tensor)
 			require.True(t, ok, "got %T", out)

@@ -394,7 +394,7 @@ func outDTypeKernel(args []Value) (Value, error) {
 	r := &qArgs{args: args}
 	op, ok := outDTypeOp(r.get(0))
 	if !ok {
-		r.fail(0, "op", "an op overload")
+		r.fail(0, "op", "an op overload such as aten.linear.default")
 		return nil, r.err
 	}
 	out := r.dtype(1, "out_dtype")

@@ -103,8 +103,11 @@ func (s *Schema) qualifiedName() string {
 // would compare them after normalisation, with one exception that FX's
 // matcher also makes: values of different kinds (1 vs 1.0, a list vs a
 // tuple of the same elements is equal, as FX treats them) are compared
-// strictly by kind except List/Tuple. References (nodes, tensors) compare
-// by identity.
+// strictly by kind except List/Tuple. Operator values are equal iff they
+// name the same target: an [Overload] equals only the same overload, and a
+// [Packet] never equals an overload (FX compares OpOverload and
+// OpOverloadPacket objects by identity). References (nodes, tensors)
+// compare by identity.
 func LiteralEqual(a, b Value) bool {
 	switch x := a.(type) {
 	case List:

@@ -1,20 +1,11 @@
 package ops
 
-// outDTypeOp reads higher_order.out_dtype's op argument: an Overload, or
-// the overload's name as a string ("aten.linear.default"), which is how a
-// graph holds it (graph arguments are literals and node references, and FX
-// prints the op by its name).
+// outDTypeOp reads higher_order.out_dtype's op argument. The graph holds
+// the operator itself as an argument value, an [Overload], as torch.fx
+// holds the OpOverload object (out_dtype(aten.linear.default, ...)).
+// PyTorch's out_dtype accepts only an OpOverload, so a [Packet], a
+// [Callable] or the operator's name as a string is rejected.
 func outDTypeOp(v Value) (Overload, bool) {
-	switch x := v.(type) {
-	case Overload:
-		return x, true
-	case string:
-		t, err := ParseTarget(x)
-		if err != nil {
-			return Overload{}, false
-		}
-		o, ok := t.(Overload)
-		return o, ok
-	}
-	return Overload{}, false
+	o, ok := v.(Overload)
+	return o, ok
 }

@@ -573,7 +573,7 @@ func ruleOutDType(args []Value) (Type, error) {
 	}
 	op, ok := outDTypeOp(get(args, 0))
 	if !ok {
-		return nil, argErr(0, "op", "want an op overload, got %s", describe(get(args, 0)))
+		return nil, argErr(0, "op", "want an op overload such as aten.linear.default, got %s", describe(get(args, 0)))
 	}
 	def, ok := Default().Op(op)
 	if !ok || def.Result == nil {

@@ -11,6 +11,9 @@ import (
 //
 //   - nil (None), bool, int64, float64, string, complex128;
 //   - tensor.DType (a ScalarType), Device, Layout, MemoryFormat;
+//   - an operator passed as an argument ([Overload], [Packet] or
+//     [Callable]), as torch.fx holds the OpOverload object in
+//     higher_order.out_dtype(aten.linear.default, torch.int32, ...);
 //   - List, Tuple, Dict and Slice, nesting Values;
 //   - Node-like references supplied by higher layers: a graph node
 //     (*fxgraph.Node), a run-time tensor (*tensor.Tensor) or a static type
@@ -103,12 +106,14 @@ func (m MemoryFormat) String() string {
 }
 
 // CheckLiteral reports an error if v (recursively) holds anything but the
-// literal kinds of [Value]. References (nodes, tensors, types) are passed to
+// literal kinds of [Value]; operator values ([Overload], [Packet],
+// [Callable]) are literals. References (nodes, tensors, types) are passed to
 // ref, which returns an error for kinds the caller does not allow; a nil ref
 // rejects every non-literal.
 func CheckLiteral(v Value, ref func(Value) error) error {
 	switch x := v.(type) {
-	case nil, bool, int64, float64, string, complex128, tensor.DType, Device, Layout, MemoryFormat:
+	case nil, bool, int64, float64, string, complex128, tensor.DType, Device, Layout, MemoryFormat,
+		Overload, Packet, Callable:
 		return nil
 	case List:
 		for i, e := range x {
@@ -153,7 +158,8 @@ func CheckLiteral(v Value, ref func(Value) error) error {
 // Containers without references are returned as they are.
 func MapValue(v Value, f func(Value) (Value, error)) (Value, error) {
 	switch x := v.(type) {
-	case nil, bool, int64, float64, string, complex128, tensor.DType, Device, Layout, MemoryFormat:
+	case nil, bool, int64, float64, string, complex128, tensor.DType, Device, Layout, MemoryFormat,
+		Overload, Packet, Callable:
 		return v, nil
 	case List:
 		out := make(List, len(x))
