@@ -49,6 +49,17 @@ func Format(g *Graph) string {
 // (see [Parse] for the rule); any other string prints as its Python repr
 // ('a b', 'None', 'cpu'), so that the text stays unambiguous.
 //
+// An operator passed as an argument (an [ops.Overload] or [ops.Packet]
+// value, as the op of higher_order.out_dtype) prints as its qualified name,
+// torch.ops.aten.linear.default or torch.ops.aten.linear, the spelling of
+// FX's code generator. FX's _format_arg prints str(op), aten.linear.default,
+// but that bare word would read back as a string; a torch.ops.* word reads
+// back only as the operator. An [ops.Callable] prints as
+// <built-in function getitem> (operator module) or <function module.name>.
+// Inside Python reprs (output line, default, slice parts) an overload
+// prints as its repr, <OpOverload(op='aten.linear', overload='default')>,
+// and a packet as <OpOverloadPacket(op='aten.linear')>.
+//
 // The output line prints str() of the returned value: a node by its bare
 // name (return add), a container as Python's repr with bare node names
 // (return (add,)). The placeholder default (default=...) prints the same

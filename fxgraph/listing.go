@@ -19,7 +19,11 @@ type Ref struct{ Name string }
 //	name | op | target | args | kwargs
 //
 // Args and Kwargs hold the parsed Python values, with each node written
-// %name in the text held as a [Ref].
+// %name in the text held as a [Ref]. An operator argument is written as
+// its Python repr and held as an operator value:
+// <OpOverload(op='aten.linear', overload='default')> is an [ops.Overload],
+// <OpOverloadPacket(op='aten.linear')> an [ops.Packet] and
+// <built-in function getitem> an [ops.Callable].
 type ListingRow struct {
 	Name   string
 	Op     OpKind

@@ -48,6 +48,12 @@ const maxNesting = 200
 //   - None, True and False are nil and bools;
 //   - torch.<dtype> is a dtype, torch.strided etc. a layout,
 //     torch.contiguous_format etc. a memory format;
+//   - torch.ops.<ns>.<op>.<overload> is an operator value ([ops.Overload])
+//     and torch.ops.<ns>.<op> a [ops.Packet]; the Python reprs
+//     <OpOverload(op='ns.op', overload='name')>,
+//     <OpOverloadPacket(op='ns.op')>, <built-in function name> (a function
+//     of the operator module, [ops.Callable]) and <function module.name>
+//     are read in every notation;
 //   - a device type word (cpu, cuda, meta, mps, ...), with an optional
 //     :index, is a Device, as is device(type='cuda', index=0);
 //   - a quoted Python string literal is a string;
@@ -520,6 +526,8 @@ func (p *valueParser) value() (ops.Value, error) {
 		return p.str()
 	case c == '-' || c == '+' || c == '.' || (c >= '0' && c <= '9'):
 		return p.number()
+	case c == '<':
+		return p.operatorRepr()
 	case isWordStart(c):
 		return p.word()
 	}
@@ -879,6 +887,9 @@ func (p *valueParser) word() (ops.Value, error) {
 	if strings.HasPrefix(w, "torch.") || w == "torch" {
 		if v, ok := torchConstant(w); ok {
 			return v, nil
+		}
+		if strings.HasPrefix(w, "torch.ops.") {
+			return p.operatorWord(w, start)
 		}
 		p.pos = start
 		return nil, p.errf("unknown torch constant %q: want a dtype (torch.int8), layout (torch.strided) or memory format (torch.contiguous_format)", w)

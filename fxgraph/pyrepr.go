@@ -294,6 +294,8 @@ func writeValue(b *strings.Builder, v ops.Value, st valueStyle) {
 		b.WriteByte(')')
 	case dotEllipsis:
 		b.WriteString("...[total_len=" + strconv.Itoa(x.total) + "]")
+	case ops.Overload, ops.Packet, ops.Callable:
+		writeOperator(b, x, st)
 	default:
 		fmt.Fprintf(b, "<%T>", v)
 	}

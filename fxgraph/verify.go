@@ -295,7 +295,8 @@ func (p argPath) with(s string) argPath {
 // nodes of the graph defined before position i.
 func (v *verifier) checkValue(n *Node, i int, val ops.Value, path argPath) {
 	switch x := val.(type) {
-	case nil, bool, int64, float64, string, complex128, tensor.DType, ops.Device, ops.Layout, ops.MemoryFormat:
+	case nil, bool, int64, float64, string, complex128, tensor.DType, ops.Device, ops.Layout, ops.MemoryFormat,
+		ops.Overload, ops.Packet, ops.Callable:
 	case *Node:
 		v.checkRef(n, i, x, path)
 	case ops.List:

@@ -250,7 +250,8 @@ func argTypeString(t ops.ArgType) string {
 }
 
 // describe names a value's kind and value for messages: "int 3",
-// "float 0.5", "None", "node %x (f32[2])", "list of 2".
+// "float 0.5", "None", "node %x (f32[2])", "list of 2",
+// "OpOverload aten.linear.default".
 func describe(val ops.Value) string {
 	switch x := val.(type) {
 	case nil:
@@ -289,6 +290,12 @@ func describe(val ops.Value) string {
 		return fmt.Sprintf("dict of %d", len(x.Keys))
 	case ops.Slice:
 		return "slice"
+	case ops.Overload:
+		return "OpOverload " + x.String()
+	case ops.Packet:
+		return "OpOverloadPacket " + x.String()
+	case ops.Callable:
+		return "function " + x.String()
 	}
 	return fmt.Sprintf("Go type %T", val)
 }
@@ -358,6 +365,11 @@ func scalarFits(val ops.Value, base string) (bool, string) {
 			return true, ""
 		}
 		return !isTensor, describe(val)
+	}
+	if _, isOp := val.(ops.Target); isOp {
+		// An operator passed as an argument (out_dtype's op) fits only
+		// an untyped argument.
+		return base == "Any" || base == "t", describe(val)
 	}
 	ok := false
 	switch base {
