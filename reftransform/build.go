@@ -89,12 +89,12 @@ func (r *rb) arith(name, op string, a, b ops.Value) ops.Value {
 	return r.call(name, ops.Packet{NS: "aten", Name: op}.Overload("Tensor"), a, b)
 }
 
-// outDType adds higher_order.out_dtype(op, d, args...). The op is written
-// by name ("aten.linear.default"), as FX prints it: graph arguments hold
-// literals and node references only, and the out_dtype kernel and type rule
-// accept the name.
+// outDType adds higher_order.out_dtype(op, d, args...). The op argument
+// is the operator value itself (an ops.Overload), as torchao's traced
+// graph holds the OpOverload object: its listing shows
+// <OpOverload(op='aten.linear', overload='default')>.
 func (r *rb) outDType(name string, op ops.Overload, d tensor.DType, args ...ops.Value) ops.Value {
-	return r.call(name, tOutDType, append([]ops.Value{op.String(), d}, args...)...)
+	return r.call(name, tOutDType, append([]ops.Value{op, d}, args...)...)
 }
 
 // clampPacket is torch.ops.aten.clamp traced with tensor bounds:
