@@ -47,7 +47,12 @@
 //
 // # Subset
 //
-// Control flow (higher-order ops, as_graph), custom objects, tokens,
-// symbolic shapes (as_expr sizes), symbolic-scalar operator nodes and
-// sparse layouts are rejected with [ErrUnsupported].
+// Control flow (higher-order ops other than the registry's, such as cond,
+// and as_graph), custom objects, tokens, symbolic shapes (as_expr sizes),
+// symbolic-scalar operator nodes and sparse layouts are rejected with
+// [ErrUnsupported]. A registered higher-order operator,
+// torch.ops.higher_order.out_dtype, is read into higher_order.out_dtype.default
+// with its unnamed positional inputs (serialize_hoo_inputs), and an
+// operator argument (as_operator, torch.ops.aten.linear.default) into an
+// [ops.Overload] value; both are written back in PyTorch's spelling.
 package pt2

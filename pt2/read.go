@@ -645,6 +645,57 @@ func pyTypeName(v ops.Value) string {
 	return "object"
 }
 
+// hopOverload maps a higher-order operator's serialized name,
+// torch.ops.higher_order.<name> (a HigherOrderOperator has no overloads),
+// to the registry's higher_order.<name>.default, when reg knows it.
+func hopOverload(s string, reg *ops.Registry) (ops.Overload, bool) {
+	name, ok := strings.CutPrefix(s, "torch.ops.higher_order.")
+	if !ok || reg == nil {
+		return ops.Overload{}, false
+	}
+	t, err := ops.ParseTarget("higher_order." + name + ".default")
+	if err != nil {
+		return ops.Overload{}, false
+	}
+	o, ok := t.(ops.Overload)
+	if !ok {
+		return ops.Overload{}, false
+	}
+	_, known := reg.Schema(o)
+	return o, known
+}
+
+// isHOP reports whether o is a higher-order operator (higher_order.*),
+// whose inputs PyTorch serializes without a schema: positionals with an
+// empty name, keywords by name.
+func isHOP(o ops.Overload) bool { return o.Packet.NS == "higher_order" }
+
+// operatorArg decodes an as_operator argument, an operator passed as a
+// value (out_dtype's op), written as GraphModuleSerializer.serialize_operator
+// writes it: torch.ops.<ns>.<op>.<overload> for an OpOverload, or
+// torch.ops.higher_order.<name> for a registered higher-order operator.
+func (b *builder) operatorArg(raw json.RawMessage, path string) (ops.Value, error) {
+	s, err := decodeString(raw, path)
+	if err != nil {
+		return nil, err
+	}
+	if o, ok := hopOverload(s, b.reg); ok {
+		return o, nil
+	}
+	if !strings.HasPrefix(s, "torch.ops.") || strings.HasPrefix(s, "torch.ops.higher_order.") {
+		return nil, pathErrf(path, "operator %q: want torch.ops.<ns>.<op>.<overload>", s)
+	}
+	t, err := ops.ParseTarget(s)
+	if err != nil {
+		return nil, pathErrf(path, "bad operator %q: want torch.ops.<ns>.<op>.<overload>", s)
+	}
+	o, ok := t.(ops.Overload)
+	if !ok {
+		return nil, pathErrf(path, "operator %q has no overload segment (want e.g. %q)", s, s+".default")
+	}
+	return o, nil
+}
+
 // parseTarget turns a serialized target string into an overload.
 func parseTarget(s, path string) (ops.Overload, error) {
 	switch {
@@ -688,9 +739,11 @@ func (b *builder) node(raw json.RawMessage, path string) error {
 	if err != nil {
 		return err
 	}
-	target, err := parseTarget(ts, o.sub("target"))
-	if err != nil {
-		return err
+	target, hop := hopOverload(ts, b.reg)
+	if !hop {
+		if target, err = parseTarget(ts, o.sub("target")); err != nil {
+			return err
+		}
 	}
 	schema, known := b.reg.Schema(target)
 	if !known && !b.opaque {
@@ -720,7 +773,7 @@ func (b *builder) node(raw json.RawMessage, path string) error {
 			return err
 		}
 		for _, prev := range ins {
-			if prev.name == in.name {
+			if prev.name == in.name && !(hop && in.name == "") {
 				return pathErrf(io.sub("name"), "argument %q given twice", in.name)
 			}
 		}
@@ -744,7 +797,17 @@ func (b *builder) node(raw json.RawMessage, path string) error {
 	var args []ops.Value
 	var kwargs []ops.Kwarg
 	var opaque []opaqueArg
-	if known {
+	if hop {
+		// deserialize_hoo_inputs: a named input is a keyword argument,
+		// an unnamed one the next positional argument.
+		for _, in := range ins {
+			if in.name != "" {
+				kwargs = append(kwargs, ops.Kwarg{Name: in.name, Value: in.val})
+			} else {
+				args = append(args, in.val)
+			}
+		}
+	} else if known {
 		if args, kwargs, err = bindSchema(schema, ins, o.sub("inputs")); err != nil {
 			return err
 		}
@@ -1153,7 +1216,9 @@ func (b *builder) argument(raw json.RawMessage, path string) (string, ops.Value,
 			}
 			val = d
 		}
-	case "as_graph", "as_custom_obj", "as_operator":
+	case "as_operator":
+		val, err = b.operatorArg(v, p)
+	case "as_graph", "as_custom_obj":
 		err = pathErr(p, fmt.Errorf("%w: %s argument", ErrUnsupported, tag))
 	default:
 		err = pathErrf(path, "unknown argument tag %q", tag)

@@ -650,10 +650,14 @@ func (e *encoder) node(n *fxgraph.Node) error {
 	where := fmt.Sprintf("node %q (%s)", n.Name(), ov)
 	w.beginObject()
 	w.key("target")
-	w.str(ov.Pretty())
+	w.str(operatorName(ov))
 	w.key("inputs")
 	w.beginArray()
-	if err := e.inputsOf(n, schema, where); err != nil {
+	if isHOP(ov) {
+		if err := e.hopInputs(n, where); err != nil {
+			return err
+		}
+	} else if err := e.inputsOf(n, schema, where); err != nil {
 		return err
 	}
 	w.endArray()
@@ -690,7 +694,13 @@ func (e *encoder) node(n *fxgraph.Node) error {
 	}
 	w.endObject()
 	w.key("is_hop_single_tensor_return")
-	w.null()
+	if isHOP(ov) {
+		// True when the HOP's result (meta "val") is one tensor.
+		_, single := n.Type().(ops.TensorType)
+		w.bool(single)
+	} else {
+		w.null()
+	}
 	w.key("name")
 	w.str(e.name(n))
 	w.endObject()
@@ -832,6 +842,49 @@ func (e *encoder) inputsOf(n *fxgraph.Node, schema *ops.Schema, where string) er
 	return nil
 }
 
+// operatorName is GraphModuleSerializer.serialize_operator's spelling:
+// torch.ops.<ns>.<op>.<overload> for an OpOverload and
+// torch.ops.higher_order.<name> for a higher-order operator, which has no
+// overloads.
+func operatorName(o ops.Overload) string {
+	if isHOP(o) {
+		return "torch.ops.higher_order." + o.Packet.Name
+	}
+	return o.Pretty()
+}
+
+// hopInputs writes a higher-order operator's inputs as
+// serialize_hoo_inputs does (HOPs have no schema): each positional
+// argument with an empty name and kind 1, then each keyword argument by
+// name with kind 2.
+func (e *encoder) hopInputs(n *fxgraph.Node, where string) error {
+	w := e.w
+	named := func(name string, v ops.Value, kind int64, at string) error {
+		w.beginObject()
+		w.key("name")
+		w.str(name)
+		w.key("arg")
+		if err := e.value(v, nil, fmt.Sprintf("%s: %s", where, at)); err != nil {
+			return err
+		}
+		w.key("kind")
+		w.int(kind)
+		w.endObject()
+		return nil
+	}
+	for i, v := range n.Args() {
+		if err := named("", v, 1, fmt.Sprintf("positional argument %d", i)); err != nil {
+			return err
+		}
+	}
+	for _, kw := range n.Kwargs() {
+		if err := named(kw.Name, kw.Value, 2, fmt.Sprintf("argument %q", kw.Name)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // value writes one Argument union for v. at is the schema type when
 // known; emptyTag is the tag recorded for an empty list of an opaque op.
 func (e *encoder) value(v ops.Value, at *ops.ArgType, where string, emptyTag ...string) error {
@@ -884,6 +937,18 @@ func (e *encoder) value(v ops.Value, at *ops.ArgType, where string, emptyTag ...
 		w.endObject()
 		w.endObject()
 		return nil
+	case ops.Overload:
+		// An operator passed as a value (out_dtype's op): as_operator
+		// with serialize_operator's name.
+		w.beginObject()
+		w.key("as_operator")
+		w.str(operatorName(x))
+		w.endObject()
+		return nil
+	case ops.Packet:
+		return fmt.Errorf("%s: operator %s is a packet: PyTorch serializes only an OpOverload (want e.g. %s)", where, x, x.Default())
+	case ops.Callable:
+		return fmt.Errorf("%s: function %s cannot be serialized as an operator argument (want an OpOverload)", where, x)
 	case ops.List:
 		return e.list(x, at, where, emptyTag...)
 	case ops.Tuple:
