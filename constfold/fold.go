@@ -18,42 +18,25 @@ const PassName = "constant_fold"
 // FrozenParamPrefix is the attribute prefix of folded constants.
 const FrozenParamPrefix = "_frozen_param"
 
-// DequantizeOps returns the built-in don't-fold list: the
-// quantized_decomposed dequantize_per_channel.default,
-// dequantize_per_tensor.default and .tensor, convert_element_type.no_fuse,
-// and torchao.dequantize_affine in both forms. Each call returns a fresh set.
+// DequantizeOps returns the built-in don't-fold list: every dequantize of
+// ops.DequantizeOps (quantized_decomposed per tensor and per channel,
+// torchao.dequantize_affine in both forms) plus
+// quantized_decomposed.convert_element_type.no_fuse. Folding w -> quantize
+// is allowed; the dequantize stays so backends can fuse it. Each call
+// returns a fresh set.
 func DequantizeOps() *ops.TargetSet {
-	s := ops.NewTargetSet(
-		ops.MustOverload("quantized_decomposed.dequantize_per_channel.default"),
-		ops.MustOverload("quantized_decomposed.dequantize_per_tensor.default"),
-		ops.MustOverload("quantized_decomposed.dequantize_per_tensor.tensor"),
-		ops.MustOverload("quantized_decomposed.convert_element_type.no_fuse"),
-	)
-	s.AddPacketAndOverloads(ops.MustPacket("torchao.dequantize_affine"))
-	return s
-}
-
-// QuantizeOps returns convert's fold constraint list (_QUANT_OPS with both
-// forms of the torchao op): quantize_per_tensor.default and .tensor,
-// quantize_per_channel.default and torchao.quantize_affine as packet and
-// .default.
-func QuantizeOps() *ops.TargetSet {
-	s := ops.NewTargetSet(
-		ops.MustOverload("quantized_decomposed.quantize_per_tensor.default"),
-		ops.MustOverload("quantized_decomposed.quantize_per_tensor.tensor"),
-		ops.MustOverload("quantized_decomposed.quantize_per_channel.default"),
-	)
-	s.AddPacketAndOverloads(ops.MustPacket("torchao.quantize_affine"))
+	s := ops.DequantizeOps()
+	s.Add(ops.MustOverload("quantized_decomposed.convert_element_type.no_fuse"))
 	return s
 }
 
 // QuantNodeConstraint is convert's _quant_node_constraint: it accepts
-// call_function nodes whose target is in [QuantizeOps].
+// call_function nodes whose target is in ops.QuantizeOps (_QUANT_OPS).
 func QuantNodeConstraint(n *fxgraph.Node) bool {
 	return n.Op() == fxgraph.CallFunction && quantOps.Has(n.Target())
 }
 
-var quantOps = QuantizeOps()
+var quantOps = ops.QuantizeOps()
 
 var (
 	dontFoldMu sync.Mutex

@@ -54,15 +54,6 @@ var (
 	dequantizeAffine  = ops.MustPacket("torchao.dequantize_affine")
 )
 
-// QuantOps returns a fresh copy of _QUANT_OPS, the targets whose constant
-// inputs Convert folds: quantize_per_tensor.default and .tensor,
-// quantize_per_channel.default, and torchao.quantize_affine as both the
-// packet and its .default overload.
-func QuantOps() *ops.TargetSet {
-	s := ops.NewTargetSet(qPerTensor, qPerTensorTensor, qPerChannel, quantizeAffine.Default())
-	s.AddPacket(quantizeAffine)
-	return s
-}
 
 // Convert is convert_pt2e (spec section 3.5) on a prepared and calibrated
 // graph. Its steps, in order:
@@ -74,7 +65,7 @@ func QuantOps() *ops.TargetSet {
 //  3. metadata porting;
 //  4. unless NoFoldQuantize, the mutable-buffer fold when
 //     FoldQuantizeIntoMutableBuffers is set, then constant folding
-//     constrained to QuantOps;
+//     constrained to ops.QuantizeOps (_QUANT_OPS);
 //  5. if ReferenceRepresentation, the reference representation rewrite.
 //
 // Convert works on a clone and swaps it in only on success: on error g is

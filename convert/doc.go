@@ -55,7 +55,7 @@
 // dead code and runs, in order, [DuplicateDQ], metadata porting, on request
 // the fold of quantize into mutable buffer storage
 // ([FoldQuantizeIntoMutableBuffers]), constant folding constrained to
-// [QuantOps], and on request the reference representation rewrite.
+// ops.QuantizeOps (_QUANT_OPS), and on request the reference representation rewrite.
 //
 // # Errors
 //

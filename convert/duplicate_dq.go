@@ -12,42 +12,6 @@ import (
 // DuplicateDQPassName is the name of [DuplicateDQPass].
 const DuplicateDQPassName = "duplicate_dq"
 
-// dqDequantizeOps is DuplicateDQ's dequantize list: the quantized_decomposed
-// per-tensor and per-channel dequantizes, plus torchao.dequantize_affine in
-// both forms (which upstream leaves shared).
-func dqDequantizeOps() *ops.TargetSet {
-	s := ops.NewTargetSet(
-		ops.MustOverload("quantized_decomposed.dequantize_per_tensor.default"),
-		ops.MustOverload("quantized_decomposed.dequantize_per_tensor.tensor"),
-		ops.MustOverload("quantized_decomposed.dequantize_per_channel.default"),
-	)
-	s.AddPacketAndOverloads(ops.MustPacket("torchao.dequantize_affine"))
-	return s
-}
-
-// dqQuantizeOps is the quantize list of the dynamic skip.
-func dqQuantizeOps() *ops.TargetSet {
-	s := ops.NewTargetSet(
-		ops.MustOverload("quantized_decomposed.quantize_per_tensor.default"),
-		ops.MustOverload("quantized_decomposed.quantize_per_tensor.tensor"),
-		ops.MustOverload("quantized_decomposed.quantize_per_channel.default"),
-	)
-	s.AddPacketAndOverloads(ops.MustPacket("torchao.quantize_affine"))
-	return s
-}
-
-// dqChooseQParamsOps lists every choose_qparams op of the dynamic skip:
-// choose_qparams.tensor, choose_qparams_symmetric.tensor and
-// torchao.choose_qparams_affine in both forms (upstream knows only the
-// first).
-func dqChooseQParamsOps() *ops.TargetSet {
-	s := ops.NewTargetSet(
-		ops.MustOverload("quantized_decomposed.choose_qparams.tensor"),
-		ops.MustOverload("quantized_decomposed.choose_qparams_symmetric.tensor"),
-	)
-	s.AddPacketAndOverloads(ops.MustPacket("torchao.choose_qparams_affine"))
-	return s
-}
 
 var symSizeTargets = ops.NewTargetSet(ops.MustOverload("aten.sym_size.int"), ops.MustOverload("aten.sym_numel.default"))
 
@@ -84,7 +48,7 @@ func isCall(n *fxgraph.Node, s *ops.TargetSet) bool {
 // Result.Stats["duplicated"] counts the copies and ["erased"] the originals
 // removed. It never fails on a well-formed graph.
 func DuplicateDQ(g *fxgraph.Graph) (fxgraph.Result, error) {
-	dqOps, qOps, cqOps := dqDequantizeOps(), dqQuantizeOps(), dqChooseQParamsOps()
+	dqOps, qOps, cqOps := ops.DequantizeOps(), ops.QuantizeOps(), ops.ChooseQParamsOps()
 	res := fxgraph.Result{Stats: map[string]int{"duplicated": 0, "erased": 0}}
 	for n := range g.All() {
 		if !isCall(n, dqOps) {

@@ -10,7 +10,7 @@ import (
 
 // convertSteps are the steps of Convert after observer replacement, in the
 // order of spec section 3.5: duplicate dequantize, metadata porting, the
-// optional mutable-buffer fold, constant folding constrained to QuantOps,
+// optional mutable-buffer fold, constant folding constrained to ops.QuantizeOps (_QUANT_OPS),
 // reference representation.
 var convertSteps = []convertStep{
 	{name: DuplicateDQPassName, run: func(g *fxgraph.Graph, _ *ops.Registry, _ ConvertOptions) error {
@@ -26,13 +26,7 @@ var convertSteps = []convertStep{
 		return err
 	}},
 	{name: constfold.PassName, when: func(o ConvertOptions) bool { return !o.NoFoldQuantize }, run: func(g *fxgraph.Graph, reg *ops.Registry, _ ConvertOptions) error {
-		quant := QuantOps()
-		_, err := constfold.ConstantFold(g, constfold.Options{
-			Registry: reg,
-			Constraint: func(n *fxgraph.Node) bool {
-				return n.Op() == fxgraph.CallFunction && quant.Has(n.Target())
-			},
-		})
+		_, err := constfold.ConstantFold(g, constfold.Options{Registry: reg, Constraint: constfold.QuantNodeConstraint})
 		return err
 	}},
 	{name: "reference_representation", when: func(o ConvertOptions) bool { return o.ReferenceRepresentation }, run: func(g *fxgraph.Graph, _ *ops.Registry, _ ConvertOptions) error {

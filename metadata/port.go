@@ -43,33 +43,6 @@ var (
 	qd = func(name, ov string) ops.Overload { return packet("quantized_decomposed", name).Overload(ov) }
 )
 
-// QuantizeOps returns the quantize targets the pass recognises:
-// quantize_per_tensor.default and .tensor, quantize_per_channel.default and
-// torchao.quantize_affine in both forms. Each call returns a fresh set.
-func QuantizeOps() *ops.TargetSet {
-	s := ops.NewTargetSet(qd("quantize_per_tensor", "default"), qd("quantize_per_tensor", "tensor"), qd("quantize_per_channel", "default"))
-	s.AddPacketAndOverloads(packet("torchao", "quantize_affine"))
-	return s
-}
-
-// DequantizeOps returns the dequantize targets the pass recognises:
-// dequantize_per_tensor.default and .tensor, dequantize_per_channel.default
-// and torchao.dequantize_affine in both forms.
-func DequantizeOps() *ops.TargetSet {
-	s := ops.NewTargetSet(qd("dequantize_per_tensor", "default"), qd("dequantize_per_tensor", "tensor"), qd("dequantize_per_channel", "default"))
-	s.AddPacketAndOverloads(packet("torchao", "dequantize_affine"))
-	return s
-}
-
-// ChooseQParamsOps returns the choose_qparams targets the pass recognises:
-// choose_qparams.tensor, choose_qparams_symmetric.tensor and
-// torchao.choose_qparams_affine in both forms.
-func ChooseQParamsOps() *ops.TargetSet {
-	s := ops.NewTargetSet(qd("choose_qparams", "tensor"), qd("choose_qparams_symmetric", "tensor"))
-	s.AddPacketAndOverloads(packet("torchao", "choose_qparams_affine"))
-	return s
-}
-
 // viewOps are the view-like ops walked from a weight quantize back to its
 // get_attr.
 var viewOps = func() *ops.TargetSet {
@@ -170,7 +143,7 @@ func PortNodeMetaForQDQ(g *fxgraph.Graph, opts Options) (fxgraph.Result, error) 
 	if ann == nil {
 		ann = DefaultAnnotation
 	}
-	p := &porter{q: QuantizeOps(), dq: DequantizeOps(), cq: ChooseQParamsOps(), res: fxgraph.Result{Stats: map[string]int{"ported": 0}}}
+	p := &porter{q: ops.QuantizeOps(), dq: ops.DequantizeOps(), cq: ops.ChooseQParamsOps(), res: fxgraph.Result{Stats: map[string]int{"ported": 0}}}
 	for _, n := range g.Nodes() {
 		a, ok := ann(n)
 		if !ok {
