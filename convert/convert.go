@@ -54,7 +54,6 @@ var (
 	dequantizeAffine  = ops.MustPacket("torchao.dequantize_affine")
 )
 
-
 // Convert is convert_pt2e (spec section 3.5) on a prepared and calibrated
 // graph. Its steps, in order:
 //

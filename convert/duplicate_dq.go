@@ -12,7 +12,6 @@ import (
 // DuplicateDQPassName is the name of [DuplicateDQPass].
 const DuplicateDQPassName = "duplicate_dq"
 
-
 var symSizeTargets = ops.NewTargetSet(ops.MustOverload("aten.sym_size.int"), ops.MustOverload("aten.sym_numel.default"))
 
 // hasValidAnnotation reports whether n carries a valid quantization
