@@ -101,6 +101,16 @@ func (o *object) req(key string) (json.RawMessage, error) {
 
 func (o *object) sub(key string) string { return joinPath(o.path, key) }
 
+// reqString returns the string under key, with req's error when it is
+// missing and decodeString's when it is not a string.
+func (o *object) reqString(key string) (string, error) {
+	r, err := o.req(key)
+	if err != nil {
+		return "", err
+	}
+	return decodeString(r, o.sub(key))
+}
+
 func joinPath(path, key string) string {
 	if path == "" {
 		return key
@@ -132,6 +142,22 @@ func decodeArray(raw json.RawMessage, path string) ([]json.RawMessage, error) {
 	var out []json.RawMessage
 	if err := json.Unmarshal(raw, &out); err != nil || (out == nil && !isNull(raw) && strings.TrimSpace(string(raw)) != "[]") {
 		return nil, pathErr(path, fmt.Errorf("want an array, got %s", describeJSON(raw)))
+	}
+	return out, nil
+}
+
+// decodeEach decodes a JSON array whose element i, at path[i], each
+// decodes; the first element error is returned as is.
+func decodeEach[T any](raw json.RawMessage, path string, each func(json.RawMessage, string) (T, error)) ([]T, error) {
+	items, err := decodeArray(raw, path)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, len(items))
+	for i, it := range items {
+		if out[i], err = each(it, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }

@@ -138,17 +138,7 @@ func checkVersion(v Version, opts *Options) error {
 }
 
 func decodeStrings(raw json.RawMessage, path string) ([]string, error) {
-	items, err := decodeArray(raw, path)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]string, len(items))
-	for i, it := range items {
-		if out[i], err = decodeString(it, fmt.Sprintf("%s[%d]", path, i)); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return decodeEach(raw, path, decodeString)
 }
 
 // decodeNameArg decodes a bare TensorArgument {"name": ...}.
@@ -157,11 +147,7 @@ func decodeNameArg(raw json.RawMessage, path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	v, err := o.req("name")
-	if err != nil {
-		return "", err
-	}
-	return decodeString(v, o.sub("name"))
+	return o.reqString("name")
 }
 
 func (p *Program) decodeSignature(raw json.RawMessage, path string) error {
@@ -177,121 +163,64 @@ func (p *Program) decodeSignature(raw json.RawMessage, path string) error {
 	if err != nil {
 		return err
 	}
-	ins, err := decodeArray(inRaw, o.sub("input_specs"))
+	ins, err := decodeEach(inRaw, o.sub("input_specs"), decodeInputSpec)
 	if err != nil {
 		return err
 	}
-	for i, r := range ins {
-		sp := fmt.Sprintf("%s[%d]", o.sub("input_specs"), i)
-		s, err := decodeInputSpec(r, sp)
-		if err != nil {
-			return err
-		}
-		p.Signature.Inputs = append(p.Signature.Inputs, s)
-	}
-	outs, err := decodeArray(outRaw, o.sub("output_specs"))
+	p.Signature.Inputs = append(p.Signature.Inputs, ins...)
+	outs, err := decodeEach(outRaw, o.sub("output_specs"), decodeOutputSpec)
 	if err != nil {
 		return err
 	}
-	for i, r := range outs {
-		sp := fmt.Sprintf("%s[%d]", o.sub("output_specs"), i)
-		s, err := decodeOutputSpec(r, sp)
-		if err != nil {
-			return err
-		}
-		p.Signature.Outputs = append(p.Signature.Outputs, s)
-	}
+	p.Signature.Outputs = append(p.Signature.Outputs, outs...)
 	return nil
 }
 
 func decodeInputSpec(raw json.RawMessage, path string) (InputSpec, error) {
 	var s InputSpec
-	tag, v, err := union(raw, path)
+	tag, o, err := taggedObject(raw, path)
 	if err != nil {
 		return s, err
 	}
-	path += "." + tag
-	o, err := decodeObject(v, path)
-	if err != nil {
-		return s, err
-	}
-	str := func(key string) (string, error) {
-		r, err := o.req(key)
-		if err != nil {
-			return "", err
-		}
-		return decodeString(r, o.sub(key))
-	}
-	argName := func() (string, error) {
-		r, err := o.req("arg")
-		if err != nil {
-			return "", err
-		}
-		return decodeNameArg(r, o.sub("arg"))
-	}
+	path = o.path
 	switch tag {
 	case "user_input":
 		s.Kind = UserInput
-		r, err := o.req("arg")
-		if err != nil {
-			return s, err
-		}
-		atag, av, err := union(r, o.sub("arg"))
+		atag, av, ap, err := userSpecArg(o)
 		if err != nil {
 			return s, err
 		}
 		switch atag {
 		case "as_tensor", "as_sym_int", "as_sym_float", "as_sym_bool":
-			if atag == "as_tensor" {
-				s.Name, err = decodeNameArg(av, o.sub("arg")+"."+atag)
-			} else {
-				s.Name, err = decodeSymName(av, o.sub("arg")+"."+atag)
-			}
-			if err != nil {
+			if s.Name, err = decodeValueName(atag, av, ap); err != nil {
 				return s, err
 			}
 		case "as_custom_obj":
 			return s, pathErr(o.sub("arg"), fmt.Errorf("%w: custom object input", ErrUnsupported))
 		default:
-			c, err := decodeConstant(atag, av, o.sub("arg")+"."+atag)
+			c, err := decodeConstant(atag, av, ap)
 			if err != nil {
 				return s, err
 			}
 			s.Const, s.IsConst = c, true
 		}
-	case "parameter":
-		s.Kind = Parameter
-		if s.Name, err = argName(); err != nil {
+	case "parameter", "buffer", "tensor_constant":
+		named := inputSpecTargets[tag]
+		s.Kind = named.kind
+		if s.Name, s.Target, err = specArgTarget(o, named.key); err != nil {
 			return s, err
 		}
-		if s.Target, err = str("parameter_name"); err != nil {
-			return s, err
-		}
-	case "buffer":
-		s.Kind = Buffer
-		if s.Name, err = argName(); err != nil {
-			return s, err
-		}
-		if s.Target, err = str("buffer_name"); err != nil {
-			return s, err
-		}
-		s.Persistent = true
-		if r := o.get("persistent"); r != nil {
-			if s.Persistent, err = decodeBool(r, o.sub("persistent")); err != nil {
-				return s, err
+		if tag == "buffer" {
+			s.Persistent = true
+			if r := o.get("persistent"); r != nil {
+				if s.Persistent, err = decodeBool(r, o.sub("persistent")); err != nil {
+					return s, err
+				}
 			}
-		}
-	case "tensor_constant":
-		s.Kind = TensorConstant
-		if s.Name, err = argName(); err != nil {
-			return s, err
-		}
-		if s.Target, err = str("tensor_constant_name"); err != nil {
-			return s, err
 		}
 	case "constant_input":
 		s.Kind = ConstantInput
-		if s.Name, err = str("name"); err != nil {
+		if s.Name, err = o.reqString("name"); err != nil {
 			return s, err
 		}
 		r, err := o.req("value")
@@ -312,6 +241,80 @@ func decodeInputSpec(raw json.RawMessage, path string) (InputSpec, error) {
 		return s, pathErrf(path, "unknown InputSpec tag %q", tag)
 	}
 	return s, nil
+}
+
+// taggedObject decodes a union whose value is an object, as the spec
+// variants are; the object's path ends in the tag.
+func taggedObject(raw json.RawMessage, path string) (string, *object, error) {
+	tag, v, err := union(raw, path)
+	if err != nil {
+		return "", nil, err
+	}
+	o, err := decodeObject(v, path+"."+tag)
+	if err != nil {
+		return "", nil, err
+	}
+	return tag, o, nil
+}
+
+// userSpecArg decodes the "arg" Argument union of a user_input or
+// user_output spec: its tag, its value and the value's path.
+func userSpecArg(o *object) (tag string, v json.RawMessage, path string, err error) {
+	r, err := o.req("arg")
+	if err != nil {
+		return "", nil, "", err
+	}
+	if tag, v, err = union(r, o.sub("arg")); err != nil {
+		return "", nil, "", err
+	}
+	return tag, v, o.sub("arg") + "." + tag, nil
+}
+
+// inputSpecTargets holds, for each InputSpec tag that names a module
+// attribute, its kind and the field holding the attribute's name.
+var inputSpecTargets = map[string]struct {
+	kind InputKind
+	key  string
+}{
+	"parameter":       {Parameter, "parameter_name"},
+	"buffer":          {Buffer, "buffer_name"},
+	"tensor_constant": {TensorConstant, "tensor_constant_name"},
+}
+
+// outputSpecTargets holds, for each OutputSpec tag whose arg is a bare
+// TensorArgument, its kind and the field naming what it mutates (empty
+// for loss_output, which names nothing).
+var outputSpecTargets = map[string]struct {
+	kind OutputKind
+	key  string
+}{
+	"buffer_mutation":     {BufferMutation, "buffer_name"},
+	"user_input_mutation": {UserInputMutation, "user_input_name"},
+	"parameter_mutation":  {ParameterMutation, "parameter_name"},
+	"loss_output":         {LossOutput, ""},
+}
+
+// specArgTarget decodes a spec object's "arg", a bare TensorArgument, and
+// then, when key is not empty, the string field key naming its target.
+func specArgTarget(o *object, key string) (name, target string, err error) {
+	r, err := o.req("arg")
+	if err != nil {
+		return "", "", err
+	}
+	if name, err = decodeNameArg(r, o.sub("arg")); err != nil || key == "" {
+		return name, "", err
+	}
+	target, err = o.reqString(key)
+	return name, target, err
+}
+
+// decodeValueName decodes the name of an as_tensor or as_sym_* argument
+// whose union value is v; path ends in the tag.
+func decodeValueName(tag string, v json.RawMessage, path string) (string, error) {
+	if tag == "as_tensor" {
+		return decodeNameArg(v, path)
+	}
+	return decodeSymName(v, path)
 }
 
 func decodeSymName(raw json.RawMessage, path string) (string, error) {
@@ -344,80 +347,31 @@ func decodeConstant(tag string, v json.RawMessage, path string) (ops.Value, erro
 
 func decodeOutputSpec(raw json.RawMessage, path string) (OutputSpec, error) {
 	var s OutputSpec
-	tag, v, err := union(raw, path)
+	tag, o, err := taggedObject(raw, path)
 	if err != nil {
 		return s, err
 	}
-	path += "." + tag
-	o, err := decodeObject(v, path)
-	if err != nil {
-		return s, err
-	}
-	argName := func() error {
-		r, err := o.req("arg")
-		if err != nil {
-			return err
-		}
-		s.Name, err = decodeNameArg(r, o.sub("arg"))
-		return err
-	}
-	target := func(key string) error {
-		r, err := o.req(key)
-		if err != nil {
-			return err
-		}
-		s.Target, err = decodeString(r, o.sub(key))
-		return err
-	}
+	path = o.path
 	switch tag {
 	case "user_output":
 		s.Kind = UserOutput
-		r, err := o.req("arg")
-		if err != nil {
-			return s, err
-		}
-		atag, av, err := union(r, o.sub("arg"))
+		atag, av, ap, err := userSpecArg(o)
 		if err != nil {
 			return s, err
 		}
 		switch atag {
-		case "as_tensor":
-			s.Name, err = decodeNameArg(av, o.sub("arg")+".as_tensor")
-		case "as_sym_int", "as_sym_float", "as_sym_bool":
-			s.Name, err = decodeSymName(av, o.sub("arg")+"."+atag)
+		case "as_tensor", "as_sym_int", "as_sym_float", "as_sym_bool":
+			s.Name, err = decodeValueName(atag, av, ap)
 		default:
-			_, err = decodeConstant(atag, av, o.sub("arg")+"."+atag)
+			_, err = decodeConstant(atag, av, ap)
 		}
 		if err != nil {
 			return s, err
 		}
-	case "buffer_mutation":
-		s.Kind = BufferMutation
-		if err := argName(); err != nil {
-			return s, err
-		}
-		if err := target("buffer_name"); err != nil {
-			return s, err
-		}
-	case "user_input_mutation":
-		s.Kind = UserInputMutation
-		if err := argName(); err != nil {
-			return s, err
-		}
-		if err := target("user_input_name"); err != nil {
-			return s, err
-		}
-	case "parameter_mutation":
-		s.Kind = ParameterMutation
-		if err := argName(); err != nil {
-			return s, err
-		}
-		if err := target("parameter_name"); err != nil {
-			return s, err
-		}
-	case "loss_output":
-		s.Kind = LossOutput
-		if err := argName(); err != nil {
+	case "buffer_mutation", "user_input_mutation", "parameter_mutation", "loss_output":
+		named := outputSpecTargets[tag]
+		s.Kind = named.kind
+		if s.Name, s.Target, err = specArgTarget(o, named.key); err != nil {
 			return s, err
 		}
 	case "gradient_to_parameter", "gradient_to_user_input", "token":
@@ -555,6 +509,27 @@ func (b *builder) define(name string, n *fxgraph.Node, path string) error {
 	return nil
 }
 
+// symTypeNames maps each symbolic scalar tag to its Python type name.
+var symTypeNames = map[string]string{"as_sym_int": "SymInt", "as_sym_bool": "SymBool", "as_sym_float": "SymFloat"}
+
+// namedValue decodes the name of an as_tensor or as_sym_* value v (path
+// ends in the tag) and gives its type: the tensor_values entry for a
+// tensor, the symbolic scalar type otherwise.
+func (b *builder) namedValue(tag string, v json.RawMessage, path string) (string, ops.Type, error) {
+	name, err := decodeValueName(tag, v, path)
+	if err != nil {
+		return "", nil, err
+	}
+	if tag != "as_tensor" {
+		return name, ops.PyType{Name: symTypeNames[tag]}, nil
+	}
+	tt, err := b.tensorType(name, path)
+	if err != nil {
+		return "", nil, err
+	}
+	return name, tt, nil
+}
+
 // tensorType returns the type recorded in tensor_values for name.
 func (b *builder) tensorType(name, path string) (ops.TensorType, error) {
 	m, ok := b.metas[name]
@@ -584,20 +559,10 @@ func (b *builder) inputs(raw json.RawMessage, path string) error {
 		var name string
 		var typ ops.Type
 		switch tag {
-		case "as_tensor":
-			if name, err = decodeNameArg(v, ip); err != nil {
+		case "as_tensor", "as_sym_int":
+			if name, typ, err = b.namedValue(tag, v, ip); err != nil {
 				return err
 			}
-			tt, err := b.tensorType(name, ip)
-			if err != nil {
-				return err
-			}
-			typ = tt
-		case "as_sym_int":
-			if name, err = decodeSymName(v, ip); err != nil {
-				return err
-			}
-			typ = ops.PyType{Name: "SymInt"}
 		case "as_custom_obj", "as_token":
 			return pathErr(ip, fmt.Errorf("%w: %s graph input", ErrUnsupported, tag))
 		default:
@@ -731,11 +696,7 @@ func (b *builder) node(raw json.RawMessage, path string) error {
 	if err != nil {
 		return err
 	}
-	tr, err := o.req("target")
-	if err != nil {
-		return err
-	}
-	ts, err := decodeString(tr, o.sub("target"))
+	ts, err := o.reqString("target")
 	if err != nil {
 		return err
 	}
@@ -764,12 +725,8 @@ func (b *builder) node(raw json.RawMessage, path string) error {
 		if err != nil {
 			return err
 		}
-		nr, err := io.req("name")
-		if err != nil {
-			return err
-		}
 		var in namedInput
-		if in.name, err = decodeString(nr, io.sub("name")); err != nil {
+		if in.name, err = io.reqString("name"); err != nil {
 			return err
 		}
 		for _, prev := range ins {
@@ -800,33 +757,20 @@ func (b *builder) node(raw json.RawMessage, path string) error {
 	if hop {
 		// deserialize_hoo_inputs: a named input is a keyword argument,
 		// an unnamed one the next positional argument.
-		for _, in := range ins {
-			if in.name != "" {
-				kwargs = append(kwargs, ops.Kwarg{Name: in.name, Value: in.val})
-			} else {
-				args = append(args, in.val)
-			}
-		}
+		args, kwargs = splitInputs(ins, func(in namedInput) bool { return in.name != "" })
 	} else if known {
 		if args, kwargs, err = bindSchema(schema, ins, o.sub("inputs")); err != nil {
 			return err
 		}
 	} else {
-		for _, in := range ins {
-			if in.kind == 2 {
-				kwargs = append(kwargs, ops.Kwarg{Name: in.name, Value: in.val})
-			} else {
-				args = append(args, in.val)
-			}
-		}
-		for _, in := range ins {
-			if in.kind != 2 {
-				opaque = append(opaque, opaqueArg{Name: in.name, EmptyTag: emptyTag(in)})
-			}
-		}
-		for _, in := range ins {
-			if in.kind == 2 {
-				opaque = append(opaque, opaqueArg{Name: in.name, EmptyTag: emptyTag(in)})
+		isKwarg := func(in namedInput) bool { return in.kind == 2 }
+		args, kwargs = splitInputs(ins, isKwarg)
+		// args first, then kwargs, as the node holds them
+		for _, kw := range []bool{false, true} {
+			for _, in := range ins {
+				if isKwarg(in) == kw {
+					opaque = append(opaque, opaqueArg{Name: in.name, EmptyTag: emptyTag(in)})
+				}
 			}
 		}
 	}
@@ -855,6 +799,21 @@ func (b *builder) node(raw json.RawMessage, path string) error {
 		return err
 	}
 	return b.createNode(target, schema, args, kwargs, opaque, meta, nodeName, outs, o.sub("outputs"))
+}
+
+// splitInputs splits ins, in order, into positional arguments and the
+// keyword arguments for which isKwarg holds.
+func splitInputs(ins []namedInput, isKwarg func(namedInput) bool) ([]ops.Value, []ops.Kwarg) {
+	var args []ops.Value
+	var kwargs []ops.Kwarg
+	for _, in := range ins {
+		if isKwarg(in) {
+			kwargs = append(kwargs, ops.Kwarg{Name: in.name, Value: in.val})
+		} else {
+			args = append(args, in.val)
+		}
+	}
+	return args, kwargs
 }
 
 func emptyTag(in namedInput) string {
@@ -919,22 +878,9 @@ func (b *builder) createNode(target ops.Overload, schema *ops.Schema, args []ops
 		}
 		switch tag {
 		case "as_tensor", "as_sym_int", "as_sym_bool", "as_sym_float":
-			var name string
-			var typ ops.Type
-			if tag == "as_tensor" {
-				if name, err = decodeNameArg(v, path+"[0].as_tensor"); err != nil {
-					return err
-				}
-				tt, err := b.tensorType(name, path+"[0].as_tensor")
-				if err != nil {
-					return err
-				}
-				typ = tt
-			} else {
-				if name, err = decodeSymName(v, path+"[0]."+tag); err != nil {
-					return err
-				}
-				typ = ops.PyType{Name: map[string]string{"as_sym_int": "SymInt", "as_sym_bool": "SymBool", "as_sym_float": "SymFloat"}[tag]}
+			name, typ, err := b.namedValue(tag, v, path+"[0]."+tag)
+			if err != nil {
+				return err
 			}
 			n = b.g.CreateNode(fxgraph.CallFunction, target, "", args, kwargs, name, typ)
 			n.Meta = meta
@@ -1060,6 +1006,25 @@ func (b *builder) symRef(raw json.RawMessage, path string, constTag string) (ops
 	return nil, pathErrf(path, "want as_name or %s, got %q", constTag, tag)
 }
 
+// symConstTags maps each symbolic scalar argument tag to the tag of the
+// constant PyTorch writes in its place when the value is not symbolic.
+var symConstTags = map[string]string{"as_sym_int": "as_int", "as_sym_bool": "as_bool", "as_sym_float": "as_float"}
+
+// asValue adapts a typed scalar decoder to one that yields an ops.Value.
+func asValue[T any](dec func(json.RawMessage, string) (T, error)) func(json.RawMessage, string) (ops.Value, error) {
+	return func(r json.RawMessage, path string) (ops.Value, error) { return dec(r, path) }
+}
+
+// decodeEnumCode decodes an integer enum code, which must lie in
+// [0, highest]; what names the enum in the error.
+func decodeEnumCode(raw json.RawMessage, path string, highest int64, what string) (int64, error) {
+	code, err := decodeInt(raw, path)
+	if err == nil && (code < 0 || code > highest) {
+		err = pathErrf(path, "unknown %s %d", what, code)
+	}
+	return code, err
+}
+
 // argument decodes one Argument union into a Value, resolving names.
 func (b *builder) argument(raw json.RawMessage, path string) (string, ops.Value, error) {
 	tag, v, err := union(raw, path)
@@ -1068,17 +1033,11 @@ func (b *builder) argument(raw json.RawMessage, path string) (string, ops.Value,
 	}
 	p := path + "." + tag
 	list := func(each func(json.RawMessage, string) (ops.Value, error)) (ops.Value, error) {
-		items, err := decodeArray(v, p)
+		out, err := decodeEach(v, p, each)
 		if err != nil {
 			return nil, err
 		}
-		out := make(ops.List, len(items))
-		for i, it := range items {
-			if out[i], err = each(it, fmt.Sprintf("%s[%d]", p, i)); err != nil {
-				return nil, err
-			}
-		}
-		return out, nil
+		return ops.List(out), nil
 	}
 	tensorRef := func(r json.RawMessage, ip string) (ops.Value, error) {
 		name, err := decodeNameArg(r, ip)
@@ -1114,28 +1073,22 @@ func (b *builder) argument(raw json.RawMessage, path string) (string, ops.Value,
 		val, err = optTensor(v, p)
 	case "as_nested_tensors":
 		val, err = list(func(r json.RawMessage, ip string) (ops.Value, error) {
-			items, err := decodeArray(r, ip)
+			out, err := decodeEach(r, ip, tensorRef)
 			if err != nil {
 				return nil, err
 			}
-			out := make(ops.List, len(items))
-			for i, it := range items {
-				if out[i], err = tensorRef(it, fmt.Sprintf("%s[%d]", ip, i)); err != nil {
-					return nil, err
-				}
-			}
-			return out, nil
+			return ops.List(out), nil
 		})
 	case "as_int", "as_float", "as_bool", "as_string":
 		val, err = decodeConstant(tag, v, p)
 	case "as_ints":
-		val, err = list(func(r json.RawMessage, ip string) (ops.Value, error) { return decodeInt(r, ip) })
+		val, err = list(asValue(decodeInt))
 	case "as_floats":
-		val, err = list(func(r json.RawMessage, ip string) (ops.Value, error) { return decodeFloat(r, ip) })
+		val, err = list(asValue(decodeFloat))
 	case "as_bools":
-		val, err = list(func(r json.RawMessage, ip string) (ops.Value, error) { return decodeBool(r, ip) })
+		val, err = list(asValue(decodeBool))
 	case "as_strings":
-		val, err = list(func(r json.RawMessage, ip string) (ops.Value, error) { return decodeString(r, ip) })
+		val, err = list(asValue(decodeString))
 	case "as_int_lists", "as_float_lists":
 		inner := "as_ints"
 		if tag == "as_float_lists" {
@@ -1146,18 +1099,11 @@ func (b *builder) argument(raw json.RawMessage, path string) (string, ops.Value,
 			_, x, err := b.argument(wrapped, ip)
 			return x, err
 		})
-	case "as_sym_int":
-		val, err = b.symRef(v, p, "as_int")
-	case "as_sym_ints":
-		val, err = list(func(r json.RawMessage, ip string) (ops.Value, error) { return b.symRef(r, ip, "as_int") })
-	case "as_sym_bool":
-		val, err = b.symRef(v, p, "as_bool")
-	case "as_sym_bools":
-		val, err = list(func(r json.RawMessage, ip string) (ops.Value, error) { return b.symRef(r, ip, "as_bool") })
-	case "as_sym_float":
-		val, err = b.symRef(v, p, "as_float")
-	case "as_sym_floats":
-		val, err = list(func(r json.RawMessage, ip string) (ops.Value, error) { return b.symRef(r, ip, "as_float") })
+	case "as_sym_int", "as_sym_bool", "as_sym_float":
+		val, err = b.symRef(v, p, symConstTags[tag])
+	case "as_sym_ints", "as_sym_bools", "as_sym_floats":
+		constTag := symConstTags[strings.TrimSuffix(tag, "s")]
+		val, err = list(func(r json.RawMessage, ip string) (ops.Value, error) { return b.symRef(r, ip, constTag) })
 	case "as_scalar_type":
 		var code int64
 		if code, err = decodeInt(v, p); err == nil {
@@ -1169,20 +1115,12 @@ func (b *builder) argument(raw json.RawMessage, path string) (string, ops.Value,
 		}
 	case "as_memory_format":
 		var code int64
-		if code, err = decodeInt(v, p); err == nil {
-			if code < 0 || code > int64(ops.PreserveFormat) {
-				err = pathErrf(p, "unknown MemoryFormat %d", code)
-			}
-			val = ops.MemoryFormat(code)
-		}
+		code, err = decodeEnumCode(v, p, int64(ops.PreserveFormat), "MemoryFormat")
+		val = ops.MemoryFormat(code)
 	case "as_layout":
 		var code int64
-		if code, err = decodeInt(v, p); err == nil {
-			if code < 0 || code > int64(ops.LayoutStrided) {
-				err = pathErrf(p, "unknown Layout %d", code)
-			}
-			val = ops.Layout(code)
-		}
+		code, err = decodeEnumCode(v, p, int64(ops.LayoutStrided), "Layout")
+		val = ops.Layout(code)
 	case "as_device":
 		var typ string
 		var idx *int64
