@@ -61,6 +61,33 @@ func tensorArg(args []Value, i int, name string) (TensorType, error) {
 	return t, nil
 }
 
+// tensorArgs2 returns arguments 0 and 1 as tensor types, named n0 and n1:
+// the leading operand pair of the binary tensor ops (mm, linear, conv...).
+func tensorArgs2(args []Value, n0, n1 string) (TensorType, TensorType, error) {
+	a, err := tensorArg(args, 0, n0)
+	if err != nil {
+		return a, TensorType{}, err
+	}
+	b, err := tensorArg(args, 1, n1)
+	return a, b, err
+}
+
+// selfDimArgs reads the (self, dim) prefix shared by the single-dimension
+// ops: the tensor self at 0 and the int dim at 1, wrapped into a rank of
+// self's rank plus extra (1 where dim indexes the result, as unsqueeze's).
+func selfDimArgs(args []Value, extra int) (TensorType, int, error) {
+	x, err := tensorArg(args, 0, "self")
+	if err != nil {
+		return x, 0, err
+	}
+	d, err := intArg(args, 1, "dim")
+	if err != nil {
+		return x, 0, err
+	}
+	k, err := normDim(d, x.Rank()+extra, 1, "dim")
+	return x, k, err
+}
+
 // optTensorArg returns argument i as a tensor type, or ok=false for None.
 func optTensorArg(args []Value, i int, name string) (TensorType, bool, error) {
 	if get(args, i) == nil {

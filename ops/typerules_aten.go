@@ -120,15 +120,8 @@ func ruleToDType(args []Value) (Type, error) {
 
 // ruleSoftmax: softmax.int / log_softmax.int (self, dim, dtype?).
 func ruleSoftmax(args []Value) (Type, error) {
-	t, err := tensorArg(args, 0, "self")
+	t, _, err := selfDimArgs(args, 0)
 	if err != nil {
-		return nil, err
-	}
-	dim, err := intArg(args, 1, "dim")
-	if err != nil {
-		return nil, err
-	}
-	if _, err := normDim(dim, t.Rank(), 1, "dim"); err != nil {
 		return nil, err
 	}
 	d, err := optDTypeArg(args, 2, "dtype", t.DType())
@@ -143,15 +136,8 @@ func ruleSoftmax(args []Value) (Type, error) {
 
 // ruleInternalSoftmax: _softmax(self, dim, half_to_float).
 func ruleInternalSoftmax(args []Value) (Type, error) {
-	t, err := tensorArg(args, 0, "self")
+	t, _, err := selfDimArgs(args, 0)
 	if err != nil {
-		return nil, err
-	}
-	dim, err := intArg(args, 1, "dim")
-	if err != nil {
-		return nil, err
-	}
-	if _, err := normDim(dim, t.Rank(), 1, "dim"); err != nil {
 		return nil, err
 	}
 	h, err := boolArg(args, 2, "half_to_float")
@@ -167,11 +153,7 @@ func ruleInternalSoftmax(args []Value) (Type, error) {
 
 // ruleLinear: linear(input [..., in], weight [out, in], bias [out]?) -> [..., out].
 func ruleLinear(args []Value) (Type, error) {
-	x, err := tensorArg(args, 0, "input")
-	if err != nil {
-		return nil, err
-	}
-	w, err := tensorArg(args, 1, "weight")
+	x, w, err := tensorArgs2(args, "input", "weight")
 	if err != nil {
 		return nil, err
 	}
@@ -213,48 +195,30 @@ func matmulDims(a, b TensorType, ai, bi int, an, bn string) (int64, error) {
 }
 
 // ruleMM: mm(self [n, k], mat2 [k, m]) -> [n, m].
-func ruleMM(args []Value) (Type, error) {
-	a, err := tensorArg(args, 0, "self")
-	if err != nil {
-		return nil, err
-	}
-	b, err := tensorArg(args, 1, "mat2")
-	if err != nil {
-		return nil, err
-	}
-	if a.Rank() != 2 {
-		return nil, shapeErr(0, "self", "want a matrix [n, k], got %s", a)
-	}
-	if b.Rank() != 2 {
-		return nil, shapeErr(1, "mat2", "want a matrix [k, m], got %s", b)
-	}
-	if _, err := matmulDims(a, b, 0, 1, "self", "mat2"); err != nil {
-		return nil, err
-	}
-	d, err := PromoteTypes(a.DType(), b.DType())
-	if err != nil {
-		return nil, argErr(1, "mat2", "%v", err)
-	}
-	return plainOf(d, []int64{a.Shape[0], b.Shape[1]}), nil
-}
+func ruleMM(args []Value) (Type, error) { return matrixProduct(args, false) }
 
 // ruleBMM: bmm(self [b, n, k], mat2 [b, k, m]) -> [b, n, m].
-func ruleBMM(args []Value) (Type, error) {
-	a, err := tensorArg(args, 0, "self")
+func ruleBMM(args []Value) (Type, error) { return matrixProduct(args, true) }
+
+// matrixProduct is mm's rule, or bmm's when batched: both operands have
+// rank 2 (3), equal batch sizes, and the result keeps self's leading
+// dimensions with mat2's last.
+func matrixProduct(args []Value, batched bool) (Type, error) {
+	a, b, err := tensorArgs2(args, "self", "mat2")
 	if err != nil {
 		return nil, err
 	}
-	b, err := tensorArg(args, 1, "mat2")
-	if err != nil {
-		return nil, err
+	rank, selfForm, mat2Form := 2, "a matrix [n, k]", "a matrix [k, m]"
+	if batched {
+		rank, selfForm, mat2Form = 3, "[batch, n, k]", "[batch, k, m]"
 	}
-	if a.Rank() != 3 {
-		return nil, shapeErr(0, "self", "want [batch, n, k], got %s", a)
+	if a.Rank() != rank {
+		return nil, shapeErr(0, "self", "want %s, got %s", selfForm, a)
 	}
-	if b.Rank() != 3 {
-		return nil, shapeErr(1, "mat2", "want [batch, k, m], got %s", b)
+	if b.Rank() != rank {
+		return nil, shapeErr(1, "mat2", "want %s, got %s", mat2Form, b)
 	}
-	if a.Shape[0] >= 0 && b.Shape[0] >= 0 && a.Shape[0] != b.Shape[0] {
+	if batched && a.Shape[0] >= 0 && b.Shape[0] >= 0 && a.Shape[0] != b.Shape[0] {
 		return nil, shapeErr(1, "mat2", "batch %d does not match self's %d", b.Shape[0], a.Shape[0])
 	}
 	if _, err := matmulDims(a, b, 0, 1, "self", "mat2"); err != nil {
@@ -264,16 +228,12 @@ func ruleBMM(args []Value) (Type, error) {
 	if err != nil {
 		return nil, argErr(1, "mat2", "%v", err)
 	}
-	return plainOf(d, []int64{a.Shape[0], a.Shape[1], b.Shape[2]}), nil
+	return plainOf(d, append(slices.Clone(a.Shape[:rank-1]), b.Shape[rank-1])), nil
 }
 
 // ruleMatmul: matmul(self, other) with 1-D promotion and batch broadcasting.
 func ruleMatmul(args []Value) (Type, error) {
-	a, err := tensorArg(args, 0, "self")
-	if err != nil {
-		return nil, err
-	}
-	b, err := tensorArg(args, 1, "other")
+	a, b, err := tensorArgs2(args, "self", "other")
 	if err != nil {
 		return nil, err
 	}
@@ -356,11 +316,7 @@ func convOut(in, k, s, p, d int64) int64 {
 // pos are the argument positions of stride, padding, dilation, groups and
 // (for convolution.default) transposed and output_padding (-1 if absent).
 func conv(args []Value, nSpatial int, posStride, posPad, posDil, posTransposed, posOutPad, posGroups int) (Type, error) {
-	x, err := tensorArg(args, 0, "input")
-	if err != nil {
-		return nil, err
-	}
-	w, err := tensorArg(args, 1, "weight")
+	x, w, err := tensorArgs2(args, "input", "weight")
 	if err != nil {
 		return nil, err
 	}
@@ -629,18 +585,25 @@ func ruleGroupNorm(args []Value) (Type, error) {
 
 // ruleLayerNorm: layer_norm(input, normalized_shape, weight?, bias?, eps, ...).
 func ruleLayerNorm(args []Value) (Type, error) {
-	x, err := tensorArg(args, 0, "input")
+	x, _, err := layerNormArgs(args)
 	if err != nil {
-		return nil, err
-	}
-	ns, err := intsArg(args, 1, "normalized_shape")
-	if err != nil {
-		return nil, err
-	}
-	if err := checkNormalizedShape(x, ns); err != nil {
 		return nil, err
 	}
 	return plainOf(x.DType(), x.Shape), nil
+}
+
+// layerNormArgs reads the (input, normalized_shape) prefix of layer_norm
+// and native_layer_norm and checks that the shape ends the input's.
+func layerNormArgs(args []Value) (TensorType, []int64, error) {
+	x, err := tensorArg(args, 0, "input")
+	if err != nil {
+		return x, nil, err
+	}
+	ns, err := intsArg(args, 1, "normalized_shape")
+	if err != nil {
+		return x, nil, err
+	}
+	return x, ns, checkNormalizedShape(x, ns)
 }
 
 func checkNormalizedShape(x TensorType, ns []int64) error {
@@ -659,15 +622,8 @@ func checkNormalizedShape(x TensorType, ns []int64) error {
 // ruleNativeLayerNorm: (out, mean, rstd); mean and rstd keep the leading
 // dimensions and have size 1 in the normalised ones.
 func ruleNativeLayerNorm(args []Value) (Type, error) {
-	x, err := tensorArg(args, 0, "input")
+	x, ns, err := layerNormArgs(args)
 	if err != nil {
-		return nil, err
-	}
-	ns, err := intsArg(args, 1, "normalized_shape")
-	if err != nil {
-		return nil, err
-	}
-	if err := checkNormalizedShape(x, ns); err != nil {
 		return nil, err
 	}
 	stat := slices.Clone(x.Shape)
@@ -808,11 +764,7 @@ func ruleSDPA(args []Value) (Type, error) {
 
 // ruleEmbedding: embedding(weight [V, D], indices [*]) -> [*, D].
 func ruleEmbedding(args []Value) (Type, error) {
-	w, err := tensorArg(args, 0, "weight")
-	if err != nil {
-		return nil, err
-	}
-	idx, err := tensorArg(args, 1, "indices")
+	w, idx, err := tensorArgs2(args, "weight", "indices")
 	if err != nil {
 		return nil, err
 	}

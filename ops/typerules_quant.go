@@ -44,6 +44,16 @@ func checkQRange(args []Value, posMin, posMax int, d tensor.DType, posDType int)
 	return nil
 }
 
+// quantDTypeArg reads the decomposed ops' dtype argument at posDType and
+// checks the literal quant_min/quant_max at posMin/posMax against it.
+func quantDTypeArg(args []Value, posMin, posMax, posDType int) (tensor.DType, error) {
+	d, err := dtypeArg(args, posDType, "dtype")
+	if err != nil {
+		return d, err
+	}
+	return d, checkQRange(args, posMin, posMax, d, posDType)
+}
+
 // floatInput checks that argument i is a float tensor.
 func floatInput(args []Value, i int, name string) (TensorType, error) {
 	x, err := tensorArg(args, i, name)
@@ -68,11 +78,8 @@ func ruleQuantizePerTensor(args []Value) (Type, error) {
 			return nil, shapeErr(1+k, name, "want one element, got %s", t)
 		}
 	}
-	d, err := dtypeArg(args, 5, "dtype")
+	d, err := quantDTypeArg(args, 3, 4, 5)
 	if err != nil {
-		return nil, err
-	}
-	if err := checkQRange(args, 3, 4, d, 5); err != nil {
 		return nil, err
 	}
 	return plainOf(d, x.Shape), nil
@@ -108,11 +115,7 @@ func ruleChooseQParams(args []Value) (Type, error) {
 	if _, err := floatInput(args, 0, "input"); err != nil {
 		return nil, err
 	}
-	d, err := dtypeArg(args, 4, "dtype")
-	if err != nil {
-		return nil, err
-	}
-	if err := checkQRange(args, 1, 2, d, 4); err != nil {
+	if _, err := quantDTypeArg(args, 1, 2, 4); err != nil {
 		return nil, err
 	}
 	qmin, _ := get(args, 1).(int64)
@@ -166,11 +169,8 @@ func perChannel(args []Value, dequant bool) (TensorType, tensor.DType, error) {
 	if err := checkChannelParams(args, 2, "zero_points", n, dequant); err != nil {
 		return x, 0, err
 	}
-	d, err := dtypeArg(args, 6, "dtype")
+	d, err := quantDTypeArg(args, 4, 5, 6)
 	if err != nil {
-		return x, 0, err
-	}
-	if err := checkQRange(args, 4, 5, d, 6); err != nil {
 		return x, 0, err
 	}
 	if dequant && x.DType() != d {
@@ -256,11 +256,8 @@ func ruleQuantizePerToken(args []Value) (Type, error) {
 	if err := perTokenParams(args, x, false); err != nil {
 		return nil, err
 	}
-	d, err := dtypeArg(args, 5, "dtype")
+	d, err := quantDTypeArg(args, 3, 4, 5)
 	if err != nil {
-		return nil, err
-	}
-	if err := checkQRange(args, 3, 4, d, 5); err != nil {
 		return nil, err
 	}
 	return plainOf(d, x.Shape), nil
@@ -425,6 +422,17 @@ func checkAffineParams(args []Value, x TensorType, block []int64, posBlock int, 
 	return nil
 }
 
+// affineBlockArgs reads quantize_affine's and dequantize_affine's
+// block_size (argument 1) and checks their scale and optional zero_point
+// against it.
+func affineBlockArgs(args []Value, x TensorType) error {
+	block, err := intsArg(args, 1, "block_size")
+	if err != nil {
+		return err
+	}
+	return checkAffineParams(args, x, block, 1, true)
+}
+
 // ruleQuantizeAffine: torchao.quantize_affine(input, block_size, scale,
 // zero_point?, output_dtype, quant_min?, quant_max?) -> output_dtype[input.shape].
 func ruleQuantizeAffine(args []Value) (Type, error) {
@@ -435,11 +443,7 @@ func ruleQuantizeAffine(args []Value) (Type, error) {
 	if d := x.DType(); d != tensor.Float32 && d != tensor.Float16 && d != tensor.BFloat16 {
 		return nil, argErr(0, "input", "want float32, float16 or bfloat16, got %s", x)
 	}
-	block, err := intsArg(args, 1, "block_size")
-	if err != nil {
-		return nil, err
-	}
-	if err := checkAffineParams(args, x, block, 1, true); err != nil {
+	if err := affineBlockArgs(args, x); err != nil {
 		return nil, err
 	}
 	d, err := dtypeArg(args, 4, "output_dtype")
@@ -456,11 +460,7 @@ func ruleDequantizeAffine(args []Value) (Type, error) {
 	if err != nil {
 		return nil, err
 	}
-	block, err := intsArg(args, 1, "block_size")
-	if err != nil {
-		return nil, err
-	}
-	if err := checkAffineParams(args, x, block, 1, true); err != nil {
+	if err := affineBlockArgs(args, x); err != nil {
 		return nil, err
 	}
 	in, err := dtypeArg(args, 4, "input_dtype")

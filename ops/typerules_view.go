@@ -206,15 +206,7 @@ func ruleFlatten(args []Value) (Type, error) {
 
 // ruleUnsqueeze: unsqueeze(self, dim).
 func ruleUnsqueeze(args []Value) (Type, error) {
-	x, err := tensorArg(args, 0, "self")
-	if err != nil {
-		return nil, err
-	}
-	d, err := intArg(args, 1, "dim")
-	if err != nil {
-		return nil, err
-	}
-	k, err := normDim(d, x.Rank()+1, 1, "dim")
+	x, k, err := selfDimArgs(args, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -259,15 +251,7 @@ func ruleSqueeze(args []Value) (Type, error) {
 
 // ruleSqueezeDim: squeeze.dim(self, dim).
 func ruleSqueezeDim(args []Value) (Type, error) {
-	x, err := tensorArg(args, 0, "self")
-	if err != nil {
-		return nil, err
-	}
-	d, err := intArg(args, 1, "dim")
-	if err != nil {
-		return nil, err
-	}
-	k, err := normDim(d, x.Rank(), 1, "dim")
+	x, k, err := selfDimArgs(args, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -343,15 +327,7 @@ func ruleExpand(args []Value) (Type, error) {
 
 // ruleSliceTensor: slice.Tensor(self, dim, start?, end?, step).
 func ruleSliceTensor(args []Value) (Type, error) {
-	x, err := tensorArg(args, 0, "self")
-	if err != nil {
-		return nil, err
-	}
-	d, err := intArg(args, 1, "dim")
-	if err != nil {
-		return nil, err
-	}
-	k, err := normDim(d, x.Rank(), 1, "dim")
+	x, k, err := selfDimArgs(args, 0)
 	if err != nil {
 		return nil, err
 	}
