@@ -442,17 +442,8 @@ func Binary(op BinaryOp, a, b Operand, alpha any) (*tensor.Tensor, error) {
 	}
 	switch {
 	case isFloatCompute(dt):
-		av, as, err := float32Values("self", a, shape)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		bv, bs, err := float32Values("other", b, shape)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		out := make([]float32, n)
 		alpha32 := float32(alphaF)
-		f := func(x, y float32) float32 {
+		out, err := zipOperands(name, a, b, shape, n, float32Values, func(x, y float32) float32 {
 			switch op {
 			case OpAdd, OpSub:
 				if !hasAlpha || alphaF == 1 {
@@ -477,88 +468,52 @@ func Binary(op BinaryOp, a, b Operand, alpha any) (*tensor.Tensor, error) {
 				}
 				return min(x, y)
 			}
-		}
-		for i := range out {
-			var x, y float32
-			if as {
-				x = av[0]
-			} else {
-				x = av[i]
-			}
-			if bs {
-				y = bv[0]
-			} else {
-				y = bv[i]
-			}
-			out[i] = f(x, y)
+		})
+		if err != nil {
+			return nil, err
 		}
 		return fromFloat32(dt, shape, out), nil
 	case dt == tensor.Float64:
-		av, as, err := float64Values("self", a, shape)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		bv, bs, err := float64Values("other", b, shape)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		out := make([]float64, n)
-		for i := range out {
-			x, y := av[0], bv[0]
-			if !as {
-				x = av[i]
-			}
-			if !bs {
-				y = bv[i]
-			}
+		out, err := zipOperands(name, a, b, shape, n, float64Values, func(x, y float64) float64 {
 			switch op {
 			case OpAdd, OpSub:
 				if alphaF == 1 {
-					out[i] = x + y
+					return x + y
 				} else if alphaF == -1 {
-					out[i] = x - y
-				} else {
-					out[i] = math.FMA(y, alphaF, x)
+					return x - y
 				}
+				return math.FMA(y, alphaF, x)
 			case OpMul:
-				out[i] = x * y
+				return x * y
 			case OpDiv:
-				out[i] = x / y
+				return x / y
 			case OpMaximum:
-				out[i] = math.Max(x, y)
+				return math.Max(x, y)
 			case OpMinimum:
-				out[i] = math.Min(x, y)
+				return math.Min(x, y)
 			}
+			return 0
+		})
+		if err != nil {
+			return nil, err
 		}
 		return tensor.FromData(dt, shape, out)
 	case dt.IsInteger() || dt == tensor.Bool:
-		av, as, err := int64Values("self", a, shape)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		bv, bs, err := int64Values("other", b, shape)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		out := make([]int64, n)
-		for i := range out {
-			x, y := av[0], bv[0]
-			if !as {
-				x = av[i]
-			}
-			if !bs {
-				y = bv[i]
-			}
+		out, err := zipOperands(name, a, b, shape, n, int64Values, func(x, y int64) int64 {
 			switch op {
 			case OpAdd, OpSub:
-				out[i] = x + alphaI*y
+				return x + alphaI*y
 			case OpMul:
-				out[i] = x * y
+				return x * y
 			case OpMaximum:
-				out[i] = max(x, y)
+				return max(x, y)
 			case OpMinimum:
-				out[i] = min(x, y)
+				return min(x, y)
 			}
+			return 0
+		})
+		if err != nil {
+			return nil, err
 		}
 		if dt == tensor.Bool && (op == OpAdd || op == OpMul) {
 			for i := range out {
@@ -570,6 +525,34 @@ func Binary(op BinaryOp, a, b Operand, alpha any) (*tensor.Tensor, error) {
 		return fromInt64(dt, shape, out)
 	}
 	return nil, fmt.Errorf("%s: %w: result dtype %s", name, ErrUnsupportedDType, dt)
+}
+
+// zipOperands reads a (as "self") and b (as "other") with values, each
+// either every element of the broadcast shape or one scalar that
+// broadcasts, and returns f of each pair of the n elements; a read error
+// is prefixed with the op's name.
+func zipOperands[T any](name string, a, b Operand, shape []int, n int,
+	values func(string, Operand, []int) ([]T, bool, error), f func(x, y T) T) ([]T, error) {
+	av, as, err := values("self", a, shape)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	bv, bs, err := values("other", b, shape)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	out := make([]T, n)
+	for i := range out {
+		x, y := av[0], bv[0]
+		if !as {
+			x = av[i]
+		}
+		if !bs {
+			y = bv[i]
+		}
+		out[i] = f(x, y)
+	}
+	return out, nil
 }
 
 // Unary applies f to every element of a float32, float16 or bfloat16

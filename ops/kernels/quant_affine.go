@@ -91,25 +91,12 @@ func DequantizeAffine(q *tensor.Tensor, blockSize []int, scale, zeroPoint *tenso
 	}
 	switch outDType {
 	case tensor.Float32:
-		lay, err := newQLayout(q.Shape(), blockSize)
+		p, err := readQBlockParams(q.Shape(), blockSize, scale, zeroPoint, "scale", "zero_point")
 		if err != nil {
 			return nil, err
 		}
-		s, s64, err := qParamFloats("scale", scale)
-		if err != nil {
-			return nil, err
-		}
-		if err := qCheckNumel("scale", len(s), lay); err != nil {
-			return nil, err
-		}
-		zp, _, err := qZeroPoints("zero_point", zeroPoint)
-		if err != nil {
-			return nil, err
-		}
+		lay, s, s64, zp := p.lay, p.scale, p.scale64, p.zp
 		if zp != nil {
-			if err := qCheckNumel("zero_point", len(zp), lay); err != nil {
-				return nil, err
-			}
 			zp = qZPAs(zp, false) // zero_point.to(output_dtype)
 		}
 		if !s64 {
@@ -123,26 +110,11 @@ func DequantizeAffine(q *tensor.Tensor, blockSize []int, scale, zeroPoint *tenso
 		d := &qDequant{lay: lay, scale: s, zp: zp, f64: true}
 		return d.run(q, outDType)
 	case tensor.Float16, tensor.BFloat16:
-		lay, err := newQLayout(q.Shape(), blockSize)
+		p, err := readQBlockParams(q.Shape(), blockSize, scale, zeroPoint, "scale", "zero_point")
 		if err != nil {
 			return nil, err
 		}
-		s, _, err := qParamFloats("scale", scale)
-		if err != nil {
-			return nil, err
-		}
-		if err := qCheckNumel("scale", len(s), lay); err != nil {
-			return nil, err
-		}
-		zp, _, err := qZeroPoints("zero_point", zeroPoint)
-		if err != nil {
-			return nil, err
-		}
-		if zp != nil {
-			if err := qCheckNumel("zero_point", len(zp), lay); err != nil {
-				return nil, err
-			}
-		}
+		lay, s, zp := p.lay, p.scale, p.zp
 		vals, err := q.Float64s()
 		if err != nil {
 			return nil, err

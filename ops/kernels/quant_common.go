@@ -184,6 +184,55 @@ type qLayout struct {
 	n      int   // number of qparams
 }
 
+// qBlockParams are a dequantize call's layout and per-block qparams as
+// qParamFloats and qZeroPoints read them.
+type qBlockParams struct {
+	lay     *qLayout
+	scale   []float64
+	scale64 bool      // the scales are float64
+	zp      []float64 // nil when zeroPoints is nil
+	zpInt   bool      // the zero points are integers
+}
+
+// readQBlockParams lays shape out in blocks and reads the scales (named
+// scaleName) and the optional zero points (zpName), each of which must
+// hold one value per block.
+func readQBlockParams(shape, block []int, scales, zeroPoints *tensor.Tensor, scaleName, zpName string) (qBlockParams, error) {
+	var p qBlockParams
+	var err error
+	if p.lay, err = newQLayout(shape, block); err != nil {
+		return p, err
+	}
+	if p.scale, p.scale64, err = qParamFloats(scaleName, scales); err != nil {
+		return p, err
+	}
+	if err := qCheckNumel(scaleName, len(p.scale), p.lay); err != nil {
+		return p, err
+	}
+	if p.zp, p.zpInt, err = qZeroPoints(zpName, zeroPoints); err != nil {
+		return p, err
+	}
+	if p.zp != nil {
+		if err := qCheckNumel(zpName, len(p.zp), p.lay); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
+}
+
+// clampQuantized clamps a rounded quantized value to [lo, hi]; NaN gives 0 (see
+// the quantize chunks).
+func clampQuantized[F float32 | float64](v, lo, hi F) F {
+	if v < lo {
+		return lo
+	} else if v > hi {
+		return hi
+	} else if v != v {
+		return 0
+	}
+	return v
+}
+
 // newQLayout checks block against shape: same rank, each block between 1
 // and its dimension and dividing it.
 func newQLayout(shape, block []int) (*qLayout, error) {
@@ -265,28 +314,12 @@ func quantChunk32[T qint](dst []T, src []float32, inv, zp, lo, hi float32, zpBef
 	dst = dst[:len(src)]
 	if zpBefore {
 		for i, x := range src {
-			v := float32(math.RoundToEven(float64(float32(x*inv) + zp)))
-			if v < lo {
-				v = lo
-			} else if v > hi {
-				v = hi
-			} else if v != v {
-				v = 0
-			}
-			dst[i] = T(v)
+			dst[i] = T(clampQuantized(float32(math.RoundToEven(float64(float32(x*inv)+zp))), lo, hi))
 		}
 		return
 	}
 	for i, x := range src {
-		v := float32(math.RoundToEven(float64(x*inv))) + zp
-		if v < lo {
-			v = lo
-		} else if v > hi {
-			v = hi
-		} else if v != v {
-			v = 0
-		}
-		dst[i] = T(v)
+		dst[i] = T(clampQuantized(float32(math.RoundToEven(float64(x*inv)))+zp, lo, hi))
 	}
 }
 
@@ -300,14 +333,7 @@ func quantChunk64[T qint](dst []T, src []float64, inv, zp, lo, hi float64, zpBef
 		} else {
 			v = math.RoundToEven(x*inv) + zp
 		}
-		if v < lo {
-			v = lo
-		} else if v > hi {
-			v = hi
-		} else if v != v {
-			v = 0
-		}
-		dst[i] = T(v)
+		dst[i] = T(clampQuantized(v, lo, hi))
 	}
 }
 

@@ -393,26 +393,11 @@ func qDequantizeBlocks(q *tensor.Tensor, block []int, scales, zeroPoints *tensor
 	if outDType == tensor.Unknown {
 		outDType = tensor.Float32
 	}
-	lay, err := newQLayout(q.Shape(), block)
+	p, err := readQBlockParams(q.Shape(), block, scales, zeroPoints, "scales", "zero_points")
 	if err != nil {
 		return nil, err
 	}
-	s, s64, err := qParamFloats("scales", scales)
-	if err != nil {
-		return nil, err
-	}
-	if err := qCheckNumel("scales", len(s), lay); err != nil {
-		return nil, err
-	}
-	zp, zint, err := qZeroPoints("zero_points", zeroPoints)
-	if err != nil {
-		return nil, err
-	}
-	if zp != nil {
-		if err := qCheckNumel("zero_points", len(zp), lay); err != nil {
-			return nil, err
-		}
-	}
+	lay, s, s64, zp, zint := p.lay, p.scale, p.scale64, p.zp, p.zpInt
 	f64 := s64 || (zeroPoints != nil && zeroPoints.DType() == tensor.Float64)
 	if !f64 {
 		for i := range s {
