@@ -358,55 +358,32 @@ func castFloat32(v []float32, shape []int, d tensor.DType) (*tensor.Tensor, erro
 	case tensor.Float32:
 		return tensor.FromData(d, shape, v)
 	case tensor.Float64:
-		out := make([]float64, len(v))
-		for i, f := range v {
-			out[i] = float64(f)
-		}
-		return tensor.FromData(d, shape, out)
+		return tensor.FromData(d, shape, mapFloat32(v, func(f float32) float64 { return float64(f) }))
 	case tensor.BFloat16:
-		out := make([]uint16, len(v))
-		for i, f := range v {
-			out[i] = tensor.Float32ToBFloat16(f)
-		}
-		return tensor.FromData(d, shape, out)
+		return tensor.FromData(d, shape, mapFloat32(v, tensor.Float32ToBFloat16))
 	case tensor.Float16:
-		out := make([]uint16, len(v))
-		for i, f := range v {
-			out[i] = tensor.Float32ToFloat16(f)
-		}
-		return tensor.FromData(d, shape, out)
+		return tensor.FromData(d, shape, mapFloat32(v, tensor.Float32ToFloat16))
 	case tensor.Int32:
-		out := make([]int32, len(v))
-		for i, f := range v {
-			out[i] = int32(f)
-		}
-		return tensor.FromData(d, shape, out)
+		return tensor.FromData(d, shape, mapFloat32(v, func(f float32) int32 { return int32(f) }))
 	case tensor.Int64:
-		out := make([]int64, len(v))
-		for i, f := range v {
-			out[i] = int64(f)
-		}
-		return tensor.FromData(d, shape, out)
+		return tensor.FromData(d, shape, mapFloat32(v, func(f float32) int64 { return int64(f) }))
 	case tensor.Int8:
-		out := make([]int8, len(v))
-		for i, f := range v {
-			out[i] = int8(int64(f))
-		}
-		return tensor.FromData(d, shape, out)
+		return tensor.FromData(d, shape, mapFloat32(v, func(f float32) int8 { return int8(int64(f)) }))
 	case tensor.UInt8:
-		out := make([]uint8, len(v))
-		for i, f := range v {
-			out[i] = uint8(int64(f))
-		}
-		return tensor.FromData(d, shape, out)
+		return tensor.FromData(d, shape, mapFloat32(v, func(f float32) uint8 { return uint8(int64(f)) }))
 	case tensor.Int16:
-		out := make([]int16, len(v))
-		for i, f := range v {
-			out[i] = int16(int64(f))
-		}
-		return tensor.FromData(d, shape, out)
+		return tensor.FromData(d, shape, mapFloat32(v, func(f float32) int16 { return int16(int64(f)) }))
 	}
 	return nil, fmt.Errorf("%w: cannot cast qparams to %s", ErrConfig, d)
+}
+
+// mapFloat32 returns f of each element of v, in a new slice.
+func mapFloat32[T any](v []float32, f func(float32) T) []T {
+	out := make([]T, len(v))
+	for i, x := range v {
+		out[i] = f(x)
+	}
+	return out
 }
 
 // AffineQuantizedPlaceholderObserver is torchao's
