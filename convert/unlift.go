@@ -68,15 +68,7 @@ func Unlift(g *fxgraph.Graph, lifted []LiftedInput, mutations []Mutation) (*fxgr
 	if !ok {
 		return nil, fmt.Errorf("unlift: graph has no output node")
 	}
-	var results []ops.Value
-	switch v := out.Arg(0).(type) {
-	case ops.Tuple:
-		results = v
-	case ops.List:
-		results = v
-	default:
-		results = []ops.Value{v}
-	}
+	results := ops.AsSequence(out.Arg(0))
 	mutated := map[string]Mutation{}
 	for _, m := range mutations {
 		mutated[m.Value] = m

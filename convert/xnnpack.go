@@ -539,13 +539,7 @@ func (q *xnnAnnotator) annotateCat(g *fxgraph.Graph, c *QuantizationConfig) {
 		if n.Op() != fxgraph.CallFunction || n.Target() != catDefault || anyAnnotated(n) || !q.ok(n) {
 			continue
 		}
-		var inputs []ops.Value
-		switch v := n.Arg(0).(type) {
-		case ops.List:
-			inputs = v
-		case ops.Tuple:
-			inputs = v
-		}
+		inputs, _ := ops.Sequence(n.Arg(0))
 		if len(inputs) == 0 {
 			continue
 		}

@@ -310,13 +310,8 @@ func argFits(val ops.Value, t ops.ArgType) (bool, string) {
 		return false, "None"
 	}
 	if t.List {
-		var elems []ops.Value
-		switch x := val.(type) {
-		case ops.List:
-			elems = x
-		case ops.Tuple:
-			elems = x
-		default:
+		elems, isSeq := ops.Sequence(val)
+		if !isSeq {
 			// "int[2] stride=1": PyTorch broadcasts one int to the list.
 			if t.ListLen > 0 {
 				if ok, _ := scalarFits(val, t.Base); ok {

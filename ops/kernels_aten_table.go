@@ -361,13 +361,8 @@ func (r *argReader) tensors(i int, name string) []*tensor.Tensor {
 	if !ok {
 		return nil
 	}
-	var seq []Value
-	switch x := v.(type) {
-	case List:
-		seq = x
-	case Tuple:
-		seq = x
-	default:
+	seq, isSeq := Sequence(v)
+	if !isSeq {
 		r.fail(i, name, "a list of tensors")
 		return nil
 	}

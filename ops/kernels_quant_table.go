@@ -309,13 +309,8 @@ func (r *qArgs) optDType(i int, name string) tensor.DType {
 
 // ints reads an int list (SymInt[]) as []int.
 func (r *qArgs) ints(i int, name string) []int {
-	var items []Value
-	switch v := r.get(i).(type) {
-	case List:
-		items = v
-	case Tuple:
-		items = v
-	default:
+	items, ok := Sequence(r.get(i))
+	if !ok {
 		r.fail(i, name, "a list of ints")
 		return nil
 	}

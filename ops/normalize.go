@@ -143,13 +143,8 @@ func LiteralEqual(a, b Value) bool {
 }
 
 func seqEqual(x []Value, b Value) bool {
-	var y []Value
-	switch v := b.(type) {
-	case List:
-		y = v
-	case Tuple:
-		y = v
-	default:
+	y, ok := Sequence(b)
+	if !ok {
 		return false
 	}
 	if len(x) != len(y) {

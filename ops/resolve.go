@@ -122,13 +122,8 @@ func fits(t ArgType, v Value, wrap bool) error {
 		return fmt.Errorf("None given for a non-optional argument")
 	}
 	if t.List {
-		var elems []Value
-		switch x := v.(type) {
-		case List:
-			elems = x
-		case Tuple:
-			elems = x
-		default:
+		elems, ok := Sequence(v)
+		if !ok {
 			// PyTorch accepts a single int for int[N]/SymInt[N].
 			if t.ListLen > 0 && (t.Base == "int" || t.Base == "SymInt") {
 				return fitsScalar(t.Base, v)

@@ -779,14 +779,9 @@ func ruleEmbedding(args []Value) (Type, error) {
 
 // ruleCat: cat(tensors, dim).
 func ruleCat(args []Value) (Type, error) {
-	var ts []Value
-	switch x := get(args, 0).(type) {
-	case List:
-		ts = x
-	case Tuple:
-		ts = x
-	default:
-		return nil, argErr(0, "tensors", "want a list of tensors, got %s", describe(x))
+	ts, ok := Sequence(get(args, 0))
+	if !ok {
+		return nil, argErr(0, "tensors", "want a list of tensors, got %s", describe(get(args, 0)))
 	}
 	if len(ts) == 0 {
 		return nil, argErr(0, "tensors", "want at least one tensor")

@@ -28,6 +28,28 @@ type List []Value
 // Tuple is a Python tuple of values.
 type Tuple []Value
 
+// Sequence returns the elements of a List or Tuple and true; for any
+// other value it returns nil and false. The slice is v's own.
+func Sequence(v Value) ([]Value, bool) {
+	switch x := v.(type) {
+	case List:
+		return x, true
+	case Tuple:
+		return x, true
+	}
+	return nil, false
+}
+
+// AsSequence is [Sequence] for values that may also stand alone, as an
+// output node's argument does: a List or Tuple gives its elements, any
+// other value the one-element slice holding it.
+func AsSequence(v Value) []Value {
+	if s, ok := Sequence(v); ok {
+		return s
+	}
+	return []Value{v}
+}
+
 // Dict is a Python dict with string keys, kept in insertion order.
 type Dict struct {
 	Keys   []string
@@ -153,6 +175,20 @@ func CheckLiteral(v Value, ref func(Value) error) error {
 	return fmt.Errorf("value of Go type %T is not an argument literal", v)
 }
 
+// mapElems is MapValue over the elements of a List or Tuple, rebuilt as
+// the same kind of sequence.
+func mapElems[S ~[]Value](x S, f func(Value) (Value, error)) (Value, error) {
+	out := make(S, len(x))
+	for i, e := range x {
+		m, err := MapValue(e, f)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = m
+	}
+	return out, nil
+}
+
 // MapValue rebuilds v with every non-literal leaf (node, tensor, type)
 // replaced by f's result; literals and containers are rebuilt around them.
 // Containers without references are returned as they are.
@@ -162,25 +198,9 @@ func MapValue(v Value, f func(Value) (Value, error)) (Value, error) {
 		Overload, Packet, Callable:
 		return v, nil
 	case List:
-		out := make(List, len(x))
-		for i, e := range x {
-			m, err := MapValue(e, f)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = m
-		}
-		return out, nil
+		return mapElems(x, f)
 	case Tuple:
-		out := make(Tuple, len(x))
-		for i, e := range x {
-			m, err := MapValue(e, f)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = m
-		}
-		return out, nil
+		return mapElems(x, f)
 	case Dict:
 		out := Dict{Keys: append([]string(nil), x.Keys...), Values: make([]Value, len(x.Values))}
 		for i, e := range x.Values {

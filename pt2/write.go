@@ -508,16 +508,10 @@ func (e *encoder) graph() error {
 	w = e.w
 	w.key("outputs")
 	w.beginArray()
-	var results []ops.Value
-	single := false
-	switch r := out.Arg(0).(type) {
-	case ops.Tuple:
-		results = r
-	case ops.List:
-		results = r
-	default:
-		results = []ops.Value{r}
-		single = true
+	results, isSeq := ops.Sequence(out.Arg(0))
+	single := !isSeq
+	if single {
+		results = []ops.Value{out.Arg(0)}
 	}
 	if len(results) != len(e.p.Signature.Outputs) {
 		return fmt.Errorf("output node returns %d values but the signature lists %d outputs", len(results), len(e.p.Signature.Outputs))
@@ -1226,15 +1220,7 @@ func (e *encoder) signature() error {
 	w.key("output_specs")
 	w.beginArray()
 	out, _ := e.p.Graph.OutputNode()
-	var results []ops.Value
-	switch r := out.Arg(0).(type) {
-	case ops.Tuple:
-		results = r
-	case ops.List:
-		results = r
-	default:
-		results = []ops.Value{r}
-	}
+	results := ops.AsSequence(out.Arg(0))
 	for i, s := range e.p.Signature.Outputs {
 		var name string
 		if n, ok := results[i].(*fxgraph.Node); ok {

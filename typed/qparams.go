@@ -293,13 +293,7 @@ func affineElement(n *fxgraph.Node, full []ops.Value, expressed tensor.DType, ba
 	if !ok || it.Elem == nil || !it.Static() {
 		return nil, bad("input %q needs a static tensor type to read the block size against", in.Name())
 	}
-	var bl []ops.Value
-	switch v := full[1].(type) {
-	case ops.List:
-		bl = v
-	case ops.Tuple:
-		bl = v
-	}
+	bl, _ := ops.Sequence(full[1])
 	if len(bl) != len(it.Shape) {
 		return nil, bad("argument \"block_size\": want %d literal sizes for input %v, got %v", len(it.Shape), it.Shape, full[1])
 	}

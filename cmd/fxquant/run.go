@@ -502,15 +502,7 @@ func writeProgram(r *runResult, out string) error {
 	if !ok {
 		return fmt.Errorf("%s: converted graph has no output node", out)
 	}
-	var results []ops.Value
-	switch a := on.Arg(0).(type) {
-	case ops.Tuple:
-		results = a
-	case ops.List:
-		results = a
-	default:
-		results = []ops.Value{a}
-	}
+	results := ops.AsSequence(on.Arg(0))
 	for i, v := range results {
 		n, ok := v.(*fxgraph.Node)
 		if !ok {
