@@ -256,6 +256,15 @@ func (w *pyWriter) beginArray()  { w.beginArrayValue() }
 func (w *pyWriter) endArray()    { w.first = w.first[:len(w.first)-1]; w.b.WriteByte(']') }
 
 // key writes an object key; the next value call writes its value.
+// oneKey writes the one-key object {k: value}, value written by value:
+// a union such as {"as_int": 3}, or a TensorArgument {"name": "x"}.
+func (w *pyWriter) oneKey(k string, value func()) {
+	w.beginObject()
+	w.key(k)
+	value()
+	w.endObject()
+}
+
 func (w *pyWriter) key(k string) {
 	w.sep()
 	writePyString(&w.b, k)

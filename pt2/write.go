@@ -454,13 +454,7 @@ func (e *encoder) graph() error {
 		case s.IsConst:
 			writeConstant(w, s.Const)
 		case n != nil && isSym(n.Type()):
-			w.beginObject()
-			w.key("as_sym_int")
-			w.beginObject()
-			w.key("as_name")
-			w.str(s.Name)
-			w.endObject()
-			w.endObject()
+			writeSymName(w, "as_sym_int", s.Name)
 		default:
 			goName := ""
 			var typ ops.Type
@@ -572,14 +566,15 @@ func (e *encoder) checkGetItem(n *fxgraph.Node) error {
 	return nil
 }
 
+// writeTensorArg writes the union {tag: {"name": name}}, a TensorArgument.
 func writeTensorArg(w *pyWriter, tag, name string) {
-	w.beginObject()
-	w.key(tag)
-	w.beginObject()
-	w.key("name")
-	w.str(name)
-	w.endObject()
-	w.endObject()
+	w.oneKey(tag, func() { w.oneKey("name", func() { w.str(name) }) })
+}
+
+// writeSymName writes the union {tag: {"as_name": name}}, a symbolic
+// scalar argument (as_sym_int...) that refers to a named value.
+func writeSymName(w *pyWriter, tag, name string) {
+	w.oneKey(tag, func() { w.oneKey("as_name", func() { w.str(name) }) })
 }
 
 func writeConstant(w *pyWriter, v ops.Value) {
@@ -661,13 +656,7 @@ func (e *encoder) node(n *fxgraph.Node) error {
 	switch form {
 	case "single":
 		if isSym(n.Type()) {
-			w.beginObject()
-			w.key("as_sym_int")
-			w.beginObject()
-			w.key("as_name")
-			w.str(e.name(n))
-			w.endObject()
-			w.endObject()
+			writeSymName(w, "as_sym_int", e.name(n))
 		} else {
 			if err := e.defineTensor(e.name(n), n.Name(), n.Type(), false, where); err != nil {
 				return err
@@ -745,10 +734,7 @@ func (e *encoder) results(n *fxgraph.Node, list bool, where string) error {
 			if list {
 				return fmt.Errorf("%s: result %d of a Tensor[] return has no value", where, i)
 			}
-			w.beginObject()
-			w.key("as_none")
-			w.bool(true)
-			w.endObject()
+			writeConstant(w, nil)
 			continue
 		}
 		if _, ok := typ.(ops.TupleType); ok {
@@ -758,10 +744,7 @@ func (e *encoder) results(n *fxgraph.Node, list bool, where string) error {
 			return err
 		}
 		if list {
-			w.beginObject()
-			w.key("name")
-			w.str(name)
-			w.endObject()
+			w.oneKey("name", func() { w.str(name) })
 		} else {
 			writeTensorArg(w, "as_tensor", name)
 		}
@@ -896,29 +879,17 @@ func (e *encoder) value(v ops.Value, at *ops.ArgType, where string, emptyTag ...
 		if x.SerdeCode() == 0 {
 			return fmt.Errorf("%s: dtype %s has no ScalarType in the export format", where, x)
 		}
-		w.beginObject()
-		w.key("as_scalar_type")
-		w.int(int64(x.SerdeCode()))
-		w.endObject()
+		w.oneKey("as_scalar_type", func() { w.int(int64(x.SerdeCode())) })
 		return nil
 	case ops.MemoryFormat:
-		w.beginObject()
-		w.key("as_memory_format")
-		w.int(int64(x))
-		w.endObject()
+		w.oneKey("as_memory_format", func() { w.int(int64(x)) })
 		return nil
 	case ops.Layout:
-		w.beginObject()
-		w.key("as_layout")
-		w.int(int64(x))
-		w.endObject()
+		w.oneKey("as_layout", func() { w.int(int64(x)) })
 		return nil
 	case ops.Device:
 		typ, idx := splitDevice(x)
-		w.beginObject()
-		w.key("as_device")
-		w.device(typ, idx)
-		w.endObject()
+		w.oneKey("as_device", func() { w.device(typ, idx) })
 		return nil
 	case complex128:
 		w.beginObject()
@@ -934,10 +905,7 @@ func (e *encoder) value(v ops.Value, at *ops.ArgType, where string, emptyTag ...
 	case ops.Overload:
 		// An operator passed as a value (out_dtype's op): as_operator
 		// with serialize_operator's name.
-		w.beginObject()
-		w.key("as_operator")
-		w.str(operatorName(x))
-		w.endObject()
+		w.oneKey("as_operator", func() { w.str(operatorName(x)) })
 		return nil
 	case ops.Packet:
 		return fmt.Errorf("%s: operator %s is a packet: PyTorch serializes only an OpOverload (want e.g. %s)", where, x, x.Default())
@@ -974,13 +942,7 @@ func (e *encoder) nodeRef(n *fxgraph.Node, where string) error {
 		if tag == "" {
 			tag = "as_sym_int"
 		}
-		w.beginObject()
-		w.key(tag)
-		w.beginObject()
-		w.key("as_name")
-		w.str(e.name(n))
-		w.endObject()
-		w.endObject()
+		writeSymName(w, tag, e.name(n))
 		return nil
 	}
 	if _, ok := n.Type().(ops.TensorType); !ok && n.Op() != fxgraph.GetAttr {
@@ -1009,30 +971,18 @@ func (e *encoder) list(l ops.List, at *ops.ArgType, where string, emptyTag ...st
 			w.valueScalar(v)
 		case "as_tensors":
 			n := v.(*fxgraph.Node)
-			w.beginObject()
-			w.key("name")
-			w.str(e.name(n))
-			w.endObject()
+			w.oneKey("name", func() { w.str(e.name(n)) })
 		case "as_optional_tensors":
 			if v == nil {
-				w.beginObject()
-				w.key("as_none")
-				w.bool(true)
-				w.endObject()
+				writeConstant(w, nil)
 			} else if err := e.nodeRef(v.(*fxgraph.Node), ip); err != nil {
 				return err
 			}
 		case "as_sym_ints", "as_sym_floats", "as_sym_bools":
 			if n, ok := v.(*fxgraph.Node); ok {
-				w.beginObject()
-				w.key("as_name")
-				w.str(e.name(n))
-				w.endObject()
+				w.oneKey("as_name", func() { w.str(e.name(n)) })
 			} else {
-				w.beginObject()
-				w.key(map[string]string{"as_sym_ints": "as_int", "as_sym_floats": "as_float", "as_sym_bools": "as_bool"}[tag])
-				w.valueScalar(v)
-				w.endObject()
+				w.oneKey(map[string]string{"as_sym_ints": "as_int", "as_sym_floats": "as_float", "as_sym_bools": "as_bool"}[tag], func() { w.valueScalar(v) })
 			}
 		case "as_int_lists", "as_float_lists":
 			w.beginArray()
@@ -1043,10 +993,7 @@ func (e *encoder) list(l ops.List, at *ops.ArgType, where string, emptyTag ...st
 		case "as_nested_tensors":
 			w.beginArray()
 			for _, x := range asSeq(v) {
-				w.beginObject()
-				w.key("name")
-				w.str(e.name(x.(*fxgraph.Node)))
-				w.endObject()
+				w.oneKey("name", func() { w.str(e.name(x.(*fxgraph.Node))) })
 			}
 			w.endArray()
 		}
@@ -1182,23 +1129,14 @@ func (e *encoder) signature() error {
 			default:
 				n := e.phs[i]
 				if n != nil && isSym(n.Type()) {
-					w.beginObject()
-					w.key("as_sym_int")
-					w.beginObject()
-					w.key("as_name")
-					w.str(s.Name)
-					w.endObject()
-					w.endObject()
+					writeSymName(w, "as_sym_int", s.Name)
 				} else {
 					writeTensorArg(w, "as_tensor", s.Name)
 				}
 			}
 		case Parameter, Buffer, TensorConstant:
 			w.key("arg")
-			w.beginObject()
-			w.key("name")
-			w.str(s.Name)
-			w.endObject()
+			w.oneKey("name", func() { w.str(s.Name) })
 			w.key(map[InputKind]string{Parameter: "parameter_name", Buffer: "buffer_name", TensorConstant: "tensor_constant_name"}[s.Kind])
 			w.str(s.Target)
 			if s.Kind == Buffer {
@@ -1235,10 +1173,7 @@ func (e *encoder) signature() error {
 				return err
 			}
 		} else {
-			w.beginObject()
-			w.key("name")
-			w.str(name)
-			w.endObject()
+			w.oneKey("name", func() { w.str(name) })
 		}
 		switch s.Kind {
 		case BufferMutation:
