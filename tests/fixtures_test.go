@@ -42,13 +42,9 @@ func (f *fixtureTensor) Tensor() (*tensor.Tensor, error) {
 		if len(f.Hex) != n {
 			return nil, fmt.Errorf("fixture tensor: shape %v needs %d values, hex has %d", f.Shape, n, len(f.Hex))
 		}
-		vals := make([]float32, n)
-		for i, h := range f.Hex {
-			b, err := strconv.ParseUint(h, 16, 32)
-			if err != nil {
-				return nil, fmt.Errorf("fixture tensor: hex[%d]: %w", i, err)
-			}
-			vals[i] = math.Float32frombits(uint32(b))
+		vals, err := hexFloat32s(f.Hex)
+		if err != nil {
+			return nil, fmt.Errorf("fixture tensor: %w", err)
 		}
 		return tensor.FromData(dt, f.Shape, vals)
 	}
@@ -88,6 +84,21 @@ func (f *fixtureTensor) Tensor() (*tensor.Tensor, error) {
 		return tensor.FromData(dt, f.Shape, ints)
 	}
 	return nil, fmt.Errorf("fixture tensor: dtype %s not supported", dt)
+}
+
+// hexFloat32s decodes float32 values from the hex bit patterns every
+// fixture and vector file here uses ("3f800000" is 1); an error names the
+// element as hex[i].
+func hexFloat32s(hex []string) ([]float32, error) {
+	out := make([]float32, len(hex))
+	for i, h := range hex {
+		b, err := strconv.ParseUint(h, 16, 32)
+		if err != nil {
+			return nil, fmt.Errorf("hex[%d]: %w", i, err)
+		}
+		out[i] = math.Float32frombits(uint32(b))
+	}
+	return out, nil
 }
 
 func convertInts[T int8 | uint8 | int32](in []int64) []T {

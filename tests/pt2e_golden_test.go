@@ -17,7 +17,6 @@ import (
 
 	"github.com/fxquant/fxquant/convert"
 	"github.com/fxquant/fxquant/fxgraph"
-	"github.com/fxquant/fxquant/fxgraph/interp"
 	"github.com/fxquant/fxquant/observers"
 	"github.com/fxquant/fxquant/ops"
 	"github.com/fxquant/fxquant/ops/tensor"
@@ -43,12 +42,8 @@ type pgTensor struct {
 func (p *pgTensor) float32s(t *testing.T) []float32 {
 	t.Helper()
 	if p.Hex != nil {
-		out := make([]float32, len(p.Hex))
-		for i, h := range p.Hex {
-			u, err := strconv.ParseUint(h, 16, 32)
-			require.NoError(t, err)
-			out[i] = math.Float32frombits(uint32(u))
-		}
+		out, err := hexFloat32s(p.Hex)
+		require.NoError(t, err)
 		return out
 	}
 	out := make([]float32, len(p.Values))
@@ -466,27 +461,7 @@ func pgCheckGetAttrs(t *testing.T, g *fxgraph.Graph, flow *pgFlow) {
 // elements, and every element within 4 * (largest scale of the graph).
 func pgCheckOutputs(t *testing.T, g *fxgraph.Graph, eval []pgTensor, want []pgTensor) {
 	require.Len(t, want, len(eval))
-	maxScale := pgMaxScale(t, g)
-	for i := range eval {
-		res, err := interp.Run(g, []*tensor.Tensor{eval[i].tensor(t)}, interp.Options{})
-		require.NoError(t, err)
-		require.Len(t, res, 1)
-		y, ok := res[0].(*tensor.Tensor)
-		require.True(t, ok)
-		got, err := tensor.Data[float32](y.Contiguous())
-		require.NoError(t, err)
-		w := want[i].float32s(t)
-		require.Len(t, got, len(w))
-		close := 0
-		for j := range w {
-			d := math.Abs(float64(got[j]) - float64(w[j]))
-			if d <= 1e-5+1e-5*math.Abs(float64(w[j])) {
-				close++
-			}
-			assert.LessOrEqual(t, d, 4*maxScale, "eval %d element %d: got %g want %g", i, j, got[j], w[j])
-		}
-		assert.GreaterOrEqual(t, float64(close), 0.9*float64(len(w)), "eval %d: %d of %d elements close", i, close, len(w))
-	}
+	pgCheckQuantOutputs(t, g, eval, want, pgMaxScale(t, g))
 }
 
 // pgMaxScale is the largest scale of any quantize op: literal scales and

@@ -3,8 +3,6 @@ package tests
 import (
 	"encoding/json"
 	"fmt"
-	"math"
-	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -33,12 +31,8 @@ type fxsTensor struct {
 func (x *fxsTensor) f32(t *testing.T) []float32 {
 	t.Helper()
 	if x.Bits != nil {
-		out := make([]float32, len(x.Bits))
-		for i, b := range x.Bits {
-			u, err := strconv.ParseUint(b, 16, 32)
-			require.NoError(t, err)
-			out[i] = math.Float32frombits(uint32(u))
-		}
+		out, err := hexFloat32s(x.Bits)
+		require.NoError(t, err)
 		return out
 	}
 	out := make([]float32, len(x.Values))

@@ -82,12 +82,8 @@ func (j *obsJTensor) f32s(t *testing.T) []float32 {
 		bits = []string{j.Bit}
 	}
 	require.NotEmpty(t, bits, "float32 tensor without bits")
-	out := make([]float32, len(bits))
-	for i, h := range bits {
-		u, err := strconv.ParseUint(h, 16, 32)
-		require.NoError(t, err, "bits %q", h)
-		out[i] = math.Float32frombits(uint32(u))
-	}
+	out, err := hexFloat32s(bits)
+	require.NoError(t, err, "bits %q", bits)
 	return out
 }
 

@@ -48,12 +48,8 @@ func (j *qvTensor) f32s(t *testing.T) []float32 {
 		require.NoError(t, json.Unmarshal(j.Bits, &one), "float32 bits unreadable")
 		list = []string{one}
 	}
-	out := make([]float32, len(list))
-	for i, h := range list {
-		b, err := strconv.ParseUint(h, 16, 32)
-		require.NoError(t, err, "bits[%d] = %q", i, h)
-		out[i] = math.Float32frombits(uint32(b))
-	}
+	out, err := hexFloat32s(list)
+	require.NoError(t, err, "bits %q", list)
 	return out
 }
 
