@@ -3,6 +3,7 @@ package convert
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/fxquant/fxquant/fxgraph"
 	"github.com/fxquant/fxquant/observers"
@@ -625,26 +626,10 @@ func sameValue(a, b ops.Value) bool {
 	switch x := a.(type) {
 	case ops.List:
 		y, ok := b.(ops.List)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !sameValue(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
+		return ok && slices.EqualFunc(x, y, sameValue)
 	case ops.Tuple:
 		y, ok := b.(ops.Tuple)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !sameValue(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
+		return ok && slices.EqualFunc(x, y, sameValue)
 	case *fxgraph.Node:
 		y, ok := b.(*fxgraph.Node)
 		return ok && x == y

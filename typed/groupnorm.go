@@ -2,6 +2,7 @@ package typed
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/fxquant/fxquant/fxgraph"
 	"github.com/fxquant/fxquant/ops"
@@ -215,10 +216,10 @@ func matchChain(bottom *fxgraph.Node, reg *ops.Registry) (*normChain, string) {
 	if T != c.k*S {
 		return nil, fmt.Sprintf("reshape %q: inner size %d, want (C/G)·S = %d", top.Name(), T, c.k*S)
 	}
-	if !equalInts(it.Shape, rt.Shape) {
+	if !slices.Equal(it.Shape, rt.Shape) {
 		return nil, fmt.Sprintf("instance_norm %q: shape %v differs from its input's %v", in.Name(), it.Shape, rt.Shape)
 	}
-	if !equalInts(bt.Shape, c.xt.Shape) {
+	if !slices.Equal(bt.Shape, c.xt.Shape) {
 		return nil, fmt.Sprintf("reshape %q gives %v, not the input's shape %v", bottom.Name(), bt.Shape, c.xt.Shape)
 	}
 	s, ok := reg.Schema(atenInstanceNorm)
@@ -247,7 +248,7 @@ func matchChain(bottom *fxgraph.Node, reg *ops.Registry) (*normChain, string) {
 		return nil, why
 	}
 	for _, p := range []*ConstData{c.s, c.b} {
-		if p != nil && !equalInts(p.Type.Shape, []int64{G}) {
+		if p != nil && !slices.Equal(p.Type.Shape, []int64{G}) {
 			return nil, fmt.Sprintf("instance_norm affine constant %s, want shape [%d]", p.Type, G)
 		}
 	}
@@ -285,18 +286,6 @@ func groupAxis(x []int64, groups int64) int {
 		}
 	}
 	return -1
-}
-
-func equalInts(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // Match checks root for either form of the fold. Read-only.
@@ -422,7 +411,7 @@ func (p GroupNormFold) matchTrailing(add *fxgraph.Node, reg *ops.Registry) (Plan
 	if why != "" {
 		return nil, why
 	}
-	if !equalInts(at.Shape, c.xt.Shape) {
+	if !slices.Equal(at.Shape, c.xt.Shape) {
 		return nil, fmt.Sprintf("add %q gives %v, not the input's shape %v", add.Name(), at.Shape, c.xt.Shape)
 	}
 	if why := p.requantGuard(at, c, c.in, c.bottom, mul); why != "" {

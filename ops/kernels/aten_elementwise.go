@@ -3,6 +3,7 @@ package kernels
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/fxquant/fxquant/ops/tensor"
 )
@@ -223,7 +224,7 @@ func float32Values(name string, o Operand, shape []int) ([]float32, bool, error)
 		}
 		return []float32{float32(f[0])}, true, nil
 	}
-	if !equalShape(t.Shape(), shape) {
+	if !slices.Equal(t.Shape(), shape) {
 		e, err := t.Expand(shape...)
 		if err != nil {
 			return nil, false, fmt.Errorf("argument %q: %w", name, err)
@@ -265,7 +266,7 @@ func float64Values(name string, o Operand, shape []int) ([]float64, bool, error)
 	}
 	t := o.T
 	scalar := t.Numel() == 1 && t.Dim() <= len(shape)
-	if !scalar && !equalShape(t.Shape(), shape) {
+	if !scalar && !slices.Equal(t.Shape(), shape) {
 		e, err := t.Expand(shape...)
 		if err != nil {
 			return nil, false, fmt.Errorf("argument %q: %w", name, err)
@@ -294,7 +295,7 @@ func int64Values(name string, o Operand, shape []int) ([]int64, bool, error) {
 	}
 	t := o.T
 	scalar := t.Numel() == 1 && t.Dim() <= len(shape)
-	if !scalar && !equalShape(t.Shape(), shape) {
+	if !scalar && !slices.Equal(t.Shape(), shape) {
 		e, err := t.Expand(shape...)
 		if err != nil {
 			return nil, false, fmt.Errorf("argument %q: %w", name, err)

@@ -3,6 +3,7 @@ package kernels
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/fxquant/fxquant/ops/tensor"
 )
@@ -37,7 +38,7 @@ func LayerNorm(input *tensor.Tensor, normalizedShape []int, weight, bias *tensor
 	}
 	shape := input.Shape()
 	k := len(normalizedShape)
-	if k == 0 || k > len(shape) || !equalShape(shape[len(shape)-k:], normalizedShape) {
+	if k == 0 || k > len(shape) || !slices.Equal(shape[len(shape)-k:], normalizedShape) {
 		return nil, nil, nil, shapeErrf("layer_norm: argument \"normalized_shape\" %v: want the trailing dims of input %v", normalizedShape, shape)
 	}
 	inner := tensor.Numel(normalizedShape)
@@ -45,7 +46,7 @@ func LayerNorm(input *tensor.Tensor, normalizedShape []int, weight, bias *tensor
 		name string
 		t    *tensor.Tensor
 	}{{"weight", weight}, {"bias", bias}} {
-		if w.t != nil && !equalShape(w.t.Shape(), normalizedShape) {
+		if w.t != nil && !slices.Equal(w.t.Shape(), normalizedShape) {
 			return nil, nil, nil, shapeErrf("layer_norm: argument %q: want shape %v, got %v", w.name, normalizedShape, w.t.Shape())
 		}
 	}

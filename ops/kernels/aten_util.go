@@ -126,15 +126,3 @@ func normDims(arg string, dims []int, rank int, allIfEmpty bool) ([]int, error) 
 	}
 	return out, nil
 }
-
-func equalShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -269,7 +270,7 @@ func Diff(got, want *Tensor) error {
 	if got.dtype != want.dtype {
 		return fmt.Errorf("dtype: got %s, want %s", got.dtype, want.dtype)
 	}
-	if !equalInts(got.shape, want.shape) {
+	if !slices.Equal(got.shape, want.shape) {
 		return fmt.Errorf("shape: got %v, want %v", got.shape, want.shape)
 	}
 	gb, wb := got.Bytes(), want.Bytes()

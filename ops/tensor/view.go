@@ -3,6 +3,7 @@ package tensor
 import (
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // ErrShape is wrapped by every error about an invalid shape, dimension or
@@ -76,7 +77,7 @@ func viewStrides(oldShape, oldStrides, newShape []int) ([]int, bool) {
 	}
 	numel := Numel(oldShape)
 	if numel == 0 {
-		if equalInts(oldShape, newShape) {
+		if slices.Equal(oldShape, newShape) {
 			return append([]int(nil), oldStrides...), true
 		}
 		copy(newStrides, ContiguousStrides(newShape))
@@ -108,18 +109,6 @@ func viewStrides(oldShape, oldStrides, newShape []int) ([]int, bool) {
 		return nil, false
 	}
 	return newStrides, true
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // View returns a view of t with the given shape (at most one -1), sharing
