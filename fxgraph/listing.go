@@ -133,7 +133,7 @@ func parseListingLine(l string, lineNo int) (ListingRow, error) {
 			return ListingRow{}, p.errf("want %s followed by \" | \"", what)
 		}
 		fields[i] = l[p.pos : p.pos+j]
-		if i == 0 && !isIdent(fields[0]) {
+		if i == 0 && !ops.IsIdentifier(fields[0]) {
 			return ListingRow{}, p.errf("want a node name, got %q", clip(fields[0]))
 		}
 		if i == 1 {

@@ -4,6 +4,8 @@ import (
 	"maps"
 	"strconv"
 	"strings"
+
+	"github.com/fxquant/fxquant/ops"
 )
 
 // namespace hands out unique node names with torch.fx's _Namespace
@@ -80,7 +82,7 @@ func SnakeCase(s string) string {
 // sanitize replaces each run of characters outside [0-9a-zA-Z_] with "_",
 // maps "" to "_unnamed" and prefixes a leading digit with "_".
 func sanitize(s string) string {
-	if validName(s) {
+	if ops.IsIdentifier(s) {
 		return s
 	}
 	var b strings.Builder

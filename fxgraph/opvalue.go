@@ -110,7 +110,7 @@ func (p *valueParser) operatorRepr() (ops.Value, error) {
 			return nil, err
 		}
 		pk, ok := parsePacketName(op)
-		if !ok || !isIdent(ov) {
+		if !ok || !ops.IsIdentifier(ov) {
 			return fail("bad OpOverload op=%q overload=%q: want op='ns.op' and an identifier overload", op, ov)
 		}
 		return pk.Overload(ov), nil
@@ -134,7 +134,7 @@ func (p *valueParser) operatorRepr() (ops.Value, error) {
 			return fail("unterminated %s...>", reprBuiltin)
 		}
 		name := rest[len(reprBuiltin):end]
-		if !isIdent(name) {
+		if !ops.IsIdentifier(name) {
 			return fail("bad builtin %q: want <built-in function name>", rest[:end+1])
 		}
 		p.pos += end + 1
@@ -146,7 +146,7 @@ func (p *valueParser) operatorRepr() (ops.Value, error) {
 		}
 		full := rest[len(reprFunction):end]
 		i := strings.LastIndexByte(full, '.')
-		if i <= 0 || !isWord(full[:i]) || !isIdent(full[i+1:]) || full[:i] == "operator" {
+		if i <= 0 || !isWord(full[:i]) || !ops.IsIdentifier(full[i+1:]) || full[:i] == "operator" {
 			return fail("bad function %q: want <function module.name> (a function of the operator module is <built-in function name>)", rest[:end+1])
 		}
 		p.pos += end + 1
@@ -173,7 +173,7 @@ func (p *valueParser) reprField(key string) (string, error) {
 // parsePacketName splits "ns.op" into a packet.
 func parsePacketName(s string) (ops.Packet, bool) {
 	ns, op, ok := strings.Cut(s, ".")
-	if !ok || !isIdent(ns) || !isIdent(op) {
+	if !ok || !ops.IsIdentifier(ns) || !ops.IsIdentifier(op) {
 		return ops.Packet{}, false
 	}
 	return ops.Packet{NS: ns, Name: op}, true

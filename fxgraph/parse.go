@@ -382,7 +382,7 @@ func parseFXTarget(s string) (ops.Target, error) {
 	if i > 0 {
 		mod = s[:i]
 	}
-	if i <= 0 || !isIdent(s[i+1:]) || !isWord(mod) || !callableModule(mod) {
+	if i <= 0 || !ops.IsIdentifier(s[i+1:]) || !isWord(mod) || !callableModule(mod) {
 		if t, err := ops.ParseTarget(s); err == nil {
 			if _, ok := t.(ops.Callable); !ok {
 				return nil, fmt.Errorf("bad target %q: an operator target prints as %s", s, t.Pretty())
@@ -915,7 +915,7 @@ func (p *valueParser) word() (ops.Value, error) {
 		}
 		return w, nil
 	case styleRepr:
-		if !isIdent(w) {
+		if !ops.IsIdentifier(w) {
 			p.pos = start
 			return nil, p.errf("want a node name, got %q", w)
 		}

@@ -200,19 +200,6 @@ func isWord(s string) bool {
 	return true
 }
 
-// isIdent matches a Python identifier of ASCII letters, digits and '_'.
-func isIdent(s string) bool {
-	if s == "" || !isWordStart(s[0]) {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		if !isIdentByte(s[i]) {
-			return false
-		}
-	}
-	return true
-}
-
 // refName returns the name of a node reference, or false for other values.
 func refName(v ops.Value) (string, bool) {
 	switch x := v.(type) {
@@ -330,7 +317,7 @@ func writeDict(b *strings.Builder, d ops.Dict, st valueStyle) {
 // writeKey writes a dict key: bare in the FX notation when it is an
 // identifier, quoted otherwise.
 func writeKey(b *strings.Builder, k string, st valueStyle) {
-	if st == styleFX && isIdent(k) {
+	if st == styleFX && ops.IsIdentifier(k) {
 		b.WriteString(k)
 		return
 	}

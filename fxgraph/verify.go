@@ -184,24 +184,11 @@ func (v *verifier) live(m *Node) bool {
 	return p != 0 && v.nodes[p-1] == m
 }
 
-func validName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, r := range s {
-		if r == '_' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (i > 0 && r >= '0' && r <= '9') {
-			continue
-		}
-		return false
-	}
-	return true
-}
-
 func (v *verifier) checkNode(n *Node, i int, names map[string]*Node) {
 	g := v.g
 	// names
 	switch {
-	case !validName(n.name):
+	case !ops.IsIdentifier(n.name):
 		v.report(v.nodeErr(n, ErrBadName, "name", "an identifier", fmt.Sprintf("%q", n.name)))
 	case !g.names.used[n.name]:
 		v.report(v.nodeErr(n, ErrBadName, "name", "a name reserved in the graph's namespace", fmt.Sprintf("%q, not reserved", n.name)))

@@ -335,7 +335,7 @@ func (p *schemaParser) alias(t *ArgType) error {
 		body = strings.TrimSpace(strings.TrimSuffix(body, "!"))
 	}
 	for _, part := range strings.Split(body, "|") {
-		if !isIdent(strings.TrimSpace(part)) && strings.TrimSpace(part) != "*" {
+		if !IsIdentifier(strings.TrimSpace(part)) && strings.TrimSpace(part) != "*" {
 			return p.errAt(open, "want an alias set such as \"a\" or \"a!\", found %q", body)
 		}
 	}

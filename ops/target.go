@@ -108,7 +108,7 @@ func ParseTarget(s string) (Target, error) {
 	orig := s
 	if strings.HasPrefix(s, "<built-in function ") && strings.HasSuffix(s, ">") {
 		name := strings.TrimSuffix(strings.TrimPrefix(s, "<built-in function "), ">")
-		if !isIdent(name) {
+		if !IsIdentifier(name) {
 			return nil, fmt.Errorf("ops: bad target %q", orig)
 		}
 		return Callable{Module: "operator", Name: name}, nil
@@ -119,14 +119,14 @@ func ParseTarget(s string) (Target, error) {
 		if !hasOv {
 			ov = "default"
 		}
-		if !isIdent(ns) || !isIdent(op) || !isIdent(ov) {
+		if !IsIdentifier(ns) || !IsIdentifier(op) || !IsIdentifier(ov) {
 			return nil, fmt.Errorf("ops: bad target %q: want ns::op or ns::op.overload", orig)
 		}
 		return Overload{Packet: Packet{ns, op}, Name: ov}, nil
 	}
 	parts := strings.Split(s, ".")
 	for _, p := range parts {
-		if !isIdent(p) {
+		if !IsIdentifier(p) {
 			return nil, fmt.Errorf("ops: bad target %q: empty or invalid segment", orig)
 		}
 	}
@@ -175,7 +175,10 @@ func MustPacket(s string) Packet {
 	return p
 }
 
-func isIdent(s string) bool {
+// IsIdentifier reports whether s is a Python identifier of ASCII letters,
+// digits and '_' (not starting with a digit), the form of node names and
+// operator name segments.
+func IsIdentifier(s string) bool {
 	if s == "" {
 		return false
 	}
