@@ -216,20 +216,16 @@ func float32Values(name string, o Operand, shape []int) ([]float32, bool, error)
 		}
 		return nil, false, argErrf("argument %q: scalar of Go type %T", name, o.S)
 	}
-	t := o.T
-	if t.Numel() == 1 && t.Dim() <= len(shape) {
+	t, scalar, err := expandOperand(name, o.T, shape)
+	if err != nil {
+		return nil, false, err
+	}
+	if scalar {
 		f, err := t.Float64s()
 		if err != nil {
 			return nil, false, fmt.Errorf("argument %q: %w", name, err)
 		}
 		return []float32{float32(f[0])}, true, nil
-	}
-	if !slices.Equal(t.Shape(), shape) {
-		e, err := t.Expand(shape...)
-		if err != nil {
-			return nil, false, fmt.Errorf("argument %q: %w", name, err)
-		}
-		t = e
 	}
 	if isFloatCompute(t.DType()) {
 		d, err := floatArg(name, t)
@@ -249,6 +245,24 @@ func float32Values(name string, o Operand, shape []int) ([]float32, bool, error)
 	return out, false, nil
 }
 
+// expandOperand returns t expanded to shape, or t itself and true when it
+// holds one element that broadcasts as a scalar (no more dimensions than
+// shape).
+func expandOperand(name string, t *tensor.Tensor, shape []int) (*tensor.Tensor, bool, error) {
+	if t.Numel() == 1 && t.Dim() <= len(shape) {
+		return t, true, nil
+	}
+	if !slices.Equal(t.Shape(), shape) {
+		e, err := t.Expand(shape...)
+		if err != nil {
+			return nil, false, fmt.Errorf("argument %q: %w", name, err)
+		}
+		t = e
+	}
+	return t, false, nil
+}
+
+// float64Values is float32Values in float64.
 func float64Values(name string, o Operand, shape []int) ([]float64, bool, error) {
 	if o.T == nil {
 		switch v := o.S.(type) {
@@ -264,14 +278,9 @@ func float64Values(name string, o Operand, shape []int) ([]float64, bool, error)
 		}
 		return nil, false, argErrf("argument %q: scalar of Go type %T", name, o.S)
 	}
-	t := o.T
-	scalar := t.Numel() == 1 && t.Dim() <= len(shape)
-	if !scalar && !slices.Equal(t.Shape(), shape) {
-		e, err := t.Expand(shape...)
-		if err != nil {
-			return nil, false, fmt.Errorf("argument %q: %w", name, err)
-		}
-		t = e
+	t, scalar, err := expandOperand(name, o.T, shape)
+	if err != nil {
+		return nil, false, err
 	}
 	f, err := t.Float64s()
 	if err != nil {
@@ -293,14 +302,9 @@ func int64Values(name string, o Operand, shape []int) ([]int64, bool, error) {
 		}
 		return nil, false, argErrf("argument %q: want an integer scalar, got %T", name, o.S)
 	}
-	t := o.T
-	scalar := t.Numel() == 1 && t.Dim() <= len(shape)
-	if !scalar && !slices.Equal(t.Shape(), shape) {
-		e, err := t.Expand(shape...)
-		if err != nil {
-			return nil, false, fmt.Errorf("argument %q: %w", name, err)
-		}
-		t = e
+	t, scalar, err := expandOperand(name, o.T, shape)
+	if err != nil {
+		return nil, false, err
 	}
 	out, err := toInt64s(name, t)
 	return out, scalar, err
