@@ -120,13 +120,19 @@ func decodeTensorMeta(raw json.RawMessage, path string) (tensorMeta, error) {
 			return m, err
 		}
 	}
-	if v := o.get("strides"); v != nil {
-		if m.Strides, err = decodeSymInts(v, o.sub("strides")); err != nil {
-			return m, err
-		}
-		if len(m.Strides) != len(m.Sizes) {
-			return m, pathErrf(o.sub("strides"), "%d strides for %d sizes", len(m.Strides), len(m.Sizes))
-		}
+	// strides is required, as every TensorMeta field is (pt2-json.md 3.7):
+	// torch's deserializer builds TensorMeta(**data), which raises on a
+	// missing field, and one stride per size is what the writer emits, so
+	// an accepted meta writes back as it was read.
+	st, err := o.req("strides")
+	if err != nil {
+		return m, err
+	}
+	if m.Strides, err = decodeSymInts(st, o.sub("strides")); err != nil {
+		return m, err
+	}
+	if len(m.Strides) != len(m.Sizes) {
+		return m, pathErrf(o.sub("strides"), "want one stride per size (%d), got %d", len(m.Sizes), len(m.Strides))
 	}
 	if v := o.get("storage_offset"); v != nil {
 		// a plain int in very old schemas, a SymInt since
