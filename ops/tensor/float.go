@@ -3,7 +3,12 @@ package tensor
 import "math"
 
 // Float32ToBFloat16 rounds f to bfloat16 with round-to-nearest-even, as
-// PyTorch's c10::BFloat16 conversion does; NaN stays a quiet NaN.
+// PyTorch's c10::BFloat16 conversion does. Finite values beyond the
+// largest bfloat16 (0x7f7f) round to ±inf, -0 stays -0 and float32
+// subnormals round like any other value. A NaN keeps its sign and top
+// payload bits with the quiet bit set (c10's scalar path returns 0x7fc0 and
+// its AVX2 path 0xffff instead, so NaN bit patterns are not compared
+// against PyTorch).
 func Float32ToBFloat16(f float32) uint16 {
 	b := math.Float32bits(f)
 	if f != f {
@@ -14,13 +19,16 @@ func Float32ToBFloat16(f float32) uint16 {
 	return uint16(b >> 16)
 }
 
-// BFloat16ToFloat32 widens a bfloat16 bit pattern exactly.
+// BFloat16ToFloat32 widens a bfloat16 bit pattern exactly (a shift by 16
+// bits), so ±0, ±inf, subnormals and NaN payloads are kept.
 func BFloat16ToFloat32(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
 
 // RoundBFloat16 rounds f through bfloat16 and back, as x.to(torch.bfloat16).float().
 func RoundBFloat16(f float32) float32 { return BFloat16ToFloat32(Float32ToBFloat16(f)) }
 
-// Float16ToFloat32 widens an IEEE binary16 bit pattern exactly.
+// Float16ToFloat32 widens an IEEE binary16 bit pattern exactly:
+// subnormals become normal float32 values, ±0 and ±inf are kept, and a NaN
+// keeps its sign and payload (shifted into the top mantissa bits).
 func Float16ToFloat32(h uint16) float32 {
 	sign := uint32(h>>15) << 31
 	exp := uint32(h>>10) & 0x1f
@@ -43,8 +51,11 @@ func Float16ToFloat32(h uint16) float32 {
 	return math.Float32frombits(sign | (exp+127-15)<<23 | man<<13)
 }
 
-// Float32ToFloat16 rounds f to IEEE binary16 with round-to-nearest-even;
-// values beyond the range become infinities and NaN stays NaN.
+// Float32ToFloat16 rounds f to IEEE binary16 with round-to-nearest-even,
+// including into the subnormal range (half the smallest subnormal, 2^-25,
+// ties to ±0). Values from 65520 up round to ±inf, -0 stays -0, and every
+// NaN becomes the quiet NaN 0x7e00 with f's sign, as c10's
+// fp16_ieee_from_fp32_value does.
 func Float32ToFloat16(f float32) uint16 {
 	b := math.Float32bits(f)
 	sign := uint16(b>>16) & 0x8000
