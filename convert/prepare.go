@@ -56,20 +56,24 @@ func PrepareWithOptions(g *fxgraph.Graph, q Quantizer, opts PrepareOptions) erro
 	if reg == nil {
 		reg = ops.Default()
 	}
+	snap := snapshotAnnotations(g)
 	c, _ := g.Clone()
 	if !opts.SkipBNFold {
 		if err := FoldBatchNorm(c, reg); err != nil {
-			return fmt.Errorf("prepare: %w", err)
+			return snap.fail(fmt.Errorf("prepare: %w", err))
 		}
 	}
 	if err := q.TransformForAnnotation(c); err != nil {
-		return fmt.Errorf("prepare: transform_for_annotation: %w", err)
+		return snap.fail(fmt.Errorf("prepare: transform_for_annotation: %w", err))
 	}
 	if err := q.Annotate(c); err != nil {
-		return fmt.Errorf("prepare: annotate: %w", err)
+		return snap.fail(fmt.Errorf("prepare: annotate: %w", err))
 	}
 	if err := q.Validate(c); err != nil {
-		return fmt.Errorf("prepare: validate: %w", err)
+		return snap.fail(fmt.Errorf("prepare: validate: %w", err))
+	}
+	if n := snap.changed(); n != nil {
+		return snap.fail(fmt.Errorf("prepare: node %q: %w: the quantizer annotated a node of the graph passed to Prepare; it must annotate the graph its Annotate method is given", n.Name(), ErrAnnotation))
 	}
 	if err := checkAnnotations(c); err != nil {
 		return fmt.Errorf("prepare: %w", err)
@@ -79,6 +83,67 @@ func PrepareWithOptions(g *fxgraph.Graph, q Quantizer, opts PrepareOptions) erro
 	}
 	g.ReplaceWith(c)
 	return nil
+}
+
+// annotationSnapshot records the annotations of the graph passed to
+// Prepare. The quantizer runs on a clone, so an annotation that appears or
+// changes on one of the original nodes (a quantizer holding nodes it
+// found before Prepare cloned the graph) is a mistake: it would be
+// silently ignored.
+type annotationSnapshot struct {
+	nodes []*fxgraph.Node
+	ptrs  []*QuantizationAnnotation
+	vals  []QuantizationAnnotation
+}
+
+func snapshotAnnotations(g *fxgraph.Graph) *annotationSnapshot {
+	s := &annotationSnapshot{}
+	for n := range g.All() {
+		a := Annotation(n)
+		var v QuantizationAnnotation
+		if a != nil {
+			v = *a
+			v.InputQSpecMap = slices.Clone(a.InputQSpecMap)
+		}
+		s.nodes = append(s.nodes, n)
+		s.ptrs = append(s.ptrs, a)
+		s.vals = append(s.vals, v)
+	}
+	return s
+}
+
+// changed returns the first node whose annotation differs from the
+// snapshot, or nil.
+func (s *annotationSnapshot) changed() *fxgraph.Node {
+	for i, n := range s.nodes {
+		a := Annotation(n)
+		if a != s.ptrs[i] {
+			return n
+		}
+		if a == nil {
+			continue
+		}
+		v := s.vals[i]
+		if a.OutputQSpec != v.OutputQSpec || a.NoImplicitSharing != v.NoImplicitSharing || a.Annotated != v.Annotated ||
+			!slices.Equal(a.InputQSpecMap, v.InputQSpecMap) {
+			return n
+		}
+	}
+	return nil
+}
+
+// fail restores the snapshot and returns err.
+func (s *annotationSnapshot) fail(err error) error {
+	for i, n := range s.nodes {
+		if s.ptrs[i] != nil {
+			*s.ptrs[i] = s.vals[i]
+			s.ptrs[i].InputQSpecMap = slices.Clone(s.vals[i].InputQSpecMap)
+		}
+		if Annotation(n) != s.ptrs[i] {
+			SetAnnotation(n, s.ptrs[i])
+		}
+	}
+	return err
 }
 
 // checkAnnotations rejects annotations that name nodes the annotated node

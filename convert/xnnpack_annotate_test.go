@@ -159,6 +159,8 @@ func TestXNNPACKBinaryAnnotators(t *testing.T) {
 // extraUser op is also a graph output.
 func weightedGraph(op ops.Overload, extraUser bool) (g *fxgraph.Graph, x, w, b, n, relu *fxgraph.Node) {
 	g = fxgraph.New()
+	g.SetAttr("weight", tensor.MustZeros(tensor.Float32, 1, 1, 1, 1))
+	g.SetAttr("bias", tensor.MustZeros(tensor.Float32, 1))
 	x = g.Placeholder("x", f32(1, 1, 4, 4))
 	w = g.GetAttr("weight", f32(1, 1, 1, 1))
 	b = g.GetAttr("bias", f32(1))
