@@ -425,7 +425,11 @@ func outDTypeKernel(args []Value) (Value, error) {
 	if err != nil {
 		return nil, fmt.Errorf("out_dtype(%s): %w", op, err)
 	}
-	ops := []kernels.Operand{kernels.T(tensor.MustZeros(out, 1))}
+	probe, err := tensor.Zeros(out, 1)
+	if err != nil {
+		return nil, fmt.Errorf("%w: out_dtype(%s): argument 1 \"out_dtype\": %v", kernels.ErrUnsupportedDType, op, err)
+	}
+	ops := []kernels.Operand{kernels.T(probe)}
 	for _, a := range norm {
 		if t, ok := a.(*tensor.Tensor); ok && t != nil {
 			ops = append(ops, kernels.T(t))

@@ -411,7 +411,14 @@ func qClamp(x, lo, hi *tensor.Tensor, dt tensor.DType) (*tensor.Tensor, error) {
 // (integer products accumulate exactly in int64 and wrap to the
 // promoted dtype).
 func OutDType(op string, outDType tensor.DType, args []Operand) (*tensor.Tensor, error) {
-	ops := append([]Operand{T(tensor.MustZeros(outDType, 1))}, args...)
+	if !outDType.Valid() {
+		return nil, argErrf("out_dtype(%s): argument \"out_dtype\": want a known dtype, got %s", op, outDType)
+	}
+	probe, err := tensor.Zeros(outDType, 1)
+	if err != nil {
+		return nil, fmt.Errorf("%w: out_dtype(%s): argument \"out_dtype\": %v", ErrUnsupportedDType, op, err)
+	}
+	ops := append([]Operand{T(probe)}, args...)
 	var ts []Operand
 	for _, a := range ops {
 		ts = append(ts, a)
