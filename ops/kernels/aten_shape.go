@@ -3,6 +3,7 @@ package kernels
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/fxquant/fxquant/ops/tensor"
 )
@@ -169,6 +170,13 @@ func Embedding(weight, indices *tensor.Tensor) (*tensor.Tensor, error) {
 // With enableGQA, key and value heads (dim -3) are repeated to match the
 // query's. Dropout is not supported. PyTorch's CPU flash kernel uses an
 // online softmax, so results differ in the last bits.
+//
+// A row whose scores are all -inf (every key masked out, by the mask or by
+// -inf products) gets probabilities 0 and an output row of 0, as ATen's
+// _safe_softmax gives; a NaN anywhere in a row's scores (a NaN in q or k,
+// or inf·0) makes that row NaN, and a NaN or inf in v reaches every output
+// row that gives its position a non-zero weight (0·inf is NaN). No keys
+// (S = 0) gives zeros; no queries or an empty batch gives an empty result.
 func ScaledDotProductAttention(q, k, v, mask *tensor.Tensor, dropoutP float64, isCausal bool, scale float64, enableGQA bool) (*tensor.Tensor, error) {
 	const op = "scaled_dot_product_attention"
 	if q == nil || k == nil || v == nil || q.Dim() < 2 || k.Dim() < 2 || v.Dim() < 2 {
@@ -220,7 +228,7 @@ func ScaledDotProductAttention(q, k, v, mask *tensor.Tensor, dropoutP float64, i
 	L, S := shape[len(shape)-2], shape[len(shape)-1]
 	ninf := float32(math.Inf(-1))
 	switch {
-	case isCausal:
+	case isCausal && L*S > 0:
 		for b := 0; b < len(sd)/(L*S); b++ {
 			for i := 0; i < L; i++ {
 				for j := i + 1; j < S; j++ {
@@ -253,8 +261,15 @@ func ScaledDotProductAttention(q, k, v, mask *tensor.Tensor, dropoutP float64, i
 			}
 		}
 	}
-	p, err := Softmax(tensor.MustFromData(tensor.Float32, shape, sd), -1)
+	st, err := tensor.FromData(tensor.Float32, shape, sd)
 	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	p, err := Softmax(st, -1)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	if p, err = zeroMaskedRows(p, sd, S); err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 	if q.DType() != tensor.Float32 {
@@ -266,6 +281,37 @@ func ScaledDotProductAttention(q, k, v, mask *tensor.Tensor, dropoutP float64, i
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 	return out, nil
+}
+
+// zeroMaskedRows is the fix-up of ATen's _safe_softmax, which the math
+// SDPA calls since PyTorch 2.5: a row whose scores (mask included) are all
+// -inf attends to nothing and its probabilities become 0 instead of the
+// softmax's NaN. p is the softmax of the float32 scores sd, rows of
+// length S; a row holding a NaN is not fully masked and stays NaN.
+func zeroMaskedRows(p *tensor.Tensor, sd []float32, S int) (*tensor.Tensor, error) {
+	if S == 0 {
+		return p, nil
+	}
+	pd, err := floatArg("p", p)
+	if err != nil {
+		return nil, err
+	}
+	var out []float32
+	ninf := float32(math.Inf(-1))
+	for r := 0; r < len(sd)/S; r++ {
+		row := sd[r*S : (r+1)*S]
+		if slices.ContainsFunc(row, func(v float32) bool { return v != ninf }) {
+			continue
+		}
+		if out == nil {
+			out = append([]float32(nil), pd...)
+		}
+		clear(out[r*S : (r+1)*S])
+	}
+	if out == nil {
+		return p, nil
+	}
+	return tensor.FromData(tensor.Float32, p.Shape(), out)
 }
 
 // repeatHeads repeats each head of t [..., H, S, E] so it has h heads
