@@ -55,29 +55,48 @@ type ObserverCtor func(spec *QuantizationSpec) (observers.Observer, error)
 // QuantizationSpec describes how one edge or output is quantized: torchao's
 // QuantizationSpec.
 type QuantizationSpec struct {
+	// DType is the quantized dtype (torch.int8, torch.uint8, ...); the
+	// observer is built with it and convert's quantize nodes use it.
 	DType observers.DType
 	// Observer builds the observer; required.
 	Observer ObserverCtor
-	// QuantMin and QuantMax are the range; nil is None.
+	// QuantMin and QuantMax are the range; nil is None (the dtype's full
+	// range). Prepare rejects QuantMin > QuantMax.
 	QuantMin, QuantMax *int64
-	QScheme            observers.QScheme
-	// ChAxis is the channel axis; nil is None.
-	ChAxis    *int
+	// QScheme is the quantization scheme (per_tensor_affine,
+	// per_channel_symmetric, ...); QSchemeUnset is None.
+	QScheme observers.QScheme
+	// ChAxis is the channel axis of a per-channel scheme; nil is None.
+	// Prepare rejects a negative axis.
+	ChAxis *int
+	// IsDynamic asks for qparams computed at run time (choose_qparams in
+	// the converted graph) instead of from calibration.
 	IsDynamic bool
 }
 
 // FixedQParamsQuantizationSpec quantizes with fixed scale and zero point.
 type FixedQParamsQuantizationSpec struct {
-	DType              observers.DType
-	Scale              float64
-	ZeroPoint          int64
+	// DType is the quantized dtype of the fixed-qparams quantize nodes.
+	DType observers.DType
+	// Scale is the fixed scale every quantize node of the edge gets.
+	Scale float64
+	// ZeroPoint is the fixed zero point.
+	ZeroPoint int64
+	// QuantMin and QuantMax are the range; nil is None (the dtype's full
+	// range).
 	QuantMin, QuantMax *int64
-	QScheme            observers.QScheme
-	IsDynamic          bool
+	// QScheme is the quantization scheme; QSchemeUnset is None.
+	QScheme observers.QScheme
+	// IsDynamic is carried for torchao parity; fixed qparams are never
+	// computed at run time.
+	IsDynamic bool
 }
 
 // SharedQuantizationSpec shares the observer of another edge or node output.
 type SharedQuantizationSpec struct {
+	// EdgeOrNode is the edge or node output whose observer is shared; it
+	// must have a spec of its own (or share one), else Prepare fails with
+	// ErrSharedSpec.
 	EdgeOrNode EdgeOrNode
 }
 
@@ -88,13 +107,23 @@ type DeriveQParamsFunc func(obs []observers.Observer) (scale, zeroPoint *tensor.
 // DerivedQuantizationSpec derives its qparams from other observers (for
 // example a bias scale = input scale * weight scale).
 type DerivedQuantizationSpec struct {
-	DerivedFrom        []EdgeOrNode
-	DeriveQParams      DeriveQParamsFunc
-	DType              observers.DType
+	// DerivedFrom lists the edges and node outputs whose observers
+	// DeriveQParams reads, in the order it receives them; each must have
+	// an observer, else Prepare fails with ErrSharedSpec.
+	DerivedFrom []EdgeOrNode
+	// DeriveQParams computes the scale and zero point at convert time.
+	DeriveQParams DeriveQParamsFunc
+	// DType is the quantized dtype (torch.int32 for a bias).
+	DType observers.DType
+	// QuantMin and QuantMax are the range; nil is None.
 	QuantMin, QuantMax *int64
-	QScheme            observers.QScheme
-	ChAxis             *int
-	IsDynamic          bool
+	// QScheme is the quantization scheme; a per-channel scheme needs
+	// ChAxis.
+	QScheme observers.QScheme
+	// ChAxis is the channel axis of a per-channel scheme; nil is None.
+	ChAxis *int
+	// IsDynamic is carried for torchao parity (section 3.1).
+	IsDynamic bool
 }
 
 func (*QuantizationSpec) isQSpec()             {}
@@ -106,7 +135,11 @@ func (*DerivedQuantizationSpec) isQSpec()      {}
 // Consumer, the output value of Producer. It is comparable and works as a
 // map key.
 type EdgeOrNode struct {
+	// Producer is the node whose value flows on the edge, or whose output
+	// is meant.
 	Producer *fxgraph.Node
+	// Consumer is the node that takes Producer as an argument; nil for a
+	// node output.
 	Consumer *fxgraph.Node
 }
 
@@ -131,8 +164,12 @@ func (e EdgeOrNode) String() string {
 
 // InputQSpec is one entry of QuantizationAnnotation.InputQSpecMap.
 type InputQSpec struct {
+	// Input is the argument node; it must be a positional argument of the
+	// annotated node (directly or inside a list or tuple).
 	Input *fxgraph.Node
-	Spec  QSpec
+	// Spec is the spec of the edge (Input, annotated node); nil leaves
+	// the edge unobserved.
+	Spec QSpec
 }
 
 // QuantizationAnnotation is what a quantizer attaches to a node (torchao's

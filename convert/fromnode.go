@@ -21,11 +21,17 @@ const ReplaceObserverPassName = "replace_observer_with_quantize_dequantize_node"
 // pass that created the node, the actions joined with "+" ("create",
 // "create+replace") and the source node's own from_node record.
 type NodeSource struct {
-	Name     string       `json:"name"`
-	Target   string       `json:"target"`
-	GraphID  int64        `json:"graph_id"`
-	PassName string       `json:"pass_name"`
-	Action   string       `json:"action"`
+	// Name is the source node's name.
+	Name string `json:"name"`
+	// Target is the source node's printed target.
+	Target string `json:"target"`
+	// GraphID is the id of the source node's graph.
+	GraphID int64 `json:"graph_id"`
+	// PassName is the pass that created the node.
+	PassName string `json:"pass_name"`
+	// Action is the actions joined with "+" ("create", "create+replace").
+	Action string `json:"action"`
+	// FromNode is the source node's own from_node record.
 	FromNode []NodeSource `json:"from_node"`
 }
 

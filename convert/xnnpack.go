@@ -15,19 +15,32 @@ import (
 // gives an op's input activations, output, weight and bias (nil = not
 // quantized).
 type QuantizationConfig struct {
-	InputActivation  *QuantizationSpec
+	// InputActivation is the spec of an op's activation inputs; its
+	// IsDynamic picks the XNNPACK quantizer's dynamic annotators.
+	InputActivation *QuantizationSpec
+	// OutputActivation is the spec of an op's output (nil for dynamic
+	// configs).
 	OutputActivation *QuantizationSpec
-	Weight           *QuantizationSpec
-	Bias             *QuantizationSpec
+	// Weight is the spec of a linear's or convolution's weight.
+	Weight *QuantizationSpec
+	// Bias is the spec of a linear's or convolution's bias (nil in the
+	// XNNPACK configs: the bias stays float).
+	Bias *QuantizationSpec
 }
 
 // SymmetricConfigOptions are the arguments of
 // get_symmetric_quantization_config; use DefaultSymmetricConfigOptions for
 // torchao's defaults.
 type SymmetricConfigOptions struct {
-	PerChannel             bool
-	Dynamic                bool
-	ActQMin, ActQMax       int64
+	// PerChannel quantizes weights per output channel (axis 0,
+	// per_channel_symmetric) instead of per tensor.
+	PerChannel bool
+	// Dynamic computes activation qparams at run time (PlaceholderObserver,
+	// no output spec).
+	Dynamic bool
+	// ActQMin and ActQMax are the activation range (torchao: -128, 127).
+	ActQMin, ActQMax int64
+	// WeightQMin and WeightQMax are the weight range (torchao: -127, 127).
 	WeightQMin, WeightQMax int64
 }
 
@@ -96,6 +109,9 @@ func SymmetricQuantizationConfig(o SymmetricConfigOptions) *QuantizationConfig {
 // only apply to them under the global config, as upstream.
 // SetOperatorType configs are stored and, as upstream, never used.
 type XNNPACKQuantizer struct {
+	// Global is the config for nodes no per-module config claims (nil
+	// leaves them unquantized); its input activation's IsDynamic picks
+	// the static or dynamic annotators.
 	Global *QuantizationConfig
 	// Filter, when set, limits annotation to nodes it accepts, on top of
 	// the per-module filters.
@@ -596,6 +612,8 @@ func PropagateAnnotation(g *fxgraph.Graph) {
 // group of GroupSize through an AffineQuantizedMinMaxObserver with default
 // eps and dtypes. The bias and the output stay float.
 type Int4GroupwiseQuantizer struct {
+	// GroupSize is the number of consecutive weight elements along the
+	// input-feature axis that share one scale; it must be positive.
 	GroupSize int
 }
 
