@@ -32,6 +32,31 @@ type Graph struct {
 	// attrNext[prefix] is where FreshAttrName starts probing: every
 	// prefix+k with k below it is taken. DeleteAttr resets it.
 	attrNext map[string]int
+
+	// slab hands out new nodes in chunks, so that nodes created one after
+	// another sit next to each other in memory and a walk over the list
+	// reads memory mostly in order. Pointers into a chunk stay valid; a
+	// chunk lives as long as any of its nodes is reachable.
+	slab      []Node
+	slabChunk int
+}
+
+// Node chunks start small, so that the many tiny graphs (patterns,
+// replacements) stay small, and double up to maxNodeChunk.
+const (
+	minNodeChunk = 4
+	maxNodeChunk = 256
+)
+
+// allocNode returns a zeroed node from the graph's slab.
+func (g *Graph) allocNode() *Node {
+	if len(g.slab) == 0 {
+		g.slabChunk = min(max(2*g.slabChunk, minNodeChunk), maxNodeChunk)
+		g.slab = make([]Node, g.slabChunk)
+	}
+	n := &g.slab[0]
+	g.slab = g.slab[1:]
+	return n
 }
 
 // New returns an empty graph.
@@ -211,7 +236,8 @@ func (g *Graph) unlink(n *Node) {
 // verifier reports it). A call_function node needs a non-nil target; for
 // other ops targetName is the string target.
 func (g *Graph) CreateNode(op OpKind, target ops.Target, targetName string, args []ops.Value, kwargs []Kwarg, name string, typ ops.Type) *Node {
-	n := &Node{graph: g, id: g.nextID, op: op, target: target, targetName: targetName, typ: typ}
+	n := g.allocNode()
+	n.graph, n.id, n.op, n.target, n.targetName, n.typ = g, g.nextID, op, target, targetName, typ
 	g.nextID++
 	if op == Output && targetName == "" {
 		n.targetName = "output"
@@ -309,7 +335,7 @@ func (g *Graph) dropUses(n *Node) {
 		d := r.def
 		d.uses[r.idx] = Use{}
 		d.deadUses++
-		if 2*d.deadUses > len(d.uses) {
+		if 2*int(d.deadUses) > len(d.uses) {
 			compactUses(d)
 		}
 	}
@@ -642,8 +668,18 @@ func (g *Graph) GraphCopy(src *Graph, valMap map[*Node]*Node) (ops.Value, error)
 func (g *Graph) Clone() (*Graph, map[*Node]*Node) {
 	c := New()
 	valMap := make(map[*Node]*Node, g.length)
+	// One chunk holds every copied node, in program order.
+	chunk := make([]Node, g.length)
+	i := 0
 	for n := range g.All() {
-		cn := &Node{graph: c, id: n.id, name: n.name, op: n.op, target: n.target, targetName: n.targetName,
+		var cn *Node
+		if i < len(chunk) {
+			cn = &chunk[i]
+			i++
+		} else {
+			cn = c.allocNode() // a length field that undercounts the list
+		}
+		*cn = Node{graph: c, id: n.id, name: n.name, op: n.op, target: n.target, targetName: n.targetName,
 			typ: n.typ, Meta: n.Meta.Clone()}
 		c.insertAtEnd(cn)
 		valMap[n] = cn

@@ -58,28 +58,30 @@ type Use struct {
 // Read a node through its methods; change it only through Graph methods,
 // which keep use lists right.
 type Node struct {
+	// The fields a walk over the list reads for every node (links, use
+	// counts, opcode, id) come first, so that they share a cache line.
+	prev, next *Node
 	graph      *Graph
-	id         int
-	name       string
-	op         OpKind
-	target     ops.Target // call_function only
-	targetName string     // placeholder, get_attr, call_method, call_module: the string target
-	args       []ops.Value
-	kwargs     []Kwarg
 	// uses holds one record per appearance of n in a user's arguments.
 	// Removed records are tombstoned (User == nil) so that removal is O(1);
 	// deadUses counts them and the list is compacted once they make up
 	// half of it.
 	uses     []Use
-	deadUses int
+	deadUses int32
+	op       OpKind
+	erased   bool
+	id       int
+	target   ops.Target // call_function only
 	// refs has one entry per node-reference slot of n's args then kwargs:
 	// the referenced node and the index of the matching record in its
 	// uses (def == nil when the reference got no record: an erased node or
 	// a node of another graph).
 	refs       []useRef
+	args       []ops.Value
+	kwargs     []Kwarg
+	name       string
+	targetName string // placeholder, get_attr, call_method, call_module: the string target
 	typ        ops.Type
-	prev, next *Node
-	erased     bool
 
 	// Meta is the node's metadata: typed fields plus an open map. Passes
 	// may read and write it directly; it takes no part in use lists.
@@ -181,7 +183,7 @@ func (n *Node) Uses() []Use {
 	if n.deadUses == 0 {
 		return n.uses
 	}
-	out := make([]Use, 0, len(n.uses)-n.deadUses)
+	out := make([]Use, 0, len(n.uses)-int(n.deadUses))
 	for _, u := range n.uses {
 		if u.User != nil {
 			out = append(out, u)
@@ -191,7 +193,7 @@ func (n *Node) Uses() []Use {
 }
 
 // NumUses counts appearances (add(x, x) counts two).
-func (n *Node) NumUses() int { return len(n.uses) - n.deadUses }
+func (n *Node) NumUses() int { return len(n.uses) - int(n.deadUses) }
 
 // smallDistinct is the size up to which distinct-node scans use a linear
 // search instead of a set; above it they cost O(k) with a map.

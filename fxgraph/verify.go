@@ -134,6 +134,7 @@ func (v *verifier) run() {
 func (v *verifier) walkList() bool {
 	g := v.g
 	v.pos = make([]int, g.nextID)
+	v.nodes = make([]*Node, 0, min(max(g.length, 0), g.nextID))
 	limit := g.nextID + 1
 	prev := &g.root
 	for n := g.root.next; n != &g.root; n = n.next {
@@ -240,13 +241,58 @@ func (v *verifier) checkNode(n *Node, i int, names map[string]*Node) {
 			}
 		}
 	}
-	// references and literal kinds
+	// references and literal kinds: a value that passes the quick test
+	// needs no path, so paths are built only for values with a problem.
 	for j, a := range n.args {
-		v.checkValue(n, i, a, argPath{kind: 'a', idx: j})
+		if !v.valueClean(n, i, a) {
+			v.checkValue(n, i, a, argPath{kind: 'a', idx: j})
+		}
 	}
 	for _, kw := range n.kwargs {
-		v.checkValue(n, i, kw.Value, argPath{kind: 'k', name: kw.Name})
+		if !v.valueClean(n, i, kw.Value) {
+			v.checkValue(n, i, kw.Value, argPath{kind: 'k', name: kw.Name})
+		}
 	}
+}
+
+// valueClean reports whether [verifier.checkValue] would find nothing
+// wrong with val: it holds only literals and references to live nodes of
+// the graph defined before position i. It allocates nothing.
+func (v *verifier) valueClean(n *Node, i int, val ops.Value) bool {
+	switch x := val.(type) {
+	case nil, bool, int64, float64, string, complex128, tensor.DType, ops.Device, ops.Layout, ops.MemoryFormat,
+		ops.Overload, ops.Packet, ops.Callable:
+		return true
+	case *Node:
+		return x != nil && x != n && !x.erased && v.live(x) && v.pos[x.id]-1 <= i
+	case ops.List:
+		for _, e := range x {
+			if !v.valueClean(n, i, e) {
+				return false
+			}
+		}
+		return true
+	case ops.Tuple:
+		for _, e := range x {
+			if !v.valueClean(n, i, e) {
+				return false
+			}
+		}
+		return true
+	case ops.Dict:
+		if len(x.Keys) != len(x.Values) {
+			return false
+		}
+		for _, e := range x.Values {
+			if !v.valueClean(n, i, e) {
+				return false
+			}
+		}
+		return true
+	case ops.Slice:
+		return v.valueClean(n, i, x.Start) && v.valueClean(n, i, x.Stop) && v.valueClean(n, i, x.Step)
+	}
+	return false
 }
 
 // argPath names where a value sits in a node's arguments: "arg 2[0]",
@@ -337,7 +383,11 @@ func (v *verifier) checkUses() {
 	// Recount: base[p] is the first slot of the node at position p in the
 	// flat slot array; flat[s] is the live node referenced at slot s.
 	base := make([]int, len(v.nodes)+1)
-	var flat []*Node
+	nrefs := 0
+	for _, n := range v.nodes {
+		nrefs += len(n.refs) // the stored count: right for a sound graph, a size hint otherwise
+	}
+	flat := make([]*Node, 0, nrefs)
 	for p, n := range v.nodes {
 		base[p] = len(flat)
 		n.walkRefs(func(m *Node) {
@@ -384,7 +434,7 @@ func (v *verifier) checkUses() {
 				v.report(v.nodeErr(u.User, ErrUseList, "refs", fmt.Sprintf("slot %d to point at record %d of %s", u.Slot, j, d), "a stale back pointer"))
 			}
 		}
-		if dead != d.deadUses {
+		if dead != int(d.deadUses) {
 			v.report(v.nodeErr(d, ErrUseList, "uses", fmt.Sprintf("%d removed records", dead), fmt.Sprint(d.deadUses)))
 		}
 	}

@@ -99,11 +99,17 @@ func (v *verifier) bind(n *Node, s *ops.Schema) ([]ops.Value, []*VerifyError) {
 	}
 	var problems []*VerifyError
 	wrap := numbersAsTensors(n.target)
-	check := func(field string, val ops.Value, a ops.Argument) {
+	// The field name is built only for a message: pos >= 0 names
+	// positional argument pos, otherwise the keyword kw.
+	check := func(pos int, kw string, val ops.Value, a ops.Argument) {
 		if wrap && !a.Type.List && a.Type.Base == "Tensor" && ops.IsWrappedNumber(val) {
 			return // a wrapped number: PyTorch makes it a 0-dim tensor
 		}
 		if ok, got := argFits(val, a.Type); !ok {
+			field := "kwarg " + kw
+			if pos >= 0 {
+				field = fmt.Sprintf("arg %d (%s)", pos, a.Name)
+			}
 			problems = append(problems, v.nodeErr(n, ErrArgKind, field, argTypeString(a.Type), got))
 		}
 	}
@@ -111,11 +117,11 @@ func (v *verifier) bind(n *Node, s *ops.Schema) ([]ops.Value, []*VerifyError) {
 		if i >= len(s.Args) {
 			break // VarArgs
 		}
-		check(fmt.Sprintf("arg %d (%s)", i, s.Args[i].Name), a, s.Args[i])
+		check(i, "", a, s.Args[i])
 	}
 	for _, kw := range n.kwargs {
 		if i := s.ArgIndex(kw.Name); i >= 0 {
-			check("kwarg "+kw.Name, kw.Value, s.Args[i])
+			check(-1, kw.Name, kw.Value, s.Args[i])
 		}
 	}
 	return full, problems
@@ -146,6 +152,18 @@ func (v *verifier) checkResult(n *Node, def *ops.OpDef, full []ops.Value) {
 	untyped := false
 	typed := make([]ops.Value, len(full))
 	for i, a := range full {
+		switch x := a.(type) {
+		case *Node: // the common case, without MapValue's closure
+			if x == nil || x.typ == nil {
+				return
+			}
+			typed[i] = x.typ
+			continue
+		case ops.List, ops.Tuple, ops.Dict, ops.Slice:
+		default:
+			typed[i] = a
+			continue
+		}
 		m, err := ops.MapValue(a, func(x ops.Value) (ops.Value, error) {
 			if ref, ok := x.(*Node); ok {
 				if ref == nil || ref.typ == nil {
@@ -336,35 +354,44 @@ func argFits(val ops.Value, t ops.ArgType) (bool, string) {
 	return scalarFits(val, t.Base)
 }
 
-// scalarFits checks one non-list value against a base type. Node
-// references fit when their type is unknown or of the right sort.
+// scalarFits checks one non-list value against a base type, and if it
+// does not fit, describes what was found.
 func scalarFits(val ops.Value, base string) (bool, string) {
+	if scalarFitsOK(val, base) {
+		return true, ""
+	}
+	return false, describe(val)
+}
+
+// scalarFitsOK checks one non-list value against a base type. Node
+// references fit when their type is unknown or of the right sort.
+func scalarFitsOK(val ops.Value, base string) bool {
 	if n, ok := val.(*Node); ok {
 		if n == nil || n.typ == nil {
-			return true, ""
+			return true
 		}
 		_, isTensor := n.typ.(ops.TensorType)
 		py, isPy := n.typ.(ops.PyType)
 		switch base {
 		case "Tensor":
-			return isTensor, describe(val)
+			return isTensor
 		case "int", "SymInt":
-			return isPy && (py.Name == "int" || py.Name == "SymInt"), describe(val)
+			return isPy && (py.Name == "int" || py.Name == "SymInt")
 		case "float", "SymFloat":
-			return isPy && (py.Name == "float" || py.Name == "SymFloat"), describe(val)
+			return isPy && (py.Name == "float" || py.Name == "SymFloat")
 		case "bool", "SymBool":
-			return isPy && (py.Name == "bool" || py.Name == "SymBool"), describe(val)
+			return isPy && (py.Name == "bool" || py.Name == "SymBool")
 		case "Scalar":
-			return isPy, describe(val)
+			return isPy
 		case "Any", "t":
-			return true, ""
+			return true
 		}
-		return !isTensor, describe(val)
+		return !isTensor
 	}
 	if _, isOp := val.(ops.Target); isOp {
 		// An operator passed as an argument (out_dtype's op) fits only
 		// an untyped argument.
-		return base == "Any" || base == "t", describe(val)
+		return base == "Any" || base == "t"
 	}
 	ok := false
 	switch base {
@@ -399,5 +426,5 @@ func scalarFits(val ops.Value, base string) (bool, string) {
 	default:
 		ok = true // Any, Generator, Storage, ...: not checked
 	}
-	return ok, describe(val)
+	return ok
 }
