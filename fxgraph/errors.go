@@ -145,11 +145,15 @@ func VerifyErrors(err error) []*VerifyError {
 // PassError reports a pass that failed, or whose result failed
 // verification. The graph the pipeline ran on is unchanged.
 type PassError struct {
+	// Pass names the pass; "" when the pipeline's input failed
+	// verification before the first pass.
 	Pass string
 	// Verify is true when the pass succeeded but the verifier rejected its
 	// result (or, with Pass "", the pipeline's input).
 	Verify bool
-	Err    error
+	// Err is the cause: the pass's error, or the verifier's joined
+	// *VerifyErrors.
+	Err error
 }
 
 // Error reads `pass "convert": ...` for a failed pass and
@@ -170,7 +174,9 @@ func (e *PassError) Unwrap() error { return e.Err }
 // PassPanicError reports a pass that panicked. The pipeline recovers,
 // leaves the graph unchanged and returns this error.
 type PassPanicError struct {
-	Pass  string
+	// Pass names the pass that panicked.
+	Pass string
+
 	Value any    // the value passed to panic
 	Stack []byte // the panicking goroutine's stack
 }

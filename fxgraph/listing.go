@@ -11,7 +11,10 @@ import (
 // Ref stands for a node, by name, inside the arguments of a [ListingRow]
 // (a listing is read without building a graph). The printers accept it
 // wherever they accept a *Node.
-type Ref struct{ Name string }
+type Ref struct {
+	// Name is the referenced node's name, without the % sign.
+	Name string
+}
 
 // ListingRow is one line of the PyTorch fixture listing
 // (tests/testdata/pt2e/*.graph.txt):
@@ -25,11 +28,11 @@ type Ref struct{ Name string }
 // <OpOverloadPacket(op='aten.linear')> an [ops.Packet] and
 // <built-in function getitem> an [ops.Callable].
 type ListingRow struct {
-	Name   string
-	Op     OpKind
-	Target string // str(node.target): "aten.linear.default", "torchao.quantize_affine", "<built-in function getitem>"
-	Args   []ops.Value
-	Kwargs []Kwarg
+	Name   string      // the node's name, e.g. "linear_1"
+	Op     OpKind      // the node's opcode
+	Target string      // str(node.target): "aten.linear.default", "torchao.quantize_affine", "<built-in function getitem>"
+	Args   []ops.Value // the positional arguments, node references as [Ref]s
+	Kwargs []Kwarg     // the keyword arguments in the listed order, node references as [Ref]s
 }
 
 // String returns the row's line, without a newline, exactly as the

@@ -25,16 +25,26 @@ type SourceFn struct {
 // mapNode returns (mapNode returns its argument for nodes outside the
 // graph). RemapNodes must not modify the receiver.
 type NodeRefHolder interface {
+	// RemapNodes returns a copy of the receiver in which every node
+	// reference n is replaced by mapNode(n). It must not modify the
+	// receiver, which stays in the original graph's metadata.
 	RemapNodes(mapNode func(*Node) *Node) any
 }
 
 // Meta is a node's metadata: the keys PyTorch and torchao give meaning to
 // as typed fields, plus an open map for the rest. The zero value is empty.
 type Meta struct {
-	StackTrace    string
+	// StackTrace is node.meta["stack_trace"]: the user code that created
+	// the node ("" when absent).
+	StackTrace string
+	// NNModuleStack is node.meta["nn_module_stack"]: the modules the node
+	// was traced in, outermost first.
 	NNModuleStack []ModuleStackEntry
+	// SourceFnStack is node.meta["source_fn_stack"]: the source functions
+	// or modules the node came from, outermost first.
 	SourceFnStack []SourceFn
 	TorchFn       []string // two strings: name and qualified function
+
 	// Custom is the user's node.meta["custom"] as JSON text ("" when absent).
 	Custom string
 	// FromNode is the provenance record as JSON text ("" when absent).

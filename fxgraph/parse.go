@@ -16,9 +16,9 @@ import (
 // ParseError is an error in graph text: its 1-based line and column
 // (in bytes) and what was expected there.
 type ParseError struct {
-	Line int
-	Col  int
-	Msg  string
+	Line int    // 1-based line number
+	Col  int    // 1-based column, in bytes
+	Msg  string // what was expected and what was found
 }
 
 // Error returns "line L:C: message".

@@ -12,23 +12,26 @@ import (
 // Graph methods and returns what it did; an error means the pass failed,
 // and a [Pipeline] then leaves the graph as it was before the pass.
 type Pass struct {
+	// Name identifies the pass in ordering constraints, records and
+	// errors; it must be non-empty and unique in a pipeline.
 	Name string
-	Run  func(ctx context.Context, g *Graph) (Result, error)
+	// Run performs the pass on g (in a Pipeline, a clone of the graph).
+	Run func(ctx context.Context, g *Graph) (Result, error)
 }
 
 // Result is what a pass reports: whether it changed the graph, counters
 // such as "observers_inserted", and free-form notes for logs.
 type Result struct {
-	Changed bool
-	Stats   map[string]int
-	Notes   []string
+	Changed bool           // whether the pass changed the graph
+	Stats   map[string]int // counters by name, e.g. "observers_inserted"
+	Notes   []string       // free-form notes for logs
 }
 
 // PassRun is a [Pipeline]'s record of one pass that ran.
 type PassRun struct {
-	Pass     string
-	Result   Result
-	Duration time.Duration
+	Pass     string        // the pass's name
+	Result   Result        // what the pass reported
+	Duration time.Duration // wall time of the pass, verification excluded
 }
 
 // Pipeline runs passes in order, transactionally: each pass runs on a
