@@ -101,6 +101,11 @@ func (p *ConvParams) PaddingMode(mode string, kernel []int) error {
 // integer result of that dtype: each output is bias + Σ x·w accumulated
 // exactly in int64 and wrapped to the dtype once, which equals C's
 // wrapping arithmetic in the dtype step by step.
+//
+// Float NaN and infinities propagate as in the GEMM's IEEE float32 sums: an
+// output whose window holds a NaN, or an inf under a zero weight, is NaN.
+// An empty batch or no output channels gives an empty result; no input
+// channels gives the bias (or zeros).
 func Convolution(input, weight, bias *tensor.Tensor, p ConvParams) (*tensor.Tensor, error) {
 	if input == nil || weight == nil {
 		return nil, argErrf("convolution: input and weight are required")

@@ -205,6 +205,10 @@ func Matmul(a, b *tensor.Tensor) (*tensor.Tensor, error) {
 // inputs it does not flatten, matmul followed by add_, which gives the same
 // bits). A weight whose strides make weight.t() contiguous would put the
 // bias first, as PyTorch does. See [Mm] for float16 and bfloat16.
+//
+// NaN and infinities follow IEEE float32: NaN·w and inf·0 are NaN, and an
+// inf - inf sum is NaN. An empty batch gives an empty result, zero input
+// features the bias (or zeros).
 func Linear(input, weight, bias *tensor.Tensor) (*tensor.Tensor, error) {
 	if input == nil || input.Dim() < 1 {
 		return nil, shapeErrf("linear: argument \"input\": want at least 1 dim, got %v", shapeOf(input))

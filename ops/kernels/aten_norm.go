@@ -32,6 +32,9 @@ import (
 // As LayerNormKernelImplInternal does in float32: mean and variance from
 // rowwiseMoments, rstd = 1/sqrt(var + float32(eps)), then
 // y = fma((x - mean)·rstd, weight, bias) (weight 1 and bias 0 when absent).
+//
+// A NaN or an infinity makes its whole row NaN (the mean or x - mean is
+// NaN); other rows are unaffected. An empty batch gives empty outputs.
 func LayerNorm(input *tensor.Tensor, normalizedShape []int, weight, bias *tensor.Tensor, eps float64) (out, mean, rstd *tensor.Tensor, err error) {
 	if input == nil {
 		return nil, nil, nil, argErrf("layer_norm: argument \"input\" is required")
@@ -105,6 +108,10 @@ func LayerNorm(input *tensor.Tensor, normalizedShape []int, weight, bias *tensor
 // recorded outputs bit for bit; the two fused steps and the Welford
 // updates' fused multiply-adds are each required for that (the unfused
 // variants differ in 28 to 42 of 84 elements).
+//
+// A NaN or an infinity makes its whole (sample, group) NaN; other groups
+// are unaffected. An empty batch, channel or spatial dim gives an empty
+// output.
 func GroupNorm(input *tensor.Tensor, groups int, weight, bias *tensor.Tensor, eps float64) (out, mean, rstd *tensor.Tensor, err error) {
 	if input == nil || input.Dim() < 2 {
 		return nil, nil, nil, shapeErrf("group_norm: argument \"input\": want at least 2 dims [N, C, *], got %v", shapeOf(input))
@@ -173,6 +180,10 @@ func GroupNorm(input *tensor.Tensor, groups int, weight, bias *tensor.Tensor, ep
 // [1, N·C, *] with weight and bias repeated N times and run through
 // batch_norm, so the arithmetic is [BatchNorm]'s (training statistics for
 // useInputStats).
+//
+// With input statistics a NaN or an infinity makes its whole (sample,
+// channel) NaN; with running statistics values propagate as in
+// [BatchNorm]. An empty batch gives an empty output.
 func InstanceNorm(input, weight, bias, runningMean, runningVar *tensor.Tensor, useInputStats bool, eps float64) (*tensor.Tensor, error) {
 	if input == nil || input.Dim() < 2 {
 		return nil, shapeErrf("instance_norm: argument \"input\": want at least 2 dims [N, C, *], got %v", shapeOf(input))
@@ -211,6 +222,11 @@ func InstanceNorm(input, weight, bias, runningMean, runningVar *tensor.Tensor, u
 // and the spatial dims (training true; the running statistics are not
 // updated). weight and bias [C] are optional. The result is bit-exact with
 // PyTorch's, see [batchNormApply] for the arithmetic.
+//
+// With running statistics NaN and ±inf pass through x·alpha + beta (and
+// -0.0 becomes +0.0 when beta is 0); with batch statistics a NaN or an
+// infinity makes its whole channel NaN. An empty batch or channel dim
+// gives an empty output.
 func BatchNorm(input, weight, bias, runningMean, runningVar *tensor.Tensor, training bool, eps float64) (*tensor.Tensor, error) {
 	if input == nil || input.Dim() < 2 {
 		return nil, shapeErrf("batch_norm: argument \"input\": want at least 2 dims [N, C, *], got %v", shapeOf(input))

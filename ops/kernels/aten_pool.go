@@ -98,6 +98,11 @@ func (p pool2d) outShape() []int {
 // their own dtype: padding counts as the lowest value, the first maximum
 // wins, and the output keeps the input's dtype. Bool and other dtypes are
 // an error naming the argument.
+//
+// A NaN in a window wins and its index is returned (the last NaN when
+// there are several, from PyTorch's `val > max || isnan(val)` update); a
+// window of all -inf gives -inf at the window's first index. An empty
+// batch or channel dim gives empty outputs.
 func MaxPool2d(x *tensor.Tensor, kernel, stride, padding, dilation []int, ceil bool) (out, indices *tensor.Tensor, err error) {
 	p, err := newPool2d("max_pool2d", x, kernel, stride, padding, dilation, ceil)
 	if err != nil {
@@ -170,6 +175,9 @@ func maxPoolPlanes[T float32 | int64](p pool2d, xd []T, lowest T, isNaN func(T) 
 // divisorOverride when it is positive, else by the window size clipped to
 // the padded input (countIncludePad) or to the input (otherwise), as
 // PyTorch's CPU kernel does.
+//
+// NaN in a window gives NaN, inf gives ±inf, and inf and -inf together
+// give NaN. An empty batch or channel dim gives an empty output.
 func AvgPool2d(x *tensor.Tensor, kernel, stride, padding []int, ceil, countIncludePad bool, divisorOverride int) (*tensor.Tensor, error) {
 	p, err := newPool2d("avg_pool2d", x, kernel, stride, padding, []int{1}, ceil)
 	if err != nil {
@@ -226,6 +234,10 @@ func AvgPool2d(x *tensor.Tensor, kernel, stride, padding []int, ceil, countInclu
 // 8-float vectors, then the tail, then the lanes; see cascadeSum) and
 // divides the sum by H·W in float32; that path is reproduced bit for bit
 // (for inputs below ATen's 32768-element parallel grain, or one thread).
+//
+// NaN and infinities propagate through the sums as in [AvgPool2d]. An
+// empty batch or channel dim gives an empty output; an empty spatial dim is
+// an error wrapping [tensor.ErrShape], as in PyTorch.
 func AdaptiveAvgPool2d(x *tensor.Tensor, outputSize []int) (*tensor.Tensor, error) {
 	if x == nil || (x.Dim() != 3 && x.Dim() != 4) {
 		return nil, shapeErrf("adaptive_avg_pool2d: argument \"self\": want a 3-D or 4-D tensor, got %v", shapeOf(x))

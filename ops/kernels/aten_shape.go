@@ -11,6 +11,9 @@ import (
 // Cat is aten.cat: the tensors joined along dim. All must have the same
 // dtype and rank and agree on every other dim; 1-D empty tensors are
 // skipped, as PyTorch's legacy rule allows.
+//
+// Values, NaN payloads, infinities and -0.0 included, are copied bit for
+// bit; non-contiguous inputs are read through their strides.
 func Cat(ts []*tensor.Tensor, dim int) (*tensor.Tensor, error) {
 	var parts []*tensor.Tensor
 	for i, t := range ts {
@@ -123,6 +126,9 @@ func Dropout(x *tensor.Tensor, p float64, train bool) (*tensor.Tensor, error) {
 // Embedding is aten.embedding: rows of weight [V, D] picked by the integer
 // indices, giving indices.shape + [D]. An index outside [0, V) is an error
 // naming it.
+//
+// Rows are copied bit for bit (NaN, infinities and -0.0 included); empty
+// indices give an empty [*, D] result.
 func Embedding(weight, indices *tensor.Tensor) (*tensor.Tensor, error) {
 	if weight == nil || weight.Dim() != 2 {
 		return nil, shapeErrf("embedding: argument \"weight\": want a 2-D tensor, got %v", shapeOf(weight))

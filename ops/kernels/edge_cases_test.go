@@ -534,3 +534,50 @@ func TestLinearEdgeCases(t *testing.T) {
 		})
 	}
 }
+
+// TestQuantizeSpecialValues checks the NaN, ±inf and -0 behaviour the
+// quantize kernels' doc comments state: [NaN, inf, -inf, -0] with scale
+// 0.5 and zero point 3 into int8 gives [0, 127, -128, 3].
+func TestQuantizeSpecialValues(t *testing.T) {
+	want := []int64{0, 127, -128, 3}
+	row := []float32{nan32, inf32, ninf32, nzero}
+	scale := tensor.MustFromData(tensor.Float32, []int{1, 1}, []float32{0.5})
+	tests := []struct {
+		name string
+		run  func() (*tensor.Tensor, error)
+	}{
+		{"per tensor", func() (*tensor.Tensor, error) {
+			return kernels.QuantizePerTensor(tensor.F32([]int{4}, row...), 0.5, 3, -128, 127, tensor.Int8)
+		}},
+		{"per token", func() (*tensor.Tensor, error) {
+			return kernels.QuantizePerToken(tensor.F32([]int{1, 4}, row...), scale, tensor.MustFromData(tensor.Int64, []int{1, 1}, []int64{3}), -128, 127, tensor.Int8)
+		}},
+		{"affine", func() (*tensor.Tensor, error) {
+			return kernels.QuantizeAffine(tensor.F32([]int{1, 4}, row...), []int{1, 4}, scale, tensor.MustFromData(tensor.Int32, []int{1, 1}, []int32{3}), tensor.Int8, -128, 127)
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			q, err := tc.run()
+			require.NoError(t, err)
+			got, err := q.Int64s()
+			require.NoError(t, err)
+			assert.Equal(t, want, got)
+		})
+	}
+	t.Run("choose_qparams nan and inf", func(t *testing.T) {
+		s, z, err := kernels.ChooseQParams(tensor.F32([]int{2}, nan32, 1), -128, 127, 1e-7, tensor.Int8, false)
+		require.NoError(t, err)
+		sv, err := s.Float64s()
+		require.NoError(t, err)
+		zv, err := z.Int64s()
+		require.NoError(t, err)
+		assert.True(t, math.IsNaN(sv[0]), "scale %v", sv)
+		assert.Equal(t, []int64{0}, zv)
+		s, _, err = kernels.ChooseQParams(tensor.F32([]int{2}, 1, inf32), -128, 127, 1e-7, tensor.Int8, false)
+		require.NoError(t, err)
+		sv, err = s.Float64s()
+		require.NoError(t, err)
+		assert.True(t, math.IsInf(sv[0], 1), "scale %v", sv)
+	})
+}

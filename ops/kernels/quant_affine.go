@@ -52,6 +52,10 @@ func AffineBounds(dtype tensor.DType, quantMin, quantMax *int64) (int64, int64, 
 // promotes); a nil zero point is an error, as in the snapshot. The result
 // has dtype outDType (Int4/UInt4 stored one per byte). Special values as
 // for [QuantizePerTensor].
+//
+// NaN quantizes to 0 (neither clamped nor the zero point; PyTorch's cast is
+// undefined there), +inf and -inf clamp to quant_max and quant_min, and
+// -0.0 quantizes like +0.0, to the zero point.
 func QuantizeAffine(x *tensor.Tensor, blockSize []int, scale, zeroPoint *tensor.Tensor, outDType tensor.DType, quantMin, quantMax int64) (*tensor.Tensor, error) {
 	if err := qCheckRange(outDType, quantMin, quantMax); err != nil {
 		return nil, err
@@ -76,6 +80,10 @@ func QuantizeAffine(x *tensor.Tensor, blockSize []int, scale, zeroPoint *tensor.
 // difference are rounded to outDType, the product is computed in float32
 // and rounded once. q's dtype must equal inputDType (Int4/UInt4 may come as
 // their int8/uint8 storage type).
+//
+// The integer input holds no NaN, infinity or -0.0: q equal to the zero
+// point gives +0.0, and NaN or ±inf appear only through a non-finite
+// scale (0·inf is NaN for q at the zero point).
 func DequantizeAffine(q *tensor.Tensor, blockSize []int, scale, zeroPoint *tensor.Tensor, inputDType tensor.DType, quantMin, quantMax int64, outDType tensor.DType) (*tensor.Tensor, error) {
 	if q == nil {
 		return nil, argErrf("argument %q: want a tensor, got None", "input")
@@ -170,6 +178,10 @@ type AffineQParamsOptions struct {
 // scale is returned as opts.ScaleDType, the zero point as
 // opts.ZeroPointDType (float -> int casts truncate). NaN in a block gives
 // a NaN scale and zero point 0 (before clamping).
+//
+// A NaN in the input makes the scale NaN and the zero point 0. An infinite
+// min or max makes the scale +inf, and the zero point is whatever the
+// formula then gives (not meaningful). -0.0 counts as 0.
 func ChooseQParamsAffine(x *tensor.Tensor, mapping MappingType, blockSize []int, targetDType tensor.DType, quantMin, quantMax int64, opts AffineQParamsOptions) (*tensor.Tensor, *tensor.Tensor, error) {
 	if err := qCheckRange(targetDType, quantMin, quantMax); err != nil {
 		return nil, nil, err

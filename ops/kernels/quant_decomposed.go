@@ -25,6 +25,10 @@ import (
 // all in float32, then cast to dtype. float16 and bfloat16 inputs are
 // widened to float32 first; other input dtypes are an error, as are bounds
 // outside dtype's range. scale 0 gives inv = +inf (no error, as in PyTorch).
+//
+// NaN quantizes to 0 (neither clamped nor the zero point; PyTorch's cast is
+// undefined there), +inf and -inf clamp to quant_max and quant_min, and
+// -0.0 quantizes like +0.0, to the zero point.
 func QuantizePerTensor(x *tensor.Tensor, scale float64, zeroPoint, quantMin, quantMax int64, dtype tensor.DType) (*tensor.Tensor, error) {
 	if err := qCheckRange(dtype, quantMin, quantMax); err != nil {
 		return nil, err
@@ -94,6 +98,10 @@ func qItemInt(name string, t *tensor.Tensor) (int64, error) {
 // float64; for float16/bfloat16 outputs each step is computed in float32 and
 // rounded to the output type, as PyTorch's CPU kernels do. q's dtype must
 // equal dtype; quant_min/quant_max are only checked against dtype.
+//
+// The integer input holds no NaN, infinity or -0.0: q equal to the zero
+// point gives +0.0, and NaN or ±inf appear only through a non-finite
+// scale (0·inf is NaN for q at the zero point).
 func DequantizePerTensor(q *tensor.Tensor, scale float64, zeroPoint, quantMin, quantMax int64, dtype, outDType tensor.DType) (*tensor.Tensor, error) {
 	if q == nil {
 		return nil, argErrf("argument %q: want a tensor, got None", "input")
@@ -237,6 +245,10 @@ func qClampIntF(v float32, lo, hi int64) int64 {
 // requires quant_min <= 0 <= quant_max and quant_min < quant_max. An empty
 // input gives scale 1, zero point 0 (PyTorch warns). NaN inputs give a NaN
 // scale.
+//
+// A NaN in the input makes the scale NaN and the zero point 0. An infinite
+// min or max makes the scale +inf, and the zero point is whatever the
+// formula then gives (not meaningful). -0.0 counts as 0.
 func ChooseQParams(x *tensor.Tensor, quantMin, quantMax int64, eps float64, dtype tensor.DType, symmetric bool) (*tensor.Tensor, *tensor.Tensor, error) {
 	if err := qCheckRange(dtype, quantMin, quantMax); err != nil {
 		return nil, nil, err
@@ -310,6 +322,10 @@ func qZPAs(zp []float64, f64 bool) []float64 {
 // (float32 for float32 scales) and the product is in float32, or float64
 // when the scales are float64 (PyTorch's type promotion). Special values as
 // for [QuantizePerTensor].
+//
+// NaN quantizes to 0 (neither clamped nor the zero point; PyTorch's cast is
+// undefined there), +inf and -inf clamp to quant_max and quant_min, and
+// -0.0 quantizes like +0.0, to the zero point.
 func QuantizePerChannel(x, scales, zeroPoints *tensor.Tensor, axis, quantMin, quantMax int64, dtype tensor.DType) (*tensor.Tensor, error) {
 	if err := qCheckRange(dtype, quantMin, quantMax); err != nil {
 		return nil, err
@@ -369,6 +385,10 @@ func qQuantizeBlocks(in qfloats, shape, block []int, scales, zeroPoints *tensor.
 // integers (x * scales when zero_points is nil), the product in the scales'
 // dtype, then cast to outDType (Unknown means float32). q's dtype must
 // equal dtype.
+//
+// The integer input holds no NaN, infinity or -0.0: q equal to the zero
+// point gives +0.0, and NaN or ±inf appear only through a non-finite
+// scale (0·inf is NaN for q at the zero point).
 func DequantizePerChannel(q, scales, zeroPoints *tensor.Tensor, axis, quantMin, quantMax int64, dtype, outDType tensor.DType) (*tensor.Tensor, error) {
 	if q == nil {
 		return nil, argErrf("argument %q: want a tensor, got None", "input")
@@ -424,6 +444,10 @@ func qDequantizeBlocks(q *tensor.Tensor, block []int, scales, zeroPoints *tensor
 // It returns scale as float64 [..., 1] and zp as int64 [..., 1]. dtype is
 // not used by PyTorch beyond the schema. NaN rows give a NaN scale and
 // zero point 0.
+//
+// A NaN in the input makes the scale NaN and the zero point 0. An infinite
+// min or max makes the scale +inf, and the zero point is whatever the
+// formula then gives (not meaningful). -0.0 counts as 0.
 func ChooseQParamsPerTokenAsymmetric(x *tensor.Tensor, dtype tensor.DType) (*tensor.Tensor, *tensor.Tensor, error) {
 	in, err := qFloatInput("input", x, false)
 	if err != nil {
@@ -481,6 +505,10 @@ func qTokenRows(x *tensor.Tensor) (rows, k int, qshape []int, err error) {
 // computed in float32 (float16 inputs are widened; bfloat16 inputs give
 // bfloat16 scales), and zero points of zeros with the scale's dtype, both
 // [..., 1]. Only dtype int8 is accepted. NaN rows give NaN scales.
+//
+// A NaN in the input makes the scale NaN and the zero point 0. An infinite
+// min or max makes the scale +inf, and the zero point is whatever the
+// formula then gives (not meaningful). -0.0 counts as 0.
 func ChooseQParamsPerToken(x *tensor.Tensor, dtype tensor.DType) (*tensor.Tensor, *tensor.Tensor, error) {
 	if dtype != tensor.Int8 {
 		return nil, nil, argErrf("argument %q: choose_qparams_per_token supports only int8, got %s", "dtype", dtype)
@@ -521,6 +549,10 @@ func ChooseQParamsPerToken(x *tensor.Tensor, dtype tensor.DType) (*tensor.Tensor
 // arithmetic is in float64 when the scales are float64 (what
 // choose_qparams_per_token_asymmetric returns), else in float32. scales and
 // zero_points need one value per row.
+//
+// NaN quantizes to 0 (neither clamped nor the zero point; PyTorch's cast is
+// undefined there), +inf and -inf clamp to quant_max and quant_min, and
+// -0.0 quantizes like +0.0, to the zero point.
 func QuantizePerToken(x, scales, zeroPoints *tensor.Tensor, quantMin, quantMax int64, dtype tensor.DType) (*tensor.Tensor, error) {
 	if err := qCheckRange(dtype, quantMin, quantMax); err != nil {
 		return nil, err
@@ -539,6 +571,10 @@ func QuantizePerToken(x, scales, zeroPoints *tensor.Tensor, quantMin, quantMax i
 // ((q - zero_points) * scales).to(outDType) per row of the last dimension,
 // the subtraction in integers for integer zero points and the product in
 // the scales' dtype (float64 for the asymmetric per-token qparams).
+//
+// The integer input holds no NaN, infinity or -0.0: q equal to the zero
+// point gives +0.0, and NaN or ±inf appear only through a non-finite
+// scale (0·inf is NaN for q at the zero point).
 func DequantizePerToken(q, scales, zeroPoints *tensor.Tensor, quantMin, quantMax int64, dtype, outDType tensor.DType) (*tensor.Tensor, error) {
 	if q == nil {
 		return nil, argErrf("argument %q: want a tensor, got None", "input")
@@ -576,6 +612,10 @@ func qGroupSize(x *tensor.Tensor, scales *tensor.Tensor, groupSize int64) (int, 
 // clamp(round_half_even(x * (1 / scales) + zero_points), quant_min,
 // quant_max) with the zero point added before rounding; the reciprocal is in
 // the scales' dtype. Like PyTorch, a NaN input is an error.
+//
+// NaN quantizes to 0 (neither clamped nor the zero point; PyTorch's cast is
+// undefined there), +inf and -inf clamp to quant_max and quant_min, and
+// -0.0 quantizes like +0.0, to the zero point.
 func QuantizePerChannelGroup(x, scales, zeroPoints *tensor.Tensor, quantMin, quantMax int64, dtype tensor.DType, groupSize int64) (*tensor.Tensor, error) {
 	if err := qCheckRange(dtype, quantMin, quantMax); err != nil {
 		return nil, err
@@ -599,6 +639,10 @@ func QuantizePerChannelGroup(x, scales, zeroPoints *tensor.Tensor, quantMin, qua
 // DequantizePerChannelGroup is quantized_decomposed.dequantize_per_channel_group:
 // (q - zero_points) * scales per group (zero points nil count as 0; integer
 // zero points subtract exactly), cast to outDType (Unknown means float32).
+//
+// The integer input holds no NaN, infinity or -0.0: q equal to the zero
+// point gives +0.0, and NaN or ±inf appear only through a non-finite
+// scale (0·inf is NaN for q at the zero point).
 func DequantizePerChannelGroup(q, scales, zeroPoints *tensor.Tensor, quantMin, quantMax int64, dtype tensor.DType, groupSize int64, outDType tensor.DType) (*tensor.Tensor, error) {
 	if q == nil {
 		return nil, argErrf("argument %q: want a tensor, got None", "input")
