@@ -173,14 +173,7 @@ func pgLoad(t *testing.T, stem string) *fxgraph.Graph {
 	t.Helper()
 	p, err := pt2.ReadFile(filepath.Join(pgDir, stem+".float.pt2"), nil)
 	require.NoError(t, err)
-	var lifted []convert.LiftedInput
-	for _, in := range p.Signature.Inputs {
-		switch in.Kind {
-		case pt2.Parameter, pt2.Buffer, pt2.TensorConstant:
-			lifted = append(lifted, convert.LiftedInput{Placeholder: in.Name, Target: in.Target})
-		}
-	}
-	g, err := convert.Unlift(p.Graph, lifted, nil)
+	g, err := p.Unlifted()
 	require.NoError(t, err)
 	return g
 }

@@ -159,37 +159,28 @@ func runPipeline(c *runConfig, stderr io.Writer) (*runResult, error) {
 	p := in.program
 
 	// Unlift: parameters, buffers and constants become get_attr nodes, as
-	// ExportedProgram.module() gives them to prepare_pt2e.
-	var lifted []convert.LiftedInput
+	// ExportedProgram.module() gives them to prepare_pt2e. run quantizes a
+	// forward program with numeric user inputs and writes it back with the
+	// float signature, so constant inputs, parameter mutations and loss
+	// outputs are refused first.
 	var buffers []string
 	for _, s := range p.Signature.Inputs {
-		if s.Kind == pt2.Buffer {
-			buffers = append(buffers, s.Target)
-		}
 		switch s.Kind {
-		case pt2.Parameter, pt2.Buffer, pt2.TensorConstant:
-			if _, ok := p.Graph.Attr(s.Target); !ok {
-				return nil, fmt.Errorf("%s: %s %q (input %q) has no stored value; a bare JSON program carries no weights, give a .pt2 archive", in.name, s.Kind, s.Target, s.Name)
-			}
-			lifted = append(lifted, convert.LiftedInput{Placeholder: s.Name, Target: s.Target})
+		case pt2.Buffer:
+			buffers = append(buffers, s.Target)
 		case pt2.ConstantInput:
 			return nil, fmt.Errorf("%s: input %q is a constant input, which run does not support", in.name, s.Name)
 		}
 	}
-	var mutations []convert.Mutation
 	for _, s := range p.Signature.Outputs {
 		switch s.Kind {
-		case pt2.BufferMutation:
-			mutations = append(mutations, convert.Mutation{Value: s.Name, Target: s.Target})
-		case pt2.UserInputMutation:
-			mutations = append(mutations, convert.Mutation{Value: s.Name, Target: s.Target, FromUserInput: true})
 		case pt2.ParameterMutation, pt2.LossOutput:
 			return nil, fmt.Errorf("%s: output %q is a %s, which run does not support", in.name, s.Name, s.Kind)
 		}
 	}
-	fg, err := convert.Unlift(p.Graph, lifted, mutations)
+	fg, err := p.Unlifted()
 	if err != nil {
-		return nil, fmt.Errorf("%s: unlift: %w", in.name, err)
+		return nil, fmt.Errorf("%s: %w", in.name, err)
 	}
 	res.float = fg
 	specs, err := userInputs(fg)

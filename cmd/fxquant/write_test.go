@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/fxquant/fxquant/convert"
 	"github.com/fxquant/fxquant/fxgraph/interp"
 	"github.com/fxquant/fxquant/ops/tensor"
 	"github.com/fxquant/fxquant/pt2"
@@ -30,13 +29,9 @@ func TestWrittenProgramKeepsSignature(t *testing.T) {
 			back, err := pt2.ReadFile(out, nil)
 			require.NoError(t, err)
 			var users []string
-			var lifted []convert.LiftedInput
 			for _, s := range back.Signature.Inputs {
-				switch s.Kind {
-				case pt2.UserInput:
+				if s.Kind == pt2.UserInput {
 					users = append(users, s.Name)
-				default:
-					lifted = append(lifted, convert.LiftedInput{Placeholder: s.Name, Target: s.Target})
 				}
 			}
 			assert.Equal(t, []string{"x"}, users, "the float MLP's only user input")
@@ -44,7 +39,7 @@ func TestWrittenProgramKeepsSignature(t *testing.T) {
 			assert.Equal(t, pt2.UserOutput, back.Signature.Outputs[0].Kind)
 			assert.JSONEq(t, string(res.program.ModuleCallGraph), string(back.ModuleCallGraph))
 
-			g, err := convert.Unlift(back.Graph, lifted, nil)
+			g, err := back.Unlifted()
 			require.NoError(t, err)
 			batch, err := randomBatches(res.inputSpecs, 1, 99)
 			require.NoError(t, err)
