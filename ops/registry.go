@@ -21,8 +21,8 @@ type KernelFunc func(args []Value) (Value, error)
 
 // OpDef is one registry row: an overload, its schema and its behaviour.
 type OpDef struct {
-	Target Overload
-	Schema *Schema
+	Target Overload // the overload this row describes, e.g. aten.linear.default
+	Schema *Schema  // its parsed schema; never nil in a registry
 	// Result is the result-type rule; nil means "no static rule" (the
 	// verifier then only checks that the node has some type).
 	Result TypeFunc

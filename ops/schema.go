@@ -18,14 +18,14 @@ type ArgType struct {
 
 // Argument is one schema argument or return value.
 type Argument struct {
-	Name       string
-	Type       ArgType
-	HasDefault bool
+	Name       string  // the argument's name; empty for an unnamed return value
+	Type       ArgType // the declared type
+	HasDefault bool    // the schema gives a default (which may be None)
 	// Default is the parsed default value as a literal Value: nil (None),
 	// bool, int64, float64, string, tensor.DType, Layout, MemoryFormat,
 	// Device, or a List of those. "int[2] padding=0" expands to List{0, 0}.
 	Default   Value
-	KwargOnly bool
+	KwargOnly bool // declared after "*": passed by keyword only
 }
 
 // Schema is a parsed PyTorch operator schema, e.g.

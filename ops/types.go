@@ -56,11 +56,11 @@ func (s Scalar) Storage() tensor.DType { return s.DType }
 // lie in [StorageMin, StorageMax].
 type UniformQuantized struct {
 	StorageType tensor.DType // integer storage: i8, u8, i16, u16, i32, or i4/u4
-	StorageMin  int64
-	StorageMax  int64
+	StorageMin  int64        // smallest stored value (quant_min), within StorageType's range
+	StorageMax  int64        // largest stored value (quant_max), within StorageType's range
 	Expressed   tensor.DType // float type the values stand for: f32, f16, bf16
-	Scale       float64
-	ZeroPoint   int64
+	Scale       float64      // step between neighbouring stored values, in Expressed units
+	ZeroPoint   int64        // stored value that stands for 0.0
 }
 
 func (UniformQuantized) isElement() {}
@@ -92,13 +92,13 @@ func (q UniformQuantized) String() string {
 // UniformQuantizedPerAxis is a per-axis quantized element type: pair i of
 // Scales/ZeroPoints applies to every element whose index along Axis is i.
 type UniformQuantizedPerAxis struct {
-	StorageType tensor.DType
-	StorageMin  int64
-	StorageMax  int64
-	Expressed   tensor.DType
-	Axis        int
-	Scales      []float64
-	ZeroPoints  []int64
+	StorageType tensor.DType // integer storage, as in [UniformQuantized]
+	StorageMin  int64        // smallest stored value (quant_min)
+	StorageMax  int64        // largest stored value (quant_max)
+	Expressed   tensor.DType // float type the values stand for
+	Axis        int          // the quantized dimension (the channel axis)
+	Scales      []float64    // one scale per index along Axis
+	ZeroPoints  []int64      // one zero point per index along Axis, len(Scales) long
 }
 
 func (UniformQuantizedPerAxis) isElement() {}
