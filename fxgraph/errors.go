@@ -175,8 +175,7 @@ func (e *PassError) Unwrap() error { return e.Err }
 // leaves the graph unchanged and returns this error.
 type PassPanicError struct {
 	// Pass names the pass that panicked.
-	Pass string
-
+	Pass  string
 	Value any    // the value passed to panic
 	Stack []byte // the panicking goroutine's stack
 }

@@ -60,15 +60,15 @@ var symSizeOps = ops.NewTargetSet(packet("aten", "sym_size").Overload("int"), pa
 // input node and whether its spec is dynamic (is_dynamic set; a shared spec
 // is not).
 type AnnotatedInput struct {
-	Node    *fxgraph.Node
-	Dynamic bool
+	Node    *fxgraph.Node // the annotated input node
+	Dynamic bool          // whether its spec is dynamic (is_dynamic set)
 }
 
 // AnnotationInfo is what the pass needs from an annotation: the inputs with
 // a spec, in input_qspec_map order, and whether an output spec is set.
 type AnnotationInfo struct {
-	Inputs []AnnotatedInput
-	Output bool
+	Inputs []AnnotatedInput // inputs with a spec, in input_qspec_map order
+	Output bool             // whether output_qspec is set
 }
 
 // Options configures [PortNodeMetaForQDQ].

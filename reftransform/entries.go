@@ -16,11 +16,19 @@ import (
 // optional hook run on each applied replacement (port_metadata_fn).
 type Entry struct {
 	// Name identifies the entry in Result.Stats and errors.
-	Name           string
-	Pattern        *match.Pattern
-	Replace        match.Replacer
-	Filters        []match.Filter
+	Name string
+	// Pattern is the q/dq subgraph to find (torchao's pattern function,
+	// traced).
+	Pattern *match.Pattern
+	// Replace builds the reference-representation graph for each match.
+	Replace match.Replacer
+	// Filters must all accept a match for it to be replaced.
+	Filters []match.Filter
+	// IgnoreLiterals makes the pattern's literal arguments match any
+	// literal or node (torchao's ignore_literals), so one pattern covers
+	// every scale, zero point and quant range.
 	IgnoreLiterals bool
+
 	// Post, when set, is called on each applied replacement.
 	Post func(g *fxgraph.Graph, r match.Replaced) error
 }

@@ -21,13 +21,21 @@ var ErrTypeContract = errors.New("replacement breaks the type contract")
 // rewrite needs, and returns a Plan, or nil and the reason it does not
 // apply (empty when root is not even a candidate).
 type Pattern interface {
+	// Name identifies the pattern in statistics and messages, e.g.
+	// "groupnorm_fold".
 	Name() string
+	// Match inspects the graph around root without changing it and
+	// returns the Plan of the rewrite, or nil and why the pattern does not
+	// apply ("" when root is not a candidate at all).
 	Match(root *fxgraph.Node) (Plan, string)
 }
 
 // Plan is a matched rewrite. Apply only creates nodes and replaces values
 // through rw; it must not fail for data reasons (Match checked them).
 type Plan interface {
+	// Apply performs the matched rewrite through rw, which checks each
+	// replacement's type. On an error (a broken type contract) the caller
+	// rolls back what rw created and stops.
 	Apply(rw *Rewriter) error
 }
 

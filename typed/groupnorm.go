@@ -69,8 +69,8 @@ func (GroupNormFold) Name() string { return "groupnorm_fold" }
 
 // ConstData is a constant a plan creates: its tensor and static type.
 type ConstData struct {
-	Tensor *tensor.Tensor
-	Type   ops.TensorType
+	Tensor *tensor.Tensor // the constant's value
+	Type   ops.TensorType // its static type, the get_attr node's type
 }
 
 // GroupNormPlan is a matched GroupNorm fold: everything Apply needs.

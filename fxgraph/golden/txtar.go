@@ -9,14 +9,14 @@ import (
 
 // File is one section of an [Archive].
 type File struct {
-	Name string
-	Data []byte
+	Name string // the name between "-- " and " --", trimmed
+	Data []byte // the lines up to the next section header, each ending in "\n"
 }
 
 // Archive is a txtar archive: a comment followed by named sections.
 type Archive struct {
-	Comment []byte
-	Files   []File
+	Comment []byte // the text before the first section header
+	Files   []File // the sections in file order
 }
 
 // ParseArchive reads a txtar archive. A line "-- name --" (name trimmed,

@@ -17,7 +17,7 @@ var ErrBadPattern = errors.New("bad pattern")
 // PatternError reports a problem with one node of a pattern.
 type PatternError struct {
 	Node string // pattern node name; empty for graph-level problems
-	Err  error
+	Err  error  // the problem; wraps ErrBadPattern
 }
 
 // Error returns "match: pattern node "x": ...".

@@ -29,7 +29,7 @@ var (
 type ReplaceError struct {
 	Match  int    // index of the match among the matches that passed the filters
 	Anchor string // graph node bound to the first anchor, e.g. "%linear_3"
-	Err    error
+	Err    error  // why the replacement cannot be made
 }
 
 // Error returns "match: replace match 2 (anchor %linear_3): ...".
