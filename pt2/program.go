@@ -28,8 +28,11 @@ var (
 // PathError reports a problem at one place of a serialized program, named
 // by its JSON field path: `graph_module.graph.nodes[12].inputs[0]`.
 type PathError struct {
+	// Path is the JSON field path (or archive record) concerned; empty
+	// when the problem is the whole document.
 	Path string
-	Err  error
+	// Err is the cause; it may wrap one of the sentinel errors above.
+	Err error
 }
 
 // Error returns "path: cause".
@@ -107,7 +110,12 @@ func (c Container) String() string {
 }
 
 // Version is a serde schema version.
-type Version struct{ Major, Minor int64 }
+type Version struct {
+	// Major must be 8 for the reader (see Options.SkipVersionCheck).
+	Major int64
+	// Minor is any minor version; the writer always declares WriteVersion.
+	Minor int64
+}
 
 // String returns "major.minor".
 func (v Version) String() string { return fmt.Sprintf("%d.%d", v.Major, v.Minor) }
@@ -140,6 +148,7 @@ func (k InputKind) String() string {
 
 // InputSpec describes one graph input, in graph-input order.
 type InputSpec struct {
+	// Kind says what the input stands for: a user input or lifted state.
 	Kind InputKind
 	// Name is the placeholder's name ("p_fc1_weight", "x").
 	Name string
@@ -151,7 +160,8 @@ type InputSpec struct {
 	// Const is a user input's constant value (when the program was
 	// exported with a constant for it) or a constant_input's value; its
 	// presence is marked by IsConst.
-	Const   ops.Value
+	Const ops.Value
+	// IsConst marks that Const is set (Const may be nil for None).
 	IsConst bool
 }
 
@@ -179,6 +189,7 @@ func (k OutputKind) String() string {
 
 // OutputSpec describes one graph output, in output order.
 type OutputSpec struct {
+	// Kind says what the output is: a user output or a mutation.
 	Kind OutputKind
 	// Name is the returned tensor's name; empty for a constant output.
 	Name string
@@ -188,16 +199,22 @@ type OutputSpec struct {
 
 // Signature is the graph signature of an ExportedProgram.
 type Signature struct {
-	Inputs  []InputSpec
+	// Inputs has one entry per graph placeholder, in placeholder order.
+	Inputs []InputSpec
+	// Outputs has one entry per result of the output node, in order.
 	Outputs []OutputSpec
 }
 
 // TensorInfo is what the payload config says about one stored tensor
 // beyond its value.
 type TensorInfo struct {
-	IsParam      bool
+	// IsParam is the payload's is_param flag: the tensor is stored as an
+	// nn.Parameter.
+	IsParam bool
+	// RequiresGrad is the tensor meta's requires_grad flag.
 	RequiresGrad bool
-	Device       string // "cpu", "cuda:0"
+	// Device is the tensor's device: "cpu", "cuda:0".
+	Device string
 }
 
 // Unreadable is a payload present in the file that fxquant cannot decode
@@ -225,18 +242,36 @@ type Program struct {
 	// Tensors maps weight FQNs to their payload details.
 	Tensors map[string]TensorInfo
 
+	// SchemaVersion is the serde schema version the file declared; the
+	// writer declares WriteVersion instead.
 	SchemaVersion Version
-	TorchVersion  string
-	Verifiers     []string
-	GuardsCode    []string
+	// TorchVersion is the torch_version that wrote the file ("2.14.1");
+	// "<=2.4" when the field is absent. Empty writes "2.14.1".
+	TorchVersion string
+	// Verifiers names the IR dialects the program was verified against
+	// (["TRAINING"]), from "verifiers" or the older "dialect" field.
+	Verifiers []string
+	// GuardsCode is the program's guards_code (Python guard sources),
+	// written back as read.
+	GuardsCode []string
 
-	// The fields below are kept verbatim (JSON text) for round-tripping.
-	OpsetVersion             json.RawMessage // {"aten": 10}
-	RangeConstraints         json.RawMessage
-	ModuleCallGraph          json.RawMessage
-	GraphModuleMetadata      json.RawMessage
+	// The fields below are kept verbatim (JSON text) for round-tripping;
+	// nil means absent, and the writer then emits what PyTorch writes for
+	// a program without them.
+
+	// OpsetVersion is the opset_version object, e.g. {"aten": 10}.
+	OpsetVersion json.RawMessage
+	// RangeConstraints is range_constraints: value ranges of symbols.
+	RangeConstraints json.RawMessage
+	// ModuleCallGraph is graph_module.module_call_graph: the call
+	// signatures (pytree specs) of the root module and submodules.
+	ModuleCallGraph json.RawMessage
+	// GraphModuleMetadata is graph_module.metadata.
+	GraphModuleMetadata json.RawMessage
+	// TreespecNamedtupleFields is graph_module.treespec_namedtuple_fields.
 	TreespecNamedtupleFields json.RawMessage
-	SymIntValues             json.RawMessage
+	// SymIntValues is graph.sym_int_values (static programs: {}).
+	SymIntValues json.RawMessage
 
 	// Container is the layout the program was read from.
 	Container Container
