@@ -12,11 +12,15 @@ import (
 // (AffineQuantizedObserverBase). MappingType, TargetDType and Granularity
 // are required; the rest default as in torchao.
 type AffineConfig struct {
+	// MappingType is how the quant range maps onto the observed range
+	// (symmetric, asymmetric, ...).
 	MappingType MappingType
 	// TargetDType is the quantized dtype: Int8, UInt8, Int16, Int32, Int4
 	// (-8..7) or UInt4 (0..15). int4 in PT2E graphs is usually Int8 with
 	// quant range -8..7.
 	TargetDType tensor.DType
+	// Granularity is how many scales the observer computes: per tensor,
+	// per axis, per group, per token or per row.
 	Granularity Granularity
 	// QuantMin and QuantMax are the range; nil (None) takes the target
 	// dtype's bound. They are also the convert literals (None stays None).

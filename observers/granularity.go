@@ -79,11 +79,15 @@ type PerTensor struct{}
 
 // PerAxis: one scale per slice along Axis (block_size = the shape with
 // Axis set to 1). A negative Axis counts from the end.
-type PerAxis struct{ Axis int }
+type PerAxis struct {
+	Axis int // the axis with one scale per slice; negative counts from the end
+}
 
 // PerGroup: one scale per GroupSize consecutive elements of the last dim
 // (block_size = (1, ..., 1, GroupSize)); the last dim must be divisible.
-type PerGroup struct{ GroupSize int }
+type PerGroup struct {
+	GroupSize int // elements of the last dim that share one scale
+}
 
 // PerToken: one scale per row of the last dim (block_size = (1, ..., 1,
 // d_last)).
@@ -91,7 +95,9 @@ type PerToken struct{}
 
 // PerRow: one scale per row along Dim (block_size all 1 except Dim, which
 // is that dim's size). torchao's default is Dim -1; use [NewPerRow] for it.
-type PerRow struct{ Dim int }
+type PerRow struct {
+	Dim int // the dim that is kept whole in each block; negative counts from the end
+}
 
 // NewPerRow returns PerRow{Dim: -1}, torchao's PerRow().
 func NewPerRow() PerRow { return PerRow{Dim: -1} }

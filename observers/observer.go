@@ -34,8 +34,8 @@ type Observer interface {
 // (per_channel_affine_float_qparams and the affine observers' default).
 // Per-tensor results have shape [1], per-channel results [C].
 type QParams struct {
-	Scale     *tensor.Tensor
-	ZeroPoint *tensor.Tensor
+	Scale     *tensor.Tensor // float32 scales
+	ZeroPoint *tensor.Tensor // zero points, one per scale
 }
 
 // Config configures the uniform-quantization observers (MinMax,

@@ -23,11 +23,11 @@ var _ Observer = (*PlaceholderObserver)(nil)
 // PyTorch's defaults: dtype float32, qscheme per_tensor_affine, eps the
 // float32 eps (as a plain float, not a buffer).
 type PlaceholderConfig struct {
-	DType              DType
-	QScheme            QScheme
-	QuantMin, QuantMax *int64
-	Eps                float64
-	IsDynamic          bool
+	DType              DType   // the target dtype; zero means float32
+	QScheme            QScheme // zero means per_tensor_affine
+	QuantMin, QuantMax *int64  // the quant range; nil is None
+	Eps                float64 // zero means the float32 eps
+	IsDynamic          bool    // whether the observer stands for dynamic quantization
 }
 
 // NewPlaceholderObserver returns a PlaceholderObserver for c.

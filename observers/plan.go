@@ -55,6 +55,8 @@ func (k PlanKind) String() string {
 // graph in place of one observer node. Fields that do not apply to Kind
 // are zero. The convert package turns it into nodes.
 type ConvertPlan struct {
+	// Kind is the replacement convert inserts; it says which of the
+	// fields below apply.
 	Kind PlanKind
 	// Dtype is the dtype argument of the q/dq ops: the underlying dtype
 	// (quint8 -> torch.uint8) for the decomposed ops, the target dtype for
@@ -64,7 +66,7 @@ type ConvertPlan struct {
 	// plans with QuantRangeNone set, the literals are None and these hold
 	// the resolved bounds.
 	QuantMin, QuantMax int64
-	QuantRangeNone     bool
+	QuantRangeNone     bool // the range literals are None (affine plans)
 	// Scale and ZeroPoint are the PlanPerTensor literals: float(scale) of
 	// the float32 scale, int(zero_point).
 	Scale     float64
