@@ -46,6 +46,7 @@ type Kwarg = ops.Kwarg
 // Use records one appearance of a node in a user's arguments. A user that
 // names the same node twice (add(x, x)) gives x two uses.
 type Use struct {
+	// User is the node whose args or kwargs hold the reference.
 	User *Node
 	// Slot is the appearance's position among all node references of the
 	// user's args then kwargs, in depth-first order.
