@@ -70,3 +70,28 @@ func ExampleVerify() {
 	// node "add_tensor" (aten.add.Tensor): type: want f32[2, 3], got f32[3, 2] (shape: want [2 3], got [3 2])
 	// node "add_tensor_1" (aten.add.Tensor): args: add.Tensor: missing required argument "other"
 }
+
+// ReplaceAllUsesWithMeta is FX's replace_all_uses_with(...,
+// propagate_meta=True): the replacement takes a copy of the node's
+// metadata, and one that already has metadata is refused.
+func ExampleGraph_ReplaceAllUsesWithMeta() {
+	relu := ops.MustOverload("aten.relu.default")
+	g := fxgraph.New()
+	x := g.Placeholder("x", nil)
+	old := g.Call(relu, x)
+	old.Meta.StackTrace = "model.py:3"
+	out := g.SetOutput(old)
+	restore := g.InsertingBefore(out)
+	repl := g.Call(relu, x)
+	restore()
+
+	changed, err := g.ReplaceAllUsesWithMeta(old, repl, nil)
+	fmt.Println(changed, err, repl.Meta.StackTrace)
+	_, err = g.ReplaceAllUsesWithMeta(repl, old, nil)
+	fmt.Println(err)
+	fmt.Println(fxgraph.Verify(g, fxgraph.VerifyOptions{}))
+	// Output:
+	// [%output] <nil> model.py:3
+	// fxgraph: replace all uses of %relu_default_1 with %relu_default: want a replacement without metadata, got %relu_default with meta keys [stack_trace]: replacement node already has metadata
+	// <nil>
+}
