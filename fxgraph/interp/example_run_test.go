@@ -50,5 +50,5 @@ func ExampleRun_error() {
 	_, err := interp.Run(g, nil, interp.Options{})
 	fmt.Println(err)
 	// Output:
-	// interp: node "x" (x): interp: bad inputs: no input for placeholder "x" (1 placeholders)
+	// interp: node "x" (x): bad inputs: no input given for placeholder "x", one of 1
 }

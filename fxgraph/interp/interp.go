@@ -12,18 +12,18 @@ import (
 // Sentinel errors wrapped by [NodeError].
 var (
 	// ErrNoKernel: the target's registry row has no kernel.
-	ErrNoKernel = errors.New("interp: op has no kernel")
+	ErrNoKernel = errors.New("op has no kernel")
 	// ErrUnknownTarget: the target is not in the registry, or no overload
 	// of a packet accepts the arguments.
-	ErrUnknownTarget = errors.New("interp: unknown target")
+	ErrUnknownTarget = errors.New("unknown target")
 	// ErrInputs: the inputs do not match the placeholders.
-	ErrInputs = errors.New("interp: bad inputs")
+	ErrInputs = errors.New("bad inputs")
 	// ErrAttr: a get_attr or call_module path names no usable attribute.
-	ErrAttr = errors.New("interp: bad attribute")
+	ErrAttr = errors.New("bad attribute")
 	// ErrUnsupported: a node kind or callable the interpreter cannot run.
-	ErrUnsupported = errors.New("interp: unsupported node")
+	ErrUnsupported = errors.New("unsupported node")
 	// ErrPanic: a kernel or module panicked; the message carries the value.
-	ErrPanic = errors.New("interp: panic")
+	ErrPanic = errors.New("panic")
 )
 
 // NodeError reports the failure of one node.
@@ -186,7 +186,7 @@ func run(g *fxgraph.Graph, bind func([]*fxgraph.Node) (map[*fxgraph.Node]ops.Val
 			var ok bool
 			if v, ok = bound[n]; !ok {
 				if len(n.Args()) == 0 {
-					return nil, r.nodeErr(n, fmt.Errorf("%w: no input for placeholder %q (%d placeholders)", ErrInputs, n.TargetName(), len(ph)))
+					return nil, r.nodeErr(n, fmt.Errorf("%w: no input given for placeholder %q, one of %d", ErrInputs, n.TargetName(), len(ph)))
 				}
 				v = n.Arg(0)
 			}
