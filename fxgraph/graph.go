@@ -39,6 +39,51 @@ type Graph struct {
 	// chunk lives as long as any of its nodes is reachable.
 	slab      []Node
 	slabChunk int
+	// Argument lists and use back pointers of new nodes come from chunks
+	// too, for the same reason.
+	vals arena[ops.Value]
+	refs arena[useRef]
+	uses arena[Use] // for Clone, which knows each use list's length
+}
+
+// arena hands out small slices from shared chunks, in order. Each slice
+// has its capacity capped at its length, so an append to it reallocates
+// instead of running into its neighbour. A chunk lives as long as any of
+// its slices is reachable.
+type arena[T any] struct {
+	free  []T
+	chunk int
+}
+
+// maxArenaChunk caps an arena's chunk; slices longer than a quarter of it
+// are allocated on their own.
+const maxArenaChunk = 1024
+
+// take returns a zeroed slice of length k from the arena.
+func (a *arena[T]) take(k int) []T {
+	if k > maxArenaChunk/4 {
+		return make([]T, k)
+	}
+	if len(a.free) < k {
+		a.chunk = min(max(2*a.chunk, 16, k), maxArenaChunk)
+		a.free = make([]T, a.chunk)
+	}
+	s := a.free[:k:k]
+	a.free = a.free[k:]
+	return s
+}
+
+// cloneValues copies vs into the graph's value arena (nil stays nil).
+func (g *Graph) cloneValues(vs []ops.Value) []ops.Value {
+	if vs == nil {
+		return nil
+	}
+	if len(vs) == 0 {
+		return []ops.Value{}
+	}
+	out := g.vals.take(len(vs))
+	copy(out, vs)
+	return out
 }
 
 // Node chunks start small, so that the many tiny graphs (patterns,
@@ -254,7 +299,7 @@ func (g *Graph) CreateNode(op OpKind, target ops.Target, targetName string, args
 	}
 	n.name = g.names.create(name)
 	g.link(n)
-	g.setArgsKwargs(n, slices.Clone(args), slices.Clone(kwargs))
+	g.setArgsKwargs(n, g.cloneValues(args), slices.Clone(kwargs))
 	return n
 }
 
@@ -368,7 +413,7 @@ func (g *Graph) addUses(n *Node) {
 		if k == 0 {
 			return
 		}
-		n.refs = make([]useRef, 0, k)
+		n.refs = g.refs.take(k)[:0]
 	}
 	slot := 0
 	n.walkRefs(func(in *Node) {
@@ -687,7 +732,7 @@ func (g *Graph) Clone() (*Graph, map[*Node]*Node) {
 	for n := range g.All() {
 		cn := valMap[n]
 		if len(n.args) > 0 {
-			cn.args = make([]ops.Value, len(n.args))
+			cn.args = c.vals.take(len(n.args))
 			for i, a := range n.args {
 				cn.args[i] = mapRefs(a, valMap)
 			}
@@ -699,7 +744,7 @@ func (g *Graph) Clone() (*Graph, map[*Node]*Node) {
 			}
 		}
 		if len(n.refs) > 0 {
-			cn.refs = make([]useRef, len(n.refs))
+			cn.refs = c.refs.take(len(n.refs))
 		}
 	}
 	// Metadata values that refer to nodes (a quantizer's annotation) get
@@ -721,7 +766,7 @@ func (g *Graph) Clone() (*Graph, map[*Node]*Node) {
 	for n := range g.All() {
 		cd := valMap[n]
 		if k := n.NumUses(); k > 0 {
-			cd.uses = make([]Use, 0, k)
+			cd.uses = c.uses.take(k)[:0]
 		}
 		for _, u := range n.uses {
 			cu, ok := valMap[u.User]
