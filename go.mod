@@ -2,13 +2,15 @@ module github.com/fxquant/fxquant
 
 go 1.26
 
-require github.com/stretchr/testify v1.12.1
+require (
+	github.com/dominikbraun/graph v0.23.0
+	github.com/rogpeppe/go-internal v1.16.0
+	github.com/stretchr/testify v1.12.1
+	gonum.org/v1/gonum v0.17.0
+)
 
 require (
-	github.com/dominikbraun/graph v0.23.0 // indirect
-	github.com/rogpeppe/go-internal v1.16.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/sys v0.30.0 // indirect
 	golang.org/x/tools v0.30.0 // indirect
-	gonum.org/v1/gonum v0.17.0 // indirect
 )
