@@ -34,8 +34,10 @@ type VerifyOptions struct {
 	// for every call: it gets the node, its row and the normalised
 	// arguments with node references replaced by their types, and returns
 	// the type the node must have (nil skips the comparison) or an error
-	// saying why the input types are rejected. Package typed uses it to
-	// accept quantized element types as the contracts of compute nodes.
+	// saying why the input types are rejected. The argument slice is
+	// reused after the call returns: copy it to keep it. Package typed
+	// uses it to accept quantized element types as the contracts of
+	// compute nodes.
 	ResultType func(n *Node, def *ops.OpDef, args []ops.Value) (ops.Type, error)
 }
 
@@ -88,6 +90,13 @@ type verifier struct {
 	order bool  // some reference points forward
 
 	missingDone bool // the current node's missing type is reported
+
+	// Reused by every node's schema check, so that checking a well-formed
+	// call allocates nothing but its result type.
+	opCache []opCacheEntry
+	full    []ops.Value // normalised arguments
+	set     []bool      // which schema arguments the node gives
+	typed   []ops.Value // full with node references replaced by types
 }
 
 func (v *verifier) report(e *VerifyError) {

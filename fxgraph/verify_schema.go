@@ -29,7 +29,7 @@ func (v *verifier) checkSchema(n *Node) {
 	}
 	switch t := n.target.(type) {
 	case ops.Overload:
-		def, ok := v.reg.Op(t)
+		def, ok := v.op(t)
 		if !ok {
 			if !v.opts.AllowOpaque {
 				v.report(v.nodeErr(n, ErrUnknownTarget, "target", "an op in the registry", t.String()))
@@ -54,7 +54,7 @@ func (v *verifier) checkSchema(n *Node) {
 		var tried []string
 		var first []*VerifyError
 		for _, o := range overloads {
-			def, ok := v.reg.Op(o)
+			def, ok := v.op(o)
 			if !ok {
 				continue
 			}
@@ -88,10 +88,86 @@ func (v *verifier) checkSchema(n *Node) {
 	}
 }
 
+// opCacheSize bounds the verifier's cache of recent overload lookups. A
+// graph calls few distinct overloads, and each cached entry is found by
+// comparing strings that usually share their bytes (one pointer compare),
+// which is cheaper than hashing three strings for the registry's map.
+const opCacheSize = 8
+
+type opCacheEntry struct {
+	o   ops.Overload
+	def *ops.OpDef
+	ok  bool
+}
+
+// op looks o up in the registry through a small most-recent-first cache.
+func (v *verifier) op(o ops.Overload) (*ops.OpDef, bool) {
+	for i := range v.opCache {
+		if e := &v.opCache[i]; e.o == o {
+			if i > 0 {
+				hit := *e
+				copy(v.opCache[1:i+1], v.opCache[:i])
+				v.opCache[0] = hit
+			}
+			return v.opCache[0].def, v.opCache[0].ok
+		}
+	}
+	def, ok := v.reg.Op(o)
+	if len(v.opCache) < opCacheSize {
+		v.opCache = append(v.opCache, opCacheEntry{})
+	}
+	copy(v.opCache[1:], v.opCache[:len(v.opCache)-1])
+	v.opCache[0] = opCacheEntry{o: o, def: def, ok: ok}
+	return def, ok
+}
+
+// normalize is [ops.Schema.Normalize] for the common well-formed call
+// (no "..." arguments, no error), filling the verifier's reusable buffer
+// instead of allocating; the result is valid until the next call. Any
+// call it does not handle, errors included, goes to Normalize itself, so
+// the result and the error text are Normalize's.
+func (v *verifier) normalize(s *ops.Schema, args []ops.Value, kwargs []Kwarg) ([]ops.Value, error) {
+	k := len(s.Args)
+	if s.VarArgs || len(args) > k {
+		return s.Normalize(args, kwargs)
+	}
+	if cap(v.full) < k {
+		v.full = make([]ops.Value, k)
+		v.set = make([]bool, k)
+	}
+	out, set := v.full[:k], v.set[:k]
+	clear(set)
+	for i, a := range args {
+		if s.Args[i].KwargOnly {
+			return s.Normalize(args, kwargs)
+		}
+		out[i], set[i] = a, true
+	}
+	for _, kw := range kwargs {
+		i := s.ArgIndex(kw.Name)
+		if i < 0 || set[i] {
+			return s.Normalize(args, kwargs)
+		}
+		out[i], set[i] = kw.Value, true
+	}
+	for i := range s.Args {
+		if set[i] {
+			continue
+		}
+		a := &s.Args[i]
+		if !a.HasDefault {
+			return s.Normalize(args, kwargs)
+		}
+		out[i] = a.Default
+	}
+	return out, nil
+}
+
 // bind normalises n's arguments against s and checks the kind of every
 // value the node gives (defaults come from the schema and are trusted).
+// The returned slice is valid until the next bind.
 func (v *verifier) bind(n *Node, s *ops.Schema) ([]ops.Value, []*VerifyError) {
-	full, err := s.Normalize(n.args, n.kwargs)
+	full, err := v.normalize(s, n.args, n.kwargs)
 	if err != nil {
 		e := v.nodeErr(n, ErrArity, "args", "", "")
 		e.Err = err
@@ -150,7 +226,11 @@ func (v *verifier) checkResult(n *Node, def *ops.OpDef, full []ops.Value) {
 		return
 	}
 	untyped := false
-	typed := make([]ops.Value, len(full))
+	if cap(v.typed) < len(full) {
+		v.typed = make([]ops.Value, len(full))
+	}
+	typed := v.typed[:len(full)]
+	defer clear(typed) // keep no references past the call
 	for i, a := range full {
 		switch x := a.(type) {
 		case *Node: // the common case, without MapValue's closure
