@@ -199,7 +199,7 @@ func ConstantFold(g *fxgraph.Graph, opts Options) (fxgraph.Result, error) {
 		ga := g.GetAttr(name, typ)
 		restore()
 		g.ReplaceAllUsesWith(n, ga, func(u *fxgraph.Node) bool { return u == ga })
-		ga.Meta = n.Meta.Clone()
+		*ga.Meta = n.Meta.Clone()
 		inputs := n.InputNodes()
 		if err := g.Erase(n); err != nil {
 			return res, fmt.Errorf("constfold: erase folded node %q: %w", n.Name(), err)

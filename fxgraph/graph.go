@@ -44,6 +44,8 @@ type Graph struct {
 	vals arena[ops.Value]
 	refs arena[useRef]
 	uses arena[Use] // for Clone, which knows each use list's length
+	// metas holds the nodes' metadata, out of line (see [Node.Meta]).
+	metas arena[Meta]
 }
 
 // arena hands out small slices from shared chunks, in order. Each slice
@@ -101,6 +103,7 @@ func (g *Graph) allocNode() *Node {
 	}
 	n := &g.slab[0]
 	g.slab = g.slab[1:]
+	n.Meta = &g.metas.take(1)[0]
 	return n
 }
 
@@ -652,7 +655,7 @@ func (g *Graph) NodeCopy(n *Node, mapArg func(*Node) (ops.Value, error)) (*Node,
 		kw[i] = Kwarg{Name: k.Name, Value: m}
 	}
 	c := g.CreateNode(n.op, n.target, n.targetName, args, kw, n.name, n.typ)
-	c.Meta = n.Meta.Clone()
+	*c.Meta = n.Meta.Clone()
 	return c, nil
 }
 
@@ -715,17 +718,21 @@ func (g *Graph) Clone() (*Graph, map[*Node]*Node) {
 	valMap := make(map[*Node]*Node, g.length)
 	// One chunk holds every copied node, in program order.
 	chunk := make([]Node, g.length)
+	metas := make([]Meta, g.length)
 	i := 0
 	for n := range g.All() {
 		var cn *Node
+		var cm *Meta
 		if i < len(chunk) {
-			cn = &chunk[i]
+			cn, cm = &chunk[i], &metas[i]
 			i++
 		} else {
 			cn = c.allocNode() // a length field that undercounts the list
+			cm = cn.Meta
 		}
+		*cm = n.Meta.Clone()
 		*cn = Node{graph: c, id: n.id, name: n.name, op: n.op, target: n.target, targetName: n.targetName,
-			typ: n.typ, Meta: n.Meta.Clone()}
+			typ: n.typ, Meta: cm}
 		c.insertAtEnd(cn)
 		valMap[n] = cn
 	}

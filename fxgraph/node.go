@@ -85,8 +85,12 @@ type Node struct {
 	typ        ops.Type
 
 	// Meta is the node's metadata: typed fields plus an open map. Passes
-	// may read and write it directly; it takes no part in use lists.
-	Meta Meta
+	// may read and write it directly (n.Meta.StackTrace = ...) or replace
+	// it whole (*n.Meta = m); it takes no part in use lists. It is never
+	// nil on a node a Graph made, and it is the node's own: no two nodes
+	// share one. It sits out of line, in per-graph chunks, so that walks
+	// over the node list, which never read it, touch less memory.
+	Meta *Meta
 }
 
 // ID returns the node's dense id, unique in its graph and never reused.

@@ -357,7 +357,8 @@ func (p *graphParser) addNode(op OpKind, target ops.Target, targetName string, a
 // it is unused) at the end of g, reserving the name in g's namespace.
 func addNamedNode(g *Graph, op OpKind, target ops.Target, targetName string, args []ops.Value, kwargs []Kwarg, name string, typ ops.Type) *Node {
 	g.names.reserve(name)
-	n := &Node{graph: g, id: g.nextID, op: op, target: target, targetName: targetName, typ: typ, name: name}
+	n := g.allocNode()
+	n.graph, n.id, n.op, n.target, n.targetName, n.typ, n.name = g, g.nextID, op, target, targetName, typ, name
 	g.nextID++
 	g.insertAtEnd(n)
 	g.setArgsKwargs(n, args, kwargs)

@@ -37,9 +37,9 @@ func (g *Graph) ReplaceAllUsesWithMeta(n, with *Node, keep func(user *Node) bool
 	}
 	if !with.Meta.IsZero() {
 		return nil, fmt.Errorf("fxgraph: replace all uses of %s with %s: want a replacement without metadata, got %s with meta keys %v: %w",
-			n, with, with, metaKeys(with.Meta), ErrHasMeta)
+			n, with, with, metaKeys(*with.Meta), ErrHasMeta)
 	}
-	with.Meta = n.Meta.Clone()
+	*with.Meta = n.Meta.Clone()
 	return g.ReplaceAllUsesWith(n, with, keep), nil
 }
 

@@ -17,7 +17,7 @@ func TestReplaceAllUsesWithMeta(t *testing.T) {
 	// takes relu's place.
 	build := func() (*Graph, map[string]*Node) {
 		g, n := irChain()
-		n["relu"].Meta = Meta{
+		*n["relu"].Meta = Meta{
 			StackTrace:         "File model.py, line 3",
 			NNModuleStack:      []ModuleStackEntry{{Key: "L__self___act", Path: "act", Type: "torch.nn.modules.activation.ReLU"}},
 			SourceFnStack:      []SourceFn{{Name: "act", Target: "torch.nn.modules.activation.ReLU"}},
@@ -73,7 +73,7 @@ func TestReplaceAllUsesWithMeta(t *testing.T) {
 
 	t.Run("empty source meta", func(t *testing.T) {
 		g, n := build()
-		n["relu"].Meta = Meta{}
+		*n["relu"].Meta = Meta{}
 		changed, err := g.ReplaceAllUsesWithMeta(n["relu"], n["q"], nil)
 		require.NoError(t, err)
 		assert.Equal(t, []*Node{n["add"]}, changed)

@@ -68,7 +68,7 @@ func Unlift(g *Graph, lifted []LiftedInput, mutations []Mutation) (*Graph, error
 		restore := c.InsertingAfter(ph)
 		ga := c.GetAttr(l.Target, ph.Type())
 		restore()
-		ga.Meta = ph.Meta.Clone()
+		*ga.Meta = ph.Meta.Clone()
 		c.ReplaceAllUsesWith(ph, ga, nil)
 		if err := c.Erase(ph); err != nil {
 			return nil, fmt.Errorf("unlift: placeholder %q: %w", l.Placeholder, err)

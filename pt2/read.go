@@ -883,7 +883,7 @@ func (b *builder) createNode(target ops.Overload, schema *ops.Schema, args []ops
 				return err
 			}
 			n = b.g.CreateNode(fxgraph.CallFunction, target, "", args, kwargs, name, typ)
-			n.Meta = meta
+			*n.Meta = meta
 			if opaque != nil {
 				b.p.setOpaque(n, opaque)
 			}
@@ -891,7 +891,7 @@ func (b *builder) createNode(target ops.Overload, schema *ops.Schema, args []ops
 		}
 	}
 	n = b.g.CreateNode(fxgraph.CallFunction, target, "", args, kwargs, nodeName, nil)
-	n.Meta = meta
+	*n.Meta = meta
 	if opaque != nil {
 		b.p.setOpaque(n, opaque)
 	}
@@ -949,7 +949,7 @@ func (b *builder) getitems(n *fxgraph.Node, outs []json.RawMessage, path string,
 				return nil, err
 			}
 			gi := b.g.CreateNode(fxgraph.CallFunction, ops.GetItem, "", []ops.Value{n, int64(i)}, nil, name, tt)
-			gi.Meta = meta.Clone()
+			*gi.Meta = meta.Clone()
 			if err := b.define(name, gi, ip); err != nil {
 				return nil, err
 			}
@@ -962,7 +962,7 @@ func (b *builder) getitems(n *fxgraph.Node, outs []json.RawMessage, path string,
 				return nil, err
 			}
 			gi := b.g.CreateNode(fxgraph.CallFunction, ops.GetItem, "", []ops.Value{n, int64(i)}, nil, "", nil)
-			gi.Meta = meta.Clone()
+			*gi.Meta = meta.Clone()
 			t, err := b.getitems(gi, items, ip+".as_tensors", meta, true)
 			if err != nil {
 				return nil, err

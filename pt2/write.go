@@ -671,7 +671,7 @@ func (e *encoder) node(n *fxgraph.Node) error {
 	w.endArray()
 	w.key("metadata")
 	w.beginObject()
-	for _, m := range serializedMeta(n.Meta) {
+	for _, m := range serializedMeta(*n.Meta) {
 		w.key(m.K)
 		w.str(m.V)
 	}

@@ -225,7 +225,7 @@ func portInt4Meta(g *fxgraph.Graph, r match.Replaced) error {
 		return fmt.Errorf("int4 rewrite: want one replacement node for one linear, got %d for %d", len(r.Replacements), len(r.Match.ReturningNodes))
 	}
 	lin, n := r.Match.ReturningNodes[0], r.Replacements[0]
-	n.Meta = lin.Meta.Clone()
+	*n.Meta = lin.Meta.Clone()
 	prev := json.RawMessage("[]")
 	if lin.Meta.FromNode != "" && json.Valid([]byte(lin.Meta.FromNode)) {
 		prev = json.RawMessage(lin.Meta.FromNode)

@@ -101,7 +101,7 @@ func (rw *Rewriter) Replace(old, new *fxgraph.Node) error {
 		return err
 	}
 	if new.Meta.IsZero() {
-		new.Meta = old.Meta.Clone()
+		*new.Meta = old.Meta.Clone()
 	}
 	rw.g.ReplaceAllUsesWith(old, new, func(u *fxgraph.Node) bool { return u == new })
 	return rw.g.Erase(old)

@@ -192,7 +192,7 @@ func instantiate(g *fxgraph.Graph, t *opTemplate, x *fxgraph.Node, cache map[str
 				return n, nil
 			}
 			n := g.GetAttr(r.Path, r.Type)
-			n.Meta = r.Meta.Clone()
+			*n.Meta = r.Meta.Clone()
 			cache[r.Path] = n
 			return n, nil
 		})
@@ -208,7 +208,7 @@ func instantiate(g *fxgraph.Graph, t *opTemplate, x *fxgraph.Node, cache map[str
 	}
 	n := g.CallKw(t.Target, args, kws)
 	n.SetType(t.Type)
-	n.Meta = t.Meta.Clone()
+	*n.Meta = t.Meta.Clone()
 	return n
 }
 

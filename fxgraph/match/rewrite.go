@@ -490,7 +490,7 @@ func (s *state) splice(mt *Match, pl *plan, point *fxgraph.Node) ([]*fxgraph.Nod
 		clear(args)
 		clear(kw)
 		if !rn.Meta.IsZero() {
-			c.Meta = rn.Meta.Clone()
+			*c.Meta = rn.Meta.Clone()
 		}
 		s.setKey(c, key)
 		vals[j] = c
@@ -507,7 +507,7 @@ func (s *state) splice(mt *Match, pl *plan, point *fxgraph.Node) ([]*fxgraph.Nod
 				nv.SetType(t)
 			}
 			if nv.Meta.IsZero() && !ret.Meta.IsZero() {
-				nv.Meta = ret.Meta.Clone()
+				*nv.Meta = ret.Meta.Clone()
 			}
 		}
 		g.ReplaceAllUsesWith(ret, nv, nil)
