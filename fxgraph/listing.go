@@ -180,7 +180,7 @@ func GraphFromListing(rows []ListingRow) (*Graph, error) {
 	g := New()
 	defs := make(map[string]*Node, len(rows))
 	for i, r := range rows {
-		if _, dup := defs[r.Name]; dup || g.names.used[r.Name] {
+		if _, dup := defs[r.Name]; dup || g.names.taken(r.Name) {
 			return nil, fmt.Errorf("fxgraph: listing row %d: duplicate node name %q", i+1, r.Name)
 		}
 		resolve := func(v ops.Value) (ops.Value, error) {

@@ -12,7 +12,11 @@ import (
 // algorithm: a sanitised candidate, split into base and numeric suffix, with
 // a per-base counter so that each new name costs amortised O(1).
 type namespace struct {
-	used      map[string]bool
+	// used maps each reserved name to the node it was made for (nil when
+	// unknown). A name stays reserved after its node is erased or renamed,
+	// so the owner is only a hint: when every live node owns its own name,
+	// names are unique without a further set (see [Verify]).
+	used      map[string]*Node
 	baseCount map[string]int
 	// next[base] is a lower bound on the suffixes worth probing: every
 	// base_k with 1 <= k < next[base] is used. Names are never released, so
@@ -23,7 +27,7 @@ type namespace struct {
 }
 
 func newNamespace() namespace {
-	return namespace{used: map[string]bool{}, baseCount: map[string]int{}, next: map[string]int{}}
+	return namespace{used: map[string]*Node{}, baseCount: map[string]int{}, next: map[string]int{}}
 }
 
 // clone returns an independent copy of ns.
@@ -135,17 +139,17 @@ func splitSuffix(s string) (string, int, bool) {
 //	    and an illegal candidate becomes base_{num+1}
 //	while candidate used: num += 1; candidate = base_num
 //	base_count[base] = num
-func (ns *namespace) create(candidate string) string {
+func (ns *namespace) create(candidate string, owner *Node) string {
 	candidate = sanitize(candidate)
 	base, num, hasSuffix := splitSuffix(candidate)
-	if !hasSuffix || ns.used[candidate] {
+	if !hasSuffix || ns.taken(candidate) {
 		num = ns.baseCount[candidate]
 		if illegalNames[candidate] {
 			num++
 			candidate = base + "_" + strconv.Itoa(num)
 		}
 	}
-	if ns.used[candidate] {
+	if ns.taken(candidate) {
 		// Probe base_num in a buffer: only the free name is allocated.
 		var arr [48]byte
 		buf := arr[:0]
@@ -155,20 +159,27 @@ func (ns *namespace) create(candidate string) string {
 				num = lo
 			}
 			buf = strconv.AppendInt(append(append(buf[:0], base...), '_'), int64(num), 10)
-			if !ns.used[string(buf)] {
+			if _, taken := ns.used[string(buf)]; !taken {
 				break
 			}
 		}
 		candidate = string(buf)
 	}
-	ns.markUsed(candidate)
+	ns.markUsed(candidate, owner)
 	ns.baseCount[base] = num
 	return candidate
 }
 
-// markUsed records name as used and advances the probe bound of its base.
-func (ns *namespace) markUsed(name string) {
-	ns.used[name] = true
+// taken reports whether name is reserved.
+func (ns *namespace) taken(name string) bool {
+	_, ok := ns.used[name]
+	return ok
+}
+
+// markUsed records name as used by owner and advances the probe bound of
+// its base.
+func (ns *namespace) markUsed(name string, owner *Node) {
+	ns.used[name] = owner
 	base, num, ok := splitSuffix(name)
 	if !ok {
 		return
@@ -182,7 +193,7 @@ func (ns *namespace) markUsed(name string) {
 	buf := arr[:0]
 	for {
 		buf = strconv.AppendInt(append(append(buf[:0], base...), '_'), int64(lo), 10)
-		if !ns.used[string(buf)] {
+		if _, taken := ns.used[string(buf)]; !taken {
 			break
 		}
 		lo++
@@ -191,12 +202,13 @@ func (ns *namespace) markUsed(name string) {
 }
 
 // reserve marks name as used without deriving a new one (for parsed graphs
-// whose names are given). It reports false if the name was taken.
-func (ns *namespace) reserve(name string) bool {
-	if ns.used[name] {
+// whose names are given) for owner. It reports false if the name was
+// taken.
+func (ns *namespace) reserve(name string, owner *Node) bool {
+	if ns.taken(name) {
 		return false
 	}
-	ns.markUsed(name)
+	ns.markUsed(name, owner)
 	if base, num, ok := splitSuffix(name); ok && num > ns.baseCount[base] {
 		ns.baseCount[base] = num
 	}

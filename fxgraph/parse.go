@@ -340,7 +340,7 @@ func (p *graphParser) parseLine(l string, indent, lineNo int) error {
 func (p *graphParser) outputName() string {
 	name := "output"
 	for i := 1; ; i++ {
-		if _, taken := p.declared[name]; !taken && !p.g.names.used[name] {
+		if _, taken := p.declared[name]; !taken && !p.g.names.taken(name) {
 			return name
 		}
 		name = "output_" + strconv.Itoa(i)
@@ -356,9 +356,9 @@ func (p *graphParser) addNode(op OpKind, target ops.Target, targetName string, a
 // addNamedNode appends a node named exactly name (the caller checks that
 // it is unused) at the end of g, reserving the name in g's namespace.
 func addNamedNode(g *Graph, op OpKind, target ops.Target, targetName string, args []ops.Value, kwargs []Kwarg, name string, typ ops.Type) *Node {
-	g.names.reserve(name)
 	n := g.allocNode()
 	n.graph, n.id, n.op, n.target, n.targetName, n.typ, n.name = g, g.nextID, op, target, targetName, typ, name
+	g.names.reserve(name, n)
 	g.nextID++
 	g.insertAtEnd(n)
 	g.setArgsKwargs(n, args, kwargs)

@@ -88,6 +88,8 @@ type verifier struct {
 	nodes []*Node
 	pos   []int // by node id: 1 + position in nodes; 0 when not live
 	order bool  // some reference points forward
+	// ownNames: every live node is its name's owner in the namespace.
+	ownNames bool
 
 	missingDone bool // the current node's missing type is reported
 
@@ -121,7 +123,20 @@ func (v *verifier) run() {
 	if !v.walkList() {
 		return
 	}
-	names := make(map[string]*Node, len(v.nodes))
+	// When every live node owns its name in the namespace, the names are
+	// reserved and unique (a name has one owner), and one lookup per node
+	// settles both; otherwise a set of the names seen finds duplicates.
+	v.ownNames = true
+	for _, n := range v.nodes {
+		if v.g.names.used[n.name] != n {
+			v.ownNames = false
+			break
+		}
+	}
+	var names map[string]*Node
+	if !v.ownNames {
+		names = make(map[string]*Node, len(v.nodes))
+	}
 	for i, n := range v.nodes {
 		v.checkNode(n, i, names)
 	}
@@ -200,10 +215,12 @@ func (v *verifier) checkNode(n *Node, i int, names map[string]*Node) {
 	switch {
 	case !ops.IsIdentifier(n.name):
 		v.report(v.nodeErr(n, ErrBadName, "name", "an identifier", fmt.Sprintf("%q", n.name)))
-	case !g.names.used[n.name]:
+	case !v.ownNames && !g.names.taken(n.name):
 		v.report(v.nodeErr(n, ErrBadName, "name", "a name reserved in the graph's namespace", fmt.Sprintf("%q, not reserved", n.name)))
 	}
-	if other, dup := names[n.name]; dup {
+	if v.ownNames {
+		// unique: see run
+	} else if other, dup := names[n.name]; dup {
 		v.report(v.nodeErr(n, ErrDuplicateName, "name", "a unique name", fmt.Sprintf("%q, also the name of node %d", n.name, v.pos[other.id]-1)))
 	} else {
 		names[n.name] = n

@@ -92,8 +92,13 @@ func TestVerifyRules(t *testing.T) {
 			corrupt: func(g *Graph, n nodes) { n["w"].targetName = "" }},
 		{name: "duplicate name", check: ErrDuplicateName, node: "linear_default",
 			corrupt: func(g *Graph, n nodes) { n["relu"].name = "linear_default" }, msg: "also the name of node 2"},
+		{name: "duplicate name owned by the later node", check: ErrDuplicateName, node: "linear_default",
+			corrupt: func(g *Graph, n nodes) {
+				n["relu"].name = "linear_default"
+				g.names.used["linear_default"] = n["relu"]
+			}, msg: "(aten.relu.default): name: want a unique name, got \"linear_default\", also the name of node 2"},
 		{name: "name not an identifier", check: ErrBadName, node: "1relu",
-			corrupt: func(g *Graph, n nodes) { n["relu"].name = "1relu"; g.names.used["1relu"] = true }},
+			corrupt: func(g *Graph, n nodes) { n["relu"].name = "1relu"; g.names.used["1relu"] = n["relu"] }},
 		{name: "name not reserved", check: ErrBadName, node: "fresh",
 			corrupt: func(g *Graph, n nodes) { n["relu"].name = "fresh" }, msg: "not reserved"},
 		{name: "reference to erased node", check: ErrDangling, node: "add_tensor",
@@ -322,4 +327,35 @@ func TestVerifyCycleMessageCapped(t *testing.T) {
 
 func TestVerifyNilGraph(t *testing.T) {
 	assert.ErrorIs(t, Verify(nil, VerifyOptions{}), ErrNodeList)
+}
+
+// TestNamespaceOwners checks that every way of naming a node records the
+// node as its name's owner, so that Verify settles names with one lookup
+// per node: creation, renaming, parsing and cloning (the clone's nodes, not
+// the original's, own the clone's names).
+func TestNamespaceOwners(t *testing.T) {
+	owned := func(t *testing.T, g *Graph) {
+		t.Helper()
+		for n := range g.All() {
+			assert.Same(t, n, g.names.used[n.name], "owner of %q", n.name)
+		}
+	}
+	t.Run("created and renamed", func(t *testing.T) {
+		g, n := irValid(t)
+		g.Rename(n["relu"], "renamed")
+		owned(t, g)
+		require.NoError(t, Verify(g, irOpts(t)))
+	})
+	t.Run("parsed", func(t *testing.T) {
+		g, _ := irValid(t)
+		p, err := ParseString(Format(g))
+		require.NoError(t, err)
+		owned(t, p)
+	})
+	t.Run("cloned", func(t *testing.T) {
+		g, _ := irValid(t)
+		c, _ := g.Clone()
+		owned(t, c)
+		owned(t, g)
+	})
 }
