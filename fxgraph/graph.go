@@ -300,7 +300,7 @@ func (g *Graph) CreateNode(op OpKind, target ops.Target, targetName string, args
 			name = TargetToName(targetName)
 		}
 	}
-	n.name = g.names.create(name, n)
+	n.name = g.names.create(name, n.id)
 	g.link(n)
 	g.setArgsKwargs(n, g.cloneValues(args), slices.Clone(kwargs))
 	return n
@@ -355,7 +355,7 @@ func (g *Graph) SetOutput(result ops.Value) *Node {
 // Rename gives n a new name through the namespace (n.name if taken gets a
 // suffix) and returns it.
 func (g *Graph) Rename(n *Node, candidate string) string {
-	n.name = g.names.create(candidate, n)
+	n.name = g.names.create(candidate, n.id)
 	return n.name
 }
 
@@ -715,7 +715,6 @@ func (g *Graph) GraphCopy(src *Graph, valMap map[*Node]*Node) (ops.Value, error)
 // or foreign nodes) are kept as they are. Clone is linear in g's size.
 func (g *Graph) Clone() (*Graph, map[*Node]*Node) {
 	c := New()
-	c.names = g.names.clone()
 	valMap := make(map[*Node]*Node, g.length)
 	// One chunk holds every copied node, in program order.
 	chunk := make([]Node, g.length)
@@ -736,9 +735,6 @@ func (g *Graph) Clone() (*Graph, map[*Node]*Node) {
 			typ: n.typ, Meta: cm}
 		c.insertAtEnd(cn)
 		valMap[n] = cn
-		if c.names.used[n.name] == n {
-			c.names.used[n.name] = cn // the copy owns its name
-		}
 	}
 	for n := range g.All() {
 		cn := valMap[n]
@@ -789,6 +785,7 @@ func (g *Graph) Clone() (*Graph, map[*Node]*Node) {
 		}
 	}
 	c.nextID = g.nextID
+	c.names = g.names.clone() // the copies keep their ids, so they own their names
 	for _, k := range g.liveAttrOrder() {
 		c.SetAttr(k, g.attrs[k])
 	}

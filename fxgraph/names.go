@@ -12,11 +12,13 @@ import (
 // algorithm: a sanitised candidate, split into base and numeric suffix, with
 // a per-base counter so that each new name costs amortised O(1).
 type namespace struct {
-	// used maps each reserved name to the node it was made for (nil when
-	// unknown). A name stays reserved after its node is erased or renamed,
-	// so the owner is only a hint: when every live node owns its own name,
-	// names are unique without a further set (see [Verify]).
-	used      map[string]*Node
+	// used maps each reserved name to 1 + the id of the node it was made
+	// for (0 when unknown). A name stays reserved after its node is erased
+	// or renamed, so the owner is only a hint: when every live node owns
+	// its own name, names are unique without a further set (see [Verify]).
+	// An id rather than a pointer keeps erased nodes collectable, and a
+	// clone, whose nodes keep their ids, needs no remapping.
+	used      map[string]int
 	baseCount map[string]int
 	// next[base] is a lower bound on the suffixes worth probing: every
 	// base_k with 1 <= k < next[base] is used. Names are never released, so
@@ -27,7 +29,7 @@ type namespace struct {
 }
 
 func newNamespace() namespace {
-	return namespace{used: map[string]*Node{}, baseCount: map[string]int{}, next: map[string]int{}}
+	return namespace{used: map[string]int{}, baseCount: map[string]int{}, next: map[string]int{}}
 }
 
 // clone returns an independent copy of ns.
@@ -139,7 +141,7 @@ func splitSuffix(s string) (string, int, bool) {
 //	    and an illegal candidate becomes base_{num+1}
 //	while candidate used: num += 1; candidate = base_num
 //	base_count[base] = num
-func (ns *namespace) create(candidate string, owner *Node) string {
+func (ns *namespace) create(candidate string, owner int) string {
 	candidate = sanitize(candidate)
 	base, num, hasSuffix := splitSuffix(candidate)
 	if !hasSuffix || ns.taken(candidate) {
@@ -176,10 +178,10 @@ func (ns *namespace) taken(name string) bool {
 	return ok
 }
 
-// markUsed records name as used by owner and advances the probe bound of
-// its base.
-func (ns *namespace) markUsed(name string, owner *Node) {
-	ns.used[name] = owner
+// markUsed records name as used by the node with id owner and advances
+// the probe bound of its base.
+func (ns *namespace) markUsed(name string, owner int) {
+	ns.used[name] = owner + 1
 	base, num, ok := splitSuffix(name)
 	if !ok {
 		return
@@ -202,9 +204,9 @@ func (ns *namespace) markUsed(name string, owner *Node) {
 }
 
 // reserve marks name as used without deriving a new one (for parsed graphs
-// whose names are given) for owner. It reports false if the name was
-// taken.
-func (ns *namespace) reserve(name string, owner *Node) bool {
+// whose names are given) for the node with id owner. It reports false if
+// the name was taken.
+func (ns *namespace) reserve(name string, owner int) bool {
 	if ns.taken(name) {
 		return false
 	}

@@ -358,7 +358,7 @@ func (p *graphParser) addNode(op OpKind, target ops.Target, targetName string, a
 func addNamedNode(g *Graph, op OpKind, target ops.Target, targetName string, args []ops.Value, kwargs []Kwarg, name string, typ ops.Type) *Node {
 	n := g.allocNode()
 	n.graph, n.id, n.op, n.target, n.targetName, n.typ, n.name = g, g.nextID, op, target, targetName, typ, name
-	g.names.reserve(name, n)
+	g.names.reserve(name, n.id)
 	g.nextID++
 	g.insertAtEnd(n)
 	g.setArgsKwargs(n, args, kwargs)

@@ -124,11 +124,12 @@ func (v *verifier) run() {
 		return
 	}
 	// When every live node owns its name in the namespace, the names are
-	// reserved and unique (a name has one owner), and one lookup per node
-	// settles both; otherwise a set of the names seen finds duplicates.
+	// reserved and unique (a name has one owner, and the listed nodes have
+	// distinct ids), so one lookup per node settles both; otherwise a set
+	// of the names seen finds duplicates.
 	v.ownNames = true
 	for _, n := range v.nodes {
-		if v.g.names.used[n.name] != n {
+		if v.g.names.used[n.name] != n.id+1 {
 			v.ownNames = false
 			break
 		}
