@@ -87,7 +87,9 @@ type verifier struct {
 
 	nodes []*Node
 	pos   []int // by node id: 1 + position in nodes; 0 when not live
-	order bool  // some reference points forward
+	// nameOf holds the names of the live nodes, by id.
+	nameOf []string
+	order  bool // some reference points forward
 	// ownNames: every live node is its name's owner in the namespace.
 	ownNames bool
 
@@ -125,15 +127,19 @@ func (v *verifier) run() {
 	}
 	// When every live node owns its name in the namespace, the names are
 	// reserved and unique (a name has one owner, and the listed nodes have
-	// distinct ids), so one lookup per node settles both; otherwise a set
-	// of the names seen finds duplicates.
-	v.ownNames = true
-	for _, n := range v.nodes {
-		if v.g.names.used[n.name] != n.id+1 {
-			v.ownNames = false
-			break
+	// distinct ids); otherwise a set of the names seen finds duplicates.
+	// Ownership is counted in one scan of the namespace, which reads the
+	// map's memory in order, rather than by a lookup per node, which
+	// misses the cache on big graphs. A node is counted at most once, for
+	// the one key equal to its name; comparing a key with the name it was
+	// made from is a pointer compare.
+	owned := 0
+	for name, owner := range v.g.names.used {
+		if id := owner - 1; id >= 0 && id < len(v.nameOf) && v.pos[id] != 0 && v.nameOf[id] == name {
+			owned++
 		}
 	}
+	v.ownNames = owned == len(v.nodes)
 	var names map[string]*Node
 	if !v.ownNames {
 		names = make(map[string]*Node, len(v.nodes))
@@ -159,6 +165,7 @@ func (v *verifier) run() {
 func (v *verifier) walkList() bool {
 	g := v.g
 	v.pos = make([]int, g.nextID)
+	v.nameOf = make([]string, g.nextID)
 	v.nodes = make([]*Node, 0, min(max(g.length, 0), g.nextID))
 	limit := g.nextID + 1
 	prev := &g.root
@@ -190,6 +197,7 @@ func (v *verifier) walkList() bool {
 			continue
 		}
 		v.nodes = append(v.nodes, n)
+		v.nameOf[n.id] = n.name
 		v.pos[n.id] = len(v.nodes)
 	}
 	if g.root.prev != prev {
