@@ -901,13 +901,35 @@ func (g *Graph) EliminateDeadCode(reg *ops.Registry, isImpure func(*Node) bool) 
 		reg = ops.Default()
 	}
 	changed := false
+	// A graph calls few distinct targets: the registry's answer for the
+	// last few is kept, as a lookup hashes the whole target.
+	type seen struct {
+		t      ops.Target
+		impure bool
+	}
+	var recent [4]seen
+	nrecent := 0
 	for n := range g.Backward() {
 		if n.NumUses() > 0 {
 			continue
 		}
-		impure := n.IsImpure(reg)
-		if isImpure != nil {
+		var impure bool
+		switch {
+		case isImpure != nil:
 			impure = isImpure(n)
+		case n.op == CallFunction && n.target != nil:
+			i := 0
+			for i < nrecent && recent[i].t != n.target {
+				i++
+			}
+			if i == nrecent {
+				i = nrecent % len(recent)
+				recent[i] = seen{n.target, reg.IsImpure(n.target)}
+				nrecent = min(nrecent+1, len(recent))
+			}
+			impure = recent[i].impure
+		default:
+			impure = n.IsImpure(reg)
 		}
 		if impure {
 			continue
