@@ -44,7 +44,7 @@ func (e *SchemaError) Error() string {
 // An empty overload name becomes "default". Errors are *SchemaError values
 // naming the offset and the expectation.
 func ParseSchema(text string) (*Schema, error) {
-	p := &schemaParser{src: text}
+	p := &schemaParser{textCursor{src: text}}
 	s, err := p.schema()
 	if err != nil {
 		return nil, err
@@ -55,7 +55,7 @@ func ParseSchema(text string) (*Schema, error) {
 // ParseQualifiedSchema parses "ns::op.overload(args) -> returns" and
 // returns the namespace and the schema. See [ParseSchema] for the grammar.
 func ParseQualifiedSchema(text string) (string, *Schema, error) {
-	p := &schemaParser{src: text}
+	p := &schemaParser{textCursor{src: text}}
 	p.space()
 	start := p.pos
 	ns := p.ident()
@@ -70,24 +70,10 @@ func ParseQualifiedSchema(text string) (string, *Schema, error) {
 	return ns, s, nil
 }
 
-type schemaParser struct {
-	src string
-	pos int
-}
+type schemaParser struct{ textCursor }
 
 func (p *schemaParser) errAt(pos int, format string, args ...any) error {
 	return &SchemaError{Text: p.src, Pos: pos, Msg: fmt.Sprintf(format, args...)}
-}
-
-func (p *schemaParser) found() string {
-	if p.pos >= len(p.src) {
-		return "end of text"
-	}
-	r := p.src[p.pos:]
-	if len(r) > 12 {
-		r = r[:12] + "..."
-	}
-	return strconv.Quote(r)
 }
 
 func (p *schemaParser) space() {

@@ -37,7 +37,7 @@ func (e *TypeSyntaxError) Error() string {
 // ParseType(t.String()) equals t for every valid t. Errors are
 // *TypeSyntaxError values; ParseType never panics.
 func ParseType(s string) (Type, error) {
-	p := &typeParser{src: s}
+	p := &typeParser{textCursor{src: s}}
 	t, err := p.typ(0)
 	if err != nil {
 		return nil, err
@@ -56,7 +56,7 @@ func ParseType(s string) (Type, error) {
 // abbreviation ("f32", "i8", "b8") or a quantized type
 // ("!quant.uniform<i8:f32, 0.5:3>", "!quant.uniform<i8:f32:1, {0.1,0.2}>").
 func ParseElement(s string) (Element, error) {
-	p := &typeParser{src: s}
+	p := &typeParser{textCursor{src: s}}
 	e, err := p.element()
 	if err != nil {
 		return nil, err
@@ -71,26 +71,12 @@ func ParseElement(s string) (Element, error) {
 	return e, nil
 }
 
-type typeParser struct {
-	src string
-	pos int
-}
+type typeParser struct{ textCursor }
 
 const maxTypeDepth = 64
 
 func (p *typeParser) errf(format string, a ...any) error {
 	return &TypeSyntaxError{Text: p.src, Pos: p.pos, Msg: fmt.Sprintf(format, a...)}
-}
-
-func (p *typeParser) found() string {
-	if p.pos >= len(p.src) {
-		return "end of text"
-	}
-	r := p.src[p.pos:]
-	if len(r) > 12 {
-		r = r[:12] + "..."
-	}
-	return strconv.Quote(r)
 }
 
 func (p *typeParser) space() {
