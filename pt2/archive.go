@@ -158,11 +158,23 @@ func readZip(data []byte, opts *Options) (*Program, error) {
 			return nil, err
 		}
 	}
+	if err := p.readExtraFiles(z, "extra/"); err != nil {
+		return nil, err
+	}
+	if err := p.checkWeights(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// readExtraFiles keeps every non-empty record below prefix (the archive's
+// extra-files folder) in p.ExtraFiles, keyed by its name below prefix.
+func (p *Program) readExtraFiles(z *zipRecords, prefix string) error {
 	for _, name := range z.order {
-		if rest, ok := strings.CutPrefix(name, "extra/"); ok && rest != "" {
+		if rest, ok := strings.CutPrefix(name, prefix); ok && rest != "" {
 			b, _, err := z.read(name)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if p.ExtraFiles == nil {
 				p.ExtraFiles = map[string][]byte{}
@@ -170,10 +182,7 @@ func readZip(data []byte, opts *Options) (*Program, error) {
 			p.ExtraFiles[rest] = b
 		}
 	}
-	if err := p.checkWeights(); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return nil
 }
 
 func pickModel(z *zipRecords, opts *Options) (string, error) {
@@ -407,17 +416,8 @@ func readLegacy(z *zipRecords, opts *Options) (*Program, error) {
 			p.Unreadable = append(p.Unreadable, Unreadable{Record: name, Reason: "torch.save pickle (legacy torch <= 2.7 archive)"})
 		}
 	}
-	for _, name := range z.order {
-		if rest, ok := strings.CutPrefix(name, "extra_files/"); ok && rest != "" {
-			b, _, err := z.read(name)
-			if err != nil {
-				return nil, err
-			}
-			if p.ExtraFiles == nil {
-				p.ExtraFiles = map[string][]byte{}
-			}
-			p.ExtraFiles[rest] = b
-		}
+	if err := p.readExtraFiles(z, "extra_files/"); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
