@@ -192,38 +192,34 @@ func (s *state) run() []*Match {
 	return found
 }
 
-func (s *state) ownerOf(n *fxgraph.Node) int32 {
-	if id := n.ID(); id < len(s.owner) {
-		return s.owner[id]
+// byID returns the entry of a table indexed by node ID, 0 past its end.
+func byID[T int32 | int64](table []T, n *fxgraph.Node) T {
+	if id := n.ID(); id < len(table) {
+		return table[id]
 	}
 	return 0
 }
 
-func (s *state) setOwner(n *fxgraph.Node, v int32) {
+// setByID sets the entry of a table indexed by node ID, growing it with
+// zeros to reach n's ID.
+func setByID[T int32 | int64](table *[]T, n *fxgraph.Node, v T) {
 	id := n.ID()
-	for id >= len(s.owner) {
-		s.owner = append(s.owner, 0)
+	for id >= len(*table) {
+		*table = append(*table, 0)
 	}
-	s.owner[id] = v
+	(*table)[id] = v
 }
+
+func (s *state) ownerOf(n *fxgraph.Node) int32 { return byID(s.owner, n) }
+
+func (s *state) setOwner(n *fxgraph.Node, v int32) { setByID(&s.owner, n, v) }
 
 // orderKey returns n's program-order key: nodes with different keys are
 // in key order; nodes with equal keys sit next to each other (a rewrite
 // gives new nodes the key of the node they were inserted before).
-func (s *state) orderKey(n *fxgraph.Node) int64 {
-	if id := n.ID(); id < len(s.key) {
-		return s.key[id]
-	}
-	return 0
-}
+func (s *state) orderKey(n *fxgraph.Node) int64 { return byID(s.key, n) }
 
-func (s *state) setKey(n *fxgraph.Node, k int64) {
-	id := n.ID()
-	for id >= len(s.key) {
-		s.key = append(s.key, 0)
-	}
-	s.key[id] = k
-}
+func (s *state) setKey(n *fxgraph.Node, k int64) { setByID(&s.key, n, k) }
 
 // before reports whether a comes before b in program order.
 func (s *state) before(a, b *fxgraph.Node) bool {
