@@ -88,6 +88,34 @@ func selfDimArgs(args []Value, extra int) (TensorType, int, error) {
 	return x, k, err
 }
 
+// selfIntsArgs returns the (self, int list) prologue shared by view and
+// reduction rules: argument 0 as a tensor and argument 1 as the int list
+// called name.
+func selfIntsArgs(args []Value, name string) (TensorType, []int64, error) {
+	x, err := tensorArg(args, 0, "self")
+	if err != nil {
+		return x, nil, err
+	}
+	ds, err := intsArg(args, 1, name)
+	return x, ds, err
+}
+
+// selfIntPairArgs returns the (self, int, int) prologue of transpose and
+// flatten: argument 0 as a tensor, arguments 1 and 2 as the ints called
+// name1 and name2. The ints are not normalised as dimensions.
+func selfIntPairArgs(args []Value, name1, name2 string) (TensorType, int64, int64, error) {
+	x, err := tensorArg(args, 0, "self")
+	if err != nil {
+		return x, 0, 0, err
+	}
+	a, err := intArg(args, 1, name1)
+	if err != nil {
+		return x, 0, 0, err
+	}
+	b, err := intArg(args, 2, name2)
+	return x, a, b, err
+}
+
 // optTensorArg returns argument i as a tensor type, or ok=false for None.
 func optTensorArg(args []Value, i int, name string) (TensorType, bool, error) {
 	if get(args, i) == nil {

@@ -894,11 +894,7 @@ func ruleSumAll(args []Value) (Type, error) {
 
 // ruleAmaxAmin: amax/amin(self, dim list (empty = all), keepdim).
 func ruleAmaxAmin(args []Value) (Type, error) {
-	x, err := tensorArg(args, 0, "self")
-	if err != nil {
-		return nil, err
-	}
-	dims, err := intsArg(args, 1, "dim")
+	x, dims, err := selfIntsArgs(args, "dim")
 	if err != nil {
 		return nil, err
 	}

@@ -19,11 +19,7 @@ func identityMap(rank int) []int {
 
 // rulePermute: permute(self, dims).
 func rulePermute(args []Value) (Type, error) {
-	x, err := tensorArg(args, 0, "self")
-	if err != nil {
-		return nil, err
-	}
-	dims, err := intsArg(args, 1, "dims")
+	x, dims, err := selfIntsArgs(args, "dims")
 	if err != nil {
 		return nil, err
 	}
@@ -61,15 +57,7 @@ func transposeType(x TensorType, a, b int) (Type, error) {
 
 // ruleTransposeInt: transpose.int(self, dim0, dim1).
 func ruleTransposeInt(args []Value) (Type, error) {
-	x, err := tensorArg(args, 0, "self")
-	if err != nil {
-		return nil, err
-	}
-	d0, err := intArg(args, 1, "dim0")
-	if err != nil {
-		return nil, err
-	}
-	d1, err := intArg(args, 2, "dim1")
+	x, d0, d1, err := selfIntPairArgs(args, "dim0", "dim1")
 	if err != nil {
 		return nil, err
 	}
@@ -142,11 +130,7 @@ func inferShape(x TensorType, size []int64) ([]int64, error) {
 
 // ruleView: view(self, size) and reshape(self, shape).
 func ruleView(args []Value) (Type, error) {
-	x, err := tensorArg(args, 0, "self")
-	if err != nil {
-		return nil, err
-	}
-	size, err := intsArg(args, 1, "size")
+	x, size, err := selfIntsArgs(args, "size")
 	if err != nil {
 		return nil, err
 	}
@@ -159,15 +143,7 @@ func ruleView(args []Value) (Type, error) {
 
 // ruleFlatten: flatten.using_ints(self, start_dim, end_dim).
 func ruleFlatten(args []Value) (Type, error) {
-	x, err := tensorArg(args, 0, "self")
-	if err != nil {
-		return nil, err
-	}
-	s, err := intArg(args, 1, "start_dim")
-	if err != nil {
-		return nil, err
-	}
-	e, err := intArg(args, 2, "end_dim")
+	x, s, e, err := selfIntPairArgs(args, "start_dim", "end_dim")
 	if err != nil {
 		return nil, err
 	}
@@ -264,11 +240,7 @@ func ruleSqueezeDim(args []Value) (Type, error) {
 
 // ruleSqueezeDims: squeeze.dims(self, dim list).
 func ruleSqueezeDims(args []Value) (Type, error) {
-	x, err := tensorArg(args, 0, "self")
-	if err != nil {
-		return nil, err
-	}
-	ds, err := intsArg(args, 1, "dim")
+	x, ds, err := selfIntsArgs(args, "dim")
 	if err != nil {
 		return nil, err
 	}
@@ -290,11 +262,7 @@ func ruleSqueezeDims(args []Value) (Type, error) {
 // no longer holds one value per index, so a per-axis element type survives
 // only if its axis is not grown.
 func ruleExpand(args []Value) (Type, error) {
-	x, err := tensorArg(args, 0, "self")
-	if err != nil {
-		return nil, err
-	}
-	size, err := intsArg(args, 1, "size")
+	x, size, err := selfIntsArgs(args, "size")
 	if err != nil {
 		return nil, err
 	}
