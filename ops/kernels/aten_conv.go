@@ -232,21 +232,7 @@ type conv2dGeom struct {
 // sameIntDType checks that every non-nil tensor has one integer dtype
 // (bool excluded), naming the first argument that differs.
 func sameIntDType(op string, names []string, ts ...*tensor.Tensor) error {
-	var first *tensor.Tensor
-	for i, t := range ts {
-		if t == nil {
-			continue
-		}
-		if !t.DType().IsInteger() {
-			return fmt.Errorf("%s: %w", op, dtypeErr(names[i], t.DType(), "an integer tensor like the input"))
-		}
-		if first == nil {
-			first = t
-		} else if t.DType() != first.DType() {
-			return fmt.Errorf("%s: %w", op, dtypeErr(names[i], t.DType(), first.DType().String()+" like the other operands"))
-		}
-	}
-	return nil
+	return sameDType(op, names, tensor.DType.IsInteger, "an integer tensor like the input", ts...)
 }
 
 // convInt is the integer convolution: every output starts from its bias

@@ -16,14 +16,23 @@ func need2D(op, arg string, t *tensor.Tensor) error {
 	return nil
 }
 
+// sameFloatDType checks that every non-nil tensor has one float compute
+// dtype (float32, float16 or bfloat16), naming the first argument that
+// differs.
 func sameFloatDType(op string, names []string, ts ...*tensor.Tensor) error {
+	return sameDType(op, names, isFloatCompute, "a float32, float16 or bfloat16 tensor", ts...)
+}
+
+// sameDType checks that every non-nil tensor ts[i] (called names[i]) has a
+// dtype accepted by ok (else it wants kind) and that all share one dtype.
+func sameDType(op string, names []string, ok func(tensor.DType) bool, kind string, ts ...*tensor.Tensor) error {
 	var first *tensor.Tensor
 	for i, t := range ts {
 		if t == nil {
 			continue
 		}
-		if !isFloatCompute(t.DType()) {
-			return fmt.Errorf("%s: %w", op, dtypeErr(names[i], t.DType(), "a float32, float16 or bfloat16 tensor"))
+		if !ok(t.DType()) {
+			return fmt.Errorf("%s: %w", op, dtypeErr(names[i], t.DType(), kind))
 		}
 		if first == nil {
 			first = t
