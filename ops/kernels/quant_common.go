@@ -198,6 +198,25 @@ type qBlockParams struct {
 // scaleName) and the optional zero points (zpName), each of which must
 // hold one value per block.
 func readQBlockParams(shape, block []int, scales, zeroPoints *tensor.Tensor, scaleName, zpName string) (qBlockParams, error) {
+	p, err := readQBlockScales(shape, block, scales, scaleName)
+	if err != nil {
+		return p, err
+	}
+	if p.zp, p.zpInt, err = qZeroPoints(zpName, zeroPoints); err != nil {
+		return p, err
+	}
+	if p.zp != nil {
+		if err := qCheckNumel(zpName, len(p.zp), p.lay); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
+}
+
+// readQBlockScales is the first half of [readQBlockParams]: it lays shape
+// out in blocks and reads the scales (named scaleName), one per block,
+// leaving the zero points to the caller.
+func readQBlockScales(shape, block []int, scales *tensor.Tensor, scaleName string) (qBlockParams, error) {
 	var p qBlockParams
 	var err error
 	if p.lay, err = newQLayout(shape, block); err != nil {
@@ -208,14 +227,6 @@ func readQBlockParams(shape, block []int, scales, zeroPoints *tensor.Tensor, sca
 	}
 	if err := qCheckNumel(scaleName, len(p.scale), p.lay); err != nil {
 		return p, err
-	}
-	if p.zp, p.zpInt, err = qZeroPoints(zpName, zeroPoints); err != nil {
-		return p, err
-	}
-	if p.zp != nil {
-		if err := qCheckNumel(zpName, len(p.zp), p.lay); err != nil {
-			return p, err
-		}
 	}
 	return p, nil
 }
@@ -529,26 +540,17 @@ func qFloatResult(out tensor.DType, shape []int, r32 []float32, r64 []float64) (
 	switch out {
 	case tensor.Float32:
 		if r32 == nil {
-			r32 = make([]float32, len(r64))
-			for i, v := range r64 {
-				r32[i] = float32(v)
-			}
+			r32 = convertFloats[float32](r64)
 		}
 		return tensor.FromData(tensor.Float32, shape, r32)
 	case tensor.Float64:
 		if r64 == nil {
-			r64 = make([]float64, len(r32))
-			for i, v := range r32 {
-				r64[i] = float64(v)
-			}
+			r64 = convertFloats[float64](r32)
 		}
 		return tensor.FromData(tensor.Float64, shape, r64)
 	case tensor.Float16, tensor.BFloat16:
 		if r32 == nil {
-			r32 = make([]float32, len(r64))
-			for i, v := range r64 {
-				r32[i] = float32(v)
-			}
+			r32 = convertFloats[float32](r64)
 		}
 		h := make([]uint16, len(r32))
 		conv := tensor.Float32ToBFloat16
@@ -561,6 +563,16 @@ func qFloatResult(out tensor.DType, shape []int, r32 []float32, r64 []float64) (
 		return tensor.FromData(out, shape, h)
 	}
 	return nil, fmt.Errorf("%w: output dtype: want float32, float64, float16 or bfloat16, got %s", ErrUnsupportedDType, out)
+}
+
+// convertFloats returns src converted element by element to D (a
+// float64 -> float32 conversion rounds to nearest even).
+func convertFloats[D, S float32 | float64](src []S) []D {
+	dst := make([]D, len(src))
+	for i, v := range src {
+		dst[i] = D(v)
+	}
+	return dst
 }
 
 // qCheckNumel checks that a qparam tensor has the count the layout needs.

@@ -344,17 +344,11 @@ func QuantizePerChannel(x, scales, zeroPoints *tensor.Tensor, axis, quantMin, qu
 // qQuantizeBlocks is the shared body of the per-channel, per-token,
 // per-group and affine quantize ops.
 func qQuantizeBlocks(in qfloats, shape, block []int, scales, zeroPoints *tensor.Tensor, quantMin, quantMax int64, dtype tensor.DType, zpBefore, allowNilZP bool) (*tensor.Tensor, error) {
-	lay, err := newQLayout(shape, block)
+	p, err := readQBlockScales(shape, block, scales, "scales")
 	if err != nil {
 		return nil, err
 	}
-	s, s64, err := qParamFloats("scales", scales)
-	if err != nil {
-		return nil, err
-	}
-	if err := qCheckNumel("scales", len(s), lay); err != nil {
-		return nil, err
-	}
+	lay, s, s64 := p.lay, p.scale, p.scale64
 	var zp []float64
 	if zeroPoints == nil {
 		if !allowNilZP {
@@ -676,17 +670,11 @@ func FakeQuantPerChannel(x, scales, zeroPoints *tensor.Tensor, axis, quantMin, q
 	if err != nil {
 		return nil, err
 	}
-	lay, err := newQLayout(x.Shape(), qBlockPerAxis(x.Shape(), ax))
+	p, err := readQBlockScales(x.Shape(), qBlockPerAxis(x.Shape(), ax), scales, "scales")
 	if err != nil {
 		return nil, err
 	}
-	s, _, err := qParamFloats("scales", scales)
-	if err != nil {
-		return nil, err
-	}
-	if err := qCheckNumel("scales", len(s), lay); err != nil {
-		return nil, err
-	}
+	lay, s := p.lay, p.scale
 	zp, err := qParamInts("zero_points", zeroPoints)
 	if err != nil {
 		// float zero points are cast to int32 (truncation)
