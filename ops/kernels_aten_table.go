@@ -424,28 +424,28 @@ func (r *argReader) float(i int, name string) float64 {
 	return 0
 }
 
-func (r *argReader) bool(i int, name string) bool {
+// readArg reads argument i as a T, failing with want when it holds
+// anything else; a missing argument, and None when noneOK is set, give T's
+// zero value.
+func readArg[T any](r *argReader, i int, name, want string, noneOK bool) T {
+	var zero T
 	v, ok := r.get(i, name)
-	if !ok {
-		return false
+	if !ok || (noneOK && v == nil) {
+		return zero
 	}
-	b, isB := v.(bool)
-	if !isB {
-		r.fail(i, name, "a bool")
+	t, isT := v.(T)
+	if !isT {
+		r.fail(i, name, want)
 	}
-	return b
+	return t
+}
+
+func (r *argReader) bool(i int, name string) bool {
+	return readArg[bool](r, i, name, "a bool", false)
 }
 
 func (r *argReader) str(i int, name string) string {
-	v, ok := r.get(i, name)
-	if !ok {
-		return ""
-	}
-	s, isS := v.(string)
-	if !isS {
-		r.fail(i, name, "a string")
-	}
-	return s
+	return readArg[string](r, i, name, "a string", false)
 }
 
 // ints reads an int list (a List or Tuple of int64, a single int, or None
@@ -481,15 +481,7 @@ func (r *argReader) ints(i int, name string) []int {
 
 // dtype reads an optional ScalarType; None gives tensor.Unknown.
 func (r *argReader) dtype(i int, name string) tensor.DType {
-	v, ok := r.get(i, name)
-	if !ok || v == nil {
-		return tensor.Unknown
-	}
-	d, isD := v.(tensor.DType)
-	if !isD {
-		r.fail(i, name, "a dtype or None")
-	}
-	return d
+	return readArg[tensor.DType](r, i, name, "a dtype or None", true) // zero: tensor.Unknown
 }
 
 // scalar reads a Scalar (bool, int64 or float64).
