@@ -101,6 +101,33 @@ func hexFloat32s(hex []string) ([]float32, error) {
 	return out, nil
 }
 
+// float32Values returns a vector tensor's float32 values: decoded from its
+// hex bit patterns when it has them (hex != nil), else vals converted one
+// by one with conv (which may fail t for a value of the wrong kind).
+func float32Values[V any](t *testing.T, hex []string, vals []V, conv func(i int, v V) float32) []float32 {
+	t.Helper()
+	if hex != nil {
+		out, err := hexFloat32s(hex)
+		require.NoError(t, err)
+		return out
+	}
+	out := make([]float32, len(vals))
+	for i, v := range vals {
+		out[i] = conv(i, v)
+	}
+	return out
+}
+
+// float32Tensor builds a float32 tensor of shape from a vector tensor whose
+// recorded dtype must be "float32"; values is read only after that check.
+func float32Tensor(t *testing.T, dtype string, shape []int, values func(*testing.T) []float32) *tensor.Tensor {
+	t.Helper()
+	require.Equal(t, "float32", dtype)
+	x, err := tensor.FromData(tensor.Float32, shape, values(t))
+	require.NoError(t, err)
+	return x
+}
+
 func convertInts[T int8 | uint8 | int32](in []int64) []T {
 	out := make([]T, len(in))
 	for i, v := range in {

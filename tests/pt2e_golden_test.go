@@ -41,18 +41,11 @@ type pgTensor struct {
 
 func (p *pgTensor) float32s(t *testing.T) []float32 {
 	t.Helper()
-	if p.Hex != nil {
-		out, err := hexFloat32s(p.Hex)
-		require.NoError(t, err)
-		return out
-	}
-	out := make([]float32, len(p.Values))
-	for i, v := range p.Values {
+	return float32Values(t, p.Hex, p.Values, func(i int, v any) float32 {
 		f, ok := v.(float64)
 		require.True(t, ok, "value %d: want a number, got %v", i, v)
-		out[i] = float32(f)
-	}
-	return out
+		return float32(f)
+	})
 }
 
 func (p *pgTensor) ints(t *testing.T) []int64 {
@@ -68,10 +61,7 @@ func (p *pgTensor) ints(t *testing.T) []int64 {
 
 func (p *pgTensor) tensor(t *testing.T) *tensor.Tensor {
 	t.Helper()
-	require.Equal(t, "float32", p.DType)
-	x, err := tensor.FromData(tensor.Float32, p.Shape, p.float32s(t))
-	require.NoError(t, err)
-	return x
+	return float32Tensor(t, p.DType, p.Shape, p.float32s)
 }
 
 type pgObserver struct {

@@ -30,24 +30,12 @@ type fxsTensor struct {
 
 func (x *fxsTensor) f32(t *testing.T) []float32 {
 	t.Helper()
-	if x.Bits != nil {
-		out, err := hexFloat32s(x.Bits)
-		require.NoError(t, err)
-		return out
-	}
-	out := make([]float32, len(x.Values))
-	for i, v := range x.Values {
-		out[i] = float32(v)
-	}
-	return out
+	return float32Values(t, x.Bits, x.Values, func(_ int, v float64) float32 { return float32(v) })
 }
 
 func (x *fxsTensor) tensor(t *testing.T) *tensor.Tensor {
 	t.Helper()
-	require.Equal(t, "float32", x.DType)
-	v, err := tensor.FromData(tensor.Float32, x.Shape, x.f32(t))
-	require.NoError(t, err)
-	return v
+	return float32Tensor(t, x.DType, x.Shape, x.f32)
 }
 
 type fxsCase struct {
