@@ -1,6 +1,7 @@
 package typed_test
 
 import (
+	"fmt"
 	"strconv"
 	"testing"
 
@@ -77,21 +78,29 @@ func TestFoldSitesFixture(t *testing.T) {
 	}
 }
 
+// benchOnClones runs pass as sub-benchmark name on a fresh clone of g per
+// iteration, cloned outside the timer.
+func benchOnClones(b *testing.B, name string, g *fxgraph.Graph, pass func(*fxgraph.Graph) error) {
+	b.Run(name, func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			b.StopTimer()
+			c, _ := g.Clone()
+			b.StartTimer()
+			if err := pass(c); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
 // BenchmarkLift lifts the converted fixture (a fresh clone per
 // iteration, cloned outside the timer).
 func BenchmarkLift(b *testing.B) {
 	for _, n := range benchSizes {
-		g := foldSites(b, n)
-		b.Run(strconv.Itoa(n), func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				b.StopTimer()
-				c, _ := g.Clone()
-				b.StartTimer()
-				if _, err := typed.Lift(c, nil); err != nil {
-					b.Fatal(err)
-				}
-			}
+		benchOnClones(b, strconv.Itoa(n), foldSites(b, n), func(c *fxgraph.Graph) error {
+			_, err := typed.Lift(c, nil)
+			return err
 		})
 	}
 }
@@ -99,17 +108,9 @@ func BenchmarkLift(b *testing.B) {
 // BenchmarkLower lowers the lifted fixture.
 func BenchmarkLower(b *testing.B) {
 	for _, n := range benchSizes {
-		g := lifted(b, foldSites(b, n))
-		b.Run(strconv.Itoa(n), func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				b.StopTimer()
-				c, _ := g.Clone()
-				b.StartTimer()
-				if _, err := typed.Lower(c, nil); err != nil {
-					b.Fatal(err)
-				}
-			}
+		benchOnClones(b, strconv.Itoa(n), lifted(b, foldSites(b, n)), func(c *fxgraph.Graph) error {
+			_, err := typed.Lower(c, nil)
+			return err
 		})
 	}
 }
@@ -129,20 +130,15 @@ func BenchmarkCanonicalize(b *testing.B) {
 			if debug {
 				name = "debug/" + name
 			}
-			b.Run(name, func(b *testing.B) {
-				b.ReportAllocs()
-				for b.Loop() {
-					b.StopTimer()
-					c, _ := g.Clone()
-					b.StartTimer()
-					res, err := typed.Canonicalize(c, typed.CanonOptions{Debug: debug})
-					if err != nil {
-						b.Fatal(err)
-					}
-					if res.Stats["groupnorm_fold"] != n {
-						b.Fatalf("folded %d of %d sites", res.Stats["groupnorm_fold"], n)
-					}
+			benchOnClones(b, name, g, func(c *fxgraph.Graph) error {
+				res, err := typed.Canonicalize(c, typed.CanonOptions{Debug: debug})
+				if err != nil {
+					return err
 				}
+				if res.Stats["groupnorm_fold"] != n {
+					return fmt.Errorf("folded %d of %d sites", res.Stats["groupnorm_fold"], n)
+				}
+				return nil
 			})
 		}
 	}
