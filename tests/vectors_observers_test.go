@@ -183,25 +183,27 @@ func (c obsConfig) has(key string) bool {
 	return ok && string(v) != "null"
 }
 
+// configValue decodes config entry key as a T.
+func configValue[T any](t *testing.T, c obsConfig, key string) T {
+	t.Helper()
+	var v T
+	require.NoError(t, json.Unmarshal(c[key], &v), "config %q", key)
+	return v
+}
+
 func (c obsConfig) str(t *testing.T, key string) string {
 	t.Helper()
-	var s string
-	require.NoError(t, json.Unmarshal(c[key], &s), "config %q", key)
-	return s
+	return configValue[string](t, c, key)
 }
 
 func (c obsConfig) int(t *testing.T, key string) int64 {
 	t.Helper()
-	var v int64
-	require.NoError(t, json.Unmarshal(c[key], &v), "config %q", key)
-	return v
+	return configValue[int64](t, c, key)
 }
 
 func (c obsConfig) bool(t *testing.T, key string) bool {
 	t.Helper()
-	var v bool
-	require.NoError(t, json.Unmarshal(c[key], &v), "config %q", key)
-	return v
+	return configValue[bool](t, c, key)
 }
 
 // float reads a float that is either a plain number or {"value", "bits"}
