@@ -147,69 +147,67 @@ func checkFixtureQParams(t *testing.T, o fxObserver, qp observers.QParams) {
 	assert.Equal(t, o.ZeroPoint.Values, zv, "zero_point")
 }
 
-// TestHistogramFixtures checks every HistogramObserver of the fixtures:
-// qparams from the recorded histogram, min and max; and, for observers of
-// a graph input, the histogram itself from the calibration batches.
-func TestHistogramFixtures(t *testing.T) {
+// runFixtureObservers runs check as a subtest, named after the observer,
+// for every fixture observer of class (with the calibration batches by
+// fixture stem), and fails when the fixtures have none.
+func runFixtureObservers(t *testing.T, class string, check func(t *testing.T, name string, o fxObserver, calib map[string][]fxT)) {
+	t.Helper()
 	names, obs, calib := loadFixtureObservers(t)
 	n := 0
 	for _, name := range names {
 		o := obs[name]
-		if o.Class != "HistogramObserver" {
+		if o.Class != class {
 			continue
 		}
 		n++
-		t.Run(name, func(t *testing.T) {
-			h := newFixtureHistogram(t, o)
-			require.NoError(t, h.SetState(o.Histogram.f32(t), o.MinVal.f32(t)[0], o.MaxVal.f32(t)[0]))
-			qp, err := h.CalculateQParams()
-			require.NoError(t, err)
-			checkFixtureQParams(t, o, qp)
-
-			if len(o.GraphUses) != 1 || o.GraphUses[0].Input != "%x" {
-				return
-			}
-			stem := strings.SplitN(name, "/", 2)[0]
-			h2 := newFixtureHistogram(t, o)
-			for _, b := range calib[stem] {
-				x, err := tensor.FromData(tensor.Float32, b.Shape, b.f32(t))
-				require.NoError(t, err)
-				_, err = h2.Forward([]any{x})
-				require.NoError(t, err)
-			}
-			hist, lo, hi := h2.State()
-			requireBits(t, "min_val", o.MinVal.f32(t), []float32{lo})
-			requireBits(t, "max_val", o.MaxVal.f32(t), []float32{hi})
-			requireBits(t, "histogram", o.Histogram.f32(t), hist)
-			qp2, err := h2.CalculateQParams()
-			require.NoError(t, err)
-			checkFixtureQParams(t, o, qp2)
-		})
+		t.Run(name, func(t *testing.T) { check(t, name, o, calib) })
 	}
-	require.NotZero(t, n, "no HistogramObserver in the fixtures")
+	require.NotZero(t, n, "no %s in the fixtures", class)
+}
+
+// TestHistogramFixtures checks every HistogramObserver of the fixtures:
+// qparams from the recorded histogram, min and max; and, for observers of
+// a graph input, the histogram itself from the calibration batches.
+func TestHistogramFixtures(t *testing.T) {
+	runFixtureObservers(t, "HistogramObserver", func(t *testing.T, name string, o fxObserver, calib map[string][]fxT) {
+		h := newFixtureHistogram(t, o)
+		require.NoError(t, h.SetState(o.Histogram.f32(t), o.MinVal.f32(t)[0], o.MaxVal.f32(t)[0]))
+		qp, err := h.CalculateQParams()
+		require.NoError(t, err)
+		checkFixtureQParams(t, o, qp)
+
+		if len(o.GraphUses) != 1 || o.GraphUses[0].Input != "%x" {
+			return
+		}
+		stem := strings.SplitN(name, "/", 2)[0]
+		h2 := newFixtureHistogram(t, o)
+		for _, b := range calib[stem] {
+			x, err := tensor.FromData(tensor.Float32, b.Shape, b.f32(t))
+			require.NoError(t, err)
+			_, err = h2.Forward([]any{x})
+			require.NoError(t, err)
+		}
+		hist, lo, hi := h2.State()
+		requireBits(t, "min_val", o.MinVal.f32(t), []float32{lo})
+		requireBits(t, "max_val", o.MaxVal.f32(t), []float32{hi})
+		requireBits(t, "histogram", o.Histogram.f32(t), hist)
+		qp2, err := h2.CalculateQParams()
+		require.NoError(t, err)
+		checkFixtureQParams(t, o, qp2)
+	})
 }
 
 // TestAffineFixtures checks the AffineQuantizedMinMaxObserver qparams of
 // the fixtures from their recorded min/max.
 func TestAffineFixtures(t *testing.T) {
-	names, obs, _ := loadFixtureObservers(t)
-	n := 0
-	for _, name := range names {
-		o := obs[name]
-		if o.Class != "AffineQuantizedMinMaxObserver" {
-			continue
-		}
-		n++
-		t.Run(name, func(t *testing.T) {
-			td, err := tensor.ParseDType(o.TargetDT)
-			require.NoError(t, err)
-			mt, err := observers.ParseMappingType(o.Mapping)
-			require.NoError(t, err)
-			c := observers.AffineConfig{MappingType: mt, TargetDType: td, Granularity: observers.PerTensor{}, QuantMin: o.QuantMin, QuantMax: o.QuantMax, Eps: o.Eps}
-			qp, err := observers.ChooseQParamsAffineWithMinMax(o.MinVal.f32(t), o.MaxVal.f32(t), o.MinVal.Shape, c, *o.QuantMin, *o.QuantMax)
-			require.NoError(t, err)
-			checkFixtureQParams(t, o, qp)
-		})
-	}
-	require.NotZero(t, n, "no AffineQuantizedMinMaxObserver in the fixtures")
+	runFixtureObservers(t, "AffineQuantizedMinMaxObserver", func(t *testing.T, _ string, o fxObserver, _ map[string][]fxT) {
+		td, err := tensor.ParseDType(o.TargetDT)
+		require.NoError(t, err)
+		mt, err := observers.ParseMappingType(o.Mapping)
+		require.NoError(t, err)
+		c := observers.AffineConfig{MappingType: mt, TargetDType: td, Granularity: observers.PerTensor{}, QuantMin: o.QuantMin, QuantMax: o.QuantMax, Eps: o.Eps}
+		qp, err := observers.ChooseQParamsAffineWithMinMax(o.MinVal.f32(t), o.MaxVal.f32(t), o.MinVal.Shape, c, *o.QuantMin, *o.QuantMax)
+		require.NoError(t, err)
+		checkFixtureQParams(t, o, qp)
+	})
 }
