@@ -1,7 +1,6 @@
 package typed_test
 
 import (
-	"context"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -170,16 +169,7 @@ func TestTwoStageFromConvert(t *testing.T) {
 			}
 			require.Len(t, scales, 2, fxgraph.Format(g))
 
-			pl, err := fxgraph.NewPipeline([]fxgraph.Pass{
-				typed.LiftPass(nil),
-				typed.CanonicalizePass(typed.CanonOptions{Debug: true}),
-			}, [][2]string{{"lift_qdq", "typed_canonicalize"}})
-			require.NoError(t, err)
-			pl.Verify = typed.VerifyOptions(nil)
-			pl.Verify.RequireTypes = true
-			runs, err := pl.Run(context.Background(), g)
-			require.NoError(t, err)
-			require.Len(t, runs, 2)
+			runs := runLiftCanonicalize(t, g)
 			assert.Empty(t, runs[0].Result.Notes)
 			require.Equal(t, 1, runs[1].Result.Stats["groupnorm_fold"], runs[1].Result.Notes)
 

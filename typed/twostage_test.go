@@ -44,14 +44,11 @@ func convertedChain(t *testing.T) *fxgraph.Graph {
 	return g
 }
 
-// TestTwoStageLiftThenCanonicalize: a converted graph is lifted to typed
-// form and canonicalised in a verifying pipeline; the result keeps the
-// function's return type and computes the same output within 1 LSB of
-// the output type (scale 0.08).
-func TestTwoStageLiftThenCanonicalize(t *testing.T) {
-	conv := convertedChain(t)
-	g, _ := conv.Clone()
-	sig := returnType(t, g)
+// runLiftCanonicalize runs lift_qdq then typed_canonicalize (Debug on) on
+// g in a pipeline that verifies, with types required, after each pass, and
+// returns the two pass runs.
+func runLiftCanonicalize(t *testing.T, g *fxgraph.Graph) []fxgraph.PassRun {
+	t.Helper()
 	pl, err := fxgraph.NewPipeline([]fxgraph.Pass{
 		typed.LiftPass(nil),
 		typed.CanonicalizePass(typed.CanonOptions{Debug: true}),
@@ -62,6 +59,18 @@ func TestTwoStageLiftThenCanonicalize(t *testing.T) {
 	runs, err := pl.Run(context.Background(), g)
 	require.NoError(t, err)
 	require.Len(t, runs, 2)
+	return runs
+}
+
+// TestTwoStageLiftThenCanonicalize: a converted graph is lifted to typed
+// form and canonicalised in a verifying pipeline; the result keeps the
+// function's return type and computes the same output within 1 LSB of
+// the output type (scale 0.08).
+func TestTwoStageLiftThenCanonicalize(t *testing.T) {
+	conv := convertedChain(t)
+	g, _ := conv.Clone()
+	sig := returnType(t, g)
+	runs := runLiftCanonicalize(t, g)
 	assert.Empty(t, runs[0].Result.Notes)
 	assert.Equal(t, 1, runs[1].Result.Stats["groupnorm_fold"])
 
