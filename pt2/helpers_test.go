@@ -28,6 +28,19 @@ func tm(dtype int, sizes ...int) obj {
 		"strides": st, "storage_offset": obj{"as_int": 0}, "layout": 7}
 }
 
+// viewMeta is the float32 tensor_meta (dtype 7) of a view of a shared
+// storage: sizes, strides and storage offset as given.
+func viewMeta(sizes, strides []int, offset int) obj {
+	m := tm(7, sizes...)
+	st := make([]any, len(strides))
+	for i, s := range strides {
+		st[i] = obj{"as_int": s}
+	}
+	m["strides"] = st
+	m["storage_offset"] = obj{"as_int": offset}
+	return m
+}
+
 func ten(name string) obj { return obj{"as_tensor": obj{"name": name}} }
 
 func in(name string, arg any, kind any) obj { return obj{"name": name, "arg": arg, "kind": kind} }

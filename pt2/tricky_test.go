@@ -492,16 +492,6 @@ func f32Bytes(order binary.ByteOrder, vals ...float32) []byte {
 }
 
 func TestPayloads(t *testing.T) {
-	view := func(sizes, strides []int, offset int) obj {
-		m := tm(7, sizes...)
-		st := make([]any, len(strides))
-		for i, s := range strides {
-			st[i] = obj{"as_int": s}
-		}
-		m["strides"] = st
-		m["storage_offset"] = obj{"as_int": offset}
-		return m
-	}
 	cfg := func(ma, mb obj, pa, pb string) string {
 		return string(marshal(t, obj{"config": obj{
 			"a": obj{"path_name": pa, "is_param": false, "use_pickle": false, "tensor_meta": ma},
@@ -520,25 +510,25 @@ func TestPayloads(t *testing.T) {
 		err       string
 	}{
 		{name: "shared storage, offset and transposed strides", order: "little",
-			ma: view([]int{2, 2}, []int{2, 1}, 2), mb: view([]int{3, 2}, []int{1, 3}, 0), pb: "weight_0",
+			ma: viewMeta([]int{2, 2}, []int{2, 1}, 2), mb: viewMeta([]int{3, 2}, []int{1, 3}, 0), pb: "weight_0",
 			payloads: map[string][]byte{"weight_0": f32Bytes(binary.LittleEndian, storage...)},
 			wantA:    []float32{3, 4, 5, 6}, wantB: []float32{1, 4, 2, 5, 3, 6}, wantShape: [2][]int{{2, 2}, {3, 2}}},
 		{name: "big endian", order: "big",
-			ma: view([]int{2, 2}, []int{2, 1}, 2), mb: view([]int{3, 2}, []int{1, 3}, 0), pb: "weight_0",
+			ma: viewMeta([]int{2, 2}, []int{2, 1}, 2), mb: viewMeta([]int{3, 2}, []int{1, 3}, 0), pb: "weight_0",
 			payloads: map[string][]byte{"weight_0": f32Bytes(binary.BigEndian, storage...)},
 			wantA:    []float32{3, 4, 5, 6}, wantB: []float32{1, 4, 2, 5, 3, 6}, wantShape: [2][]int{{2, 2}, {3, 2}}},
 		{name: "zero-byte record gives zeros", order: "little",
-			ma: view([]int{2, 2}, []int{2, 1}, 0), mb: view([]int{1, 2}, []int{2, 1}, 0), pb: "weight_1",
+			ma: viewMeta([]int{2, 2}, []int{2, 1}, 0), mb: viewMeta([]int{1, 2}, []int{2, 1}, 0), pb: "weight_1",
 			payloads: map[string][]byte{"weight_0": nil, "weight_1": f32Bytes(binary.LittleEndian, 7, 8)},
 			wantA:    []float32{0, 0, 0, 0}, wantB: []float32{7, 8}, wantShape: [2][]int{{2, 2}, {1, 2}}},
 		{name: "size not a multiple of the element size", order: "little",
-			ma: view([]int{1}, []int{1}, 0), mb: view([]int{1}, []int{1}, 0), pb: "weight_0",
+			ma: viewMeta([]int{1}, []int{1}, 0), mb: viewMeta([]int{1}, []int{1}, 0), pb: "weight_0",
 			payloads: map[string][]byte{"weight_0": {1, 2, 3}}, err: "not a whole number"},
 		{name: "view outside the storage", order: "little",
-			ma: view([]int{4}, []int{1}, 4), mb: view([]int{1}, []int{1}, 0), pb: "weight_0",
+			ma: viewMeta([]int{4}, []int{1}, 4), mb: viewMeta([]int{1}, []int{1}, 0), pb: "weight_0",
 			payloads: map[string][]byte{"weight_0": f32Bytes(binary.LittleEndian, storage...)}, err: "outside storage"},
 		{name: "missing payload record", order: "little",
-			ma: view([]int{1}, []int{1}, 0), mb: view([]int{1}, []int{1}, 0), pb: "weight_9",
+			ma: viewMeta([]int{1}, []int{1}, 0), mb: viewMeta([]int{1}, []int{1}, 0), pb: "weight_9",
 			payloads: map[string][]byte{"weight_0": f32Bytes(binary.LittleEndian, 1)}, err: `payload record "data/weights/weight_9" is missing`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -60,16 +60,6 @@ func symInts(v ...int) []any {
 // written, each FQN with its own sizes, strides and storage offset, as
 // _save_raw_tensors groups them (tied weights).
 func TestWriteSharedStorage(t *testing.T) {
-	view := func(sizes, strides []int, offset int) obj {
-		m := tm(7, sizes...)
-		st := make([]any, len(strides))
-		for i, s := range strides {
-			st[i] = obj{"as_int": s}
-		}
-		m["strides"] = st
-		m["storage_offset"] = obj{"as_int": offset}
-		return m
-	}
 	storage := f32Bytes(binary.LittleEndian, 1, 2, 3, 4, 5, 6)
 	for _, tt := range []struct {
 		name             string
@@ -77,9 +67,9 @@ func TestWriteSharedStorage(t *testing.T) {
 		stridesA, stride []int
 		offA, offB       int
 	}{
-		{name: "tied: same view twice", ma: view([]int{2, 3}, []int{3, 1}, 0), mb: view([]int{2, 3}, []int{3, 1}, 0),
+		{name: "tied: same view twice", ma: viewMeta([]int{2, 3}, []int{3, 1}, 0), mb: viewMeta([]int{2, 3}, []int{3, 1}, 0),
 			stridesA: []int{3, 1}, stride: []int{3, 1}},
-		{name: "offset and transposed views", ma: view([]int{2, 2}, []int{2, 1}, 2), mb: view([]int{3, 2}, []int{1, 3}, 0),
+		{name: "offset and transposed views", ma: viewMeta([]int{2, 2}, []int{2, 1}, 2), mb: viewMeta([]int{3, 2}, []int{1, 3}, 0),
 			stridesA: []int{2, 1}, stride: []int{1, 3}, offA: 2},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
