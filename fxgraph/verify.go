@@ -97,10 +97,12 @@ type verifier struct {
 
 	// Reused by every node's schema check, so that checking a well-formed
 	// call allocates nothing but its result type.
-	opCache []opCacheEntry
-	full    []ops.Value // normalised arguments
-	set     []bool      // which schema arguments the node gives
-	typed   []ops.Value // full with node references replaced by types
+	opCache  []opCacheEntry
+	full     []ops.Value    // normalised arguments
+	set      []bool         // which schema arguments the node gives
+	typed    []ops.Value    // full with node references replaced by types
+	memos    [16]resultMemo // recent result-rule calls, by op
+	memoNext int            // the memo slot to reuse next
 }
 
 func (v *verifier) report(e *VerifyError) {

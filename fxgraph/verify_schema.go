@@ -2,6 +2,7 @@ package fxgraph
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/fxquant/fxquant/ops"
@@ -263,8 +264,13 @@ func (v *verifier) checkResult(n *Node, def *ops.OpDef, full []ops.Value) {
 	var err error
 	if v.opts.ResultType != nil {
 		want, err = v.opts.ResultType(n, def, typed)
+	} else if m := v.memo(def, typed); m != nil && m.ok {
+		want, err = m.want, m.err
 	} else {
 		want, err = def.Result(typed)
+		if m != nil {
+			m.store(def, typed, want, err)
+		}
 	}
 	if err != nil {
 		e := v.nodeErr(n, ErrTypeMismatch, "", "", "")
@@ -507,4 +513,99 @@ func scalarFitsOK(val ops.Value, base string) bool {
 		ok = true // Any, Generator, Storage, ...: not checked
 	}
 	return ok
+}
+
+// resultMemo remembers one op's last result-rule call. Rules are pure
+// functions of their typed arguments, so a node whose typed arguments are
+// the same values as the remembered call's (types sharing their shape
+// arrays and equal element types, equal literals) gets the remembered
+// answer; its own type is still compared with it.
+type resultMemo struct {
+	def  *ops.OpDef
+	args []ops.Value
+	want ops.Type
+	err  error
+	ok   bool
+}
+
+// memo returns the memo slot for def with ok set when typed matches it, or
+// nil when typed holds a value memo cannot compare cheaply.
+func (v *verifier) memo(def *ops.OpDef, typed []ops.Value) *resultMemo {
+	for _, a := range typed {
+		if !memoizable(a) {
+			return nil
+		}
+	}
+	var slot *resultMemo
+	for i := range v.memos {
+		if v.memos[i].def == def {
+			slot = &v.memos[i]
+			break
+		}
+	}
+	if slot == nil {
+		slot = &v.memos[v.memoNext%len(v.memos)]
+		v.memoNext++
+		slot.def = nil
+	}
+	slot.ok = slot.def == def && len(slot.args) == len(typed)
+	if slot.ok {
+		for i, a := range typed {
+			if !sameArg(slot.args[i], a) {
+				slot.ok = false
+				break
+			}
+		}
+	}
+	return slot
+}
+
+func (m *resultMemo) store(def *ops.OpDef, typed []ops.Value, want ops.Type, err error) {
+	m.def = def
+	m.args = append(m.args[:0], typed...)
+	m.want, m.err = want, err
+}
+
+func memoizable(a ops.Value) bool {
+	switch x := a.(type) {
+	case nil, bool, int64, float64, string, tensor.DType:
+		return true
+	case ops.TensorType:
+		switch x.Elem.(type) {
+		case nil, ops.Scalar, ops.UniformQuantized:
+			return true
+		}
+	}
+	return false
+}
+
+// sameArg reports whether two memoizable values are the same for a rule:
+// floats bit for bit, tensor types by shape array identity and element.
+func sameArg(a, b ops.Value) bool {
+	switch x := a.(type) {
+	case nil:
+		return b == nil
+	case bool, int64, string, tensor.DType:
+		return a == b
+	case float64:
+		y, ok := b.(float64)
+		return ok && math.Float64bits(x) == math.Float64bits(y)
+	case ops.TensorType:
+		y, ok := b.(ops.TensorType)
+		if !ok || len(x.Shape) != len(y.Shape) || (len(x.Shape) > 0 && &x.Shape[0] != &y.Shape[0]) {
+			return false
+		}
+		switch ex := x.Elem.(type) {
+		case nil:
+			return y.Elem == nil
+		case ops.Scalar:
+			ey, ok := y.Elem.(ops.Scalar)
+			return ok && ex == ey
+		case ops.UniformQuantized:
+			ey, ok := y.Elem.(ops.UniformQuantized)
+			return ok && ex.StorageType == ey.StorageType && ex.StorageMin == ey.StorageMin && ex.StorageMax == ey.StorageMax &&
+				ex.Expressed == ey.Expressed && math.Float64bits(ex.Scale) == math.Float64bits(ey.Scale) && ex.ZeroPoint == ey.ZeroPoint
+		}
+	}
+	return false
 }
