@@ -43,7 +43,7 @@ type Graph struct {
 	// too, for the same reason.
 	vals arena[ops.Value]
 	refs arena[useRef]
-	uses arena[Use] // for Clone, which knows each use list's length
+	uses arena[Use] // for Clone, which knows each use list's length, and first uses
 	// metas holds the nodes' metadata, out of line (see [Node.Meta]).
 	metas arena[Meta]
 }
@@ -421,6 +421,11 @@ func (g *Graph) addUses(n *Node) {
 	slot := 0
 	n.walkRefs(func(in *Node) {
 		if in.graph == g && !in.erased {
+			if cap(in.uses) == 0 {
+				// A first use: room for two from the slab rather than a
+				// small allocation of its own per node.
+				in.uses = g.uses.take(2)[:0]
+			}
 			n.refs = append(n.refs, useRef{def: in, idx: len(in.uses)})
 			in.uses = append(in.uses, Use{User: n, Slot: slot})
 		} else {
