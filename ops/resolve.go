@@ -35,7 +35,7 @@ var numbersAsTensors = map[string]bool{
 // arithmetic ops add, sub, mul, div (with their aliases and in-place and
 // out forms), true_divide, floor_divide and the copies to, _to_copy, copy.
 // Such a number becomes a wrapped number: a 0-dim tensor that takes part in
-// type promotion like a Python scalar (see [PromoteTypes]).
+// type promotion like a Python scalar (see [tensor.PromoteTypes]).
 func AllowsNumbersAsTensors(p Packet) bool {
 	switch p.NS {
 	case "prims", "nvprims":

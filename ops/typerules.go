@@ -292,119 +292,6 @@ func plainOf(d tensor.DType, shape []int64) TensorType {
 	return TensorType{Shape: slices.Clone(shape), Elem: Scalar{d}}
 }
 
-// dtypeCategory ranks dtypes for promotion: bool < integer < float < complex.
-func dtypeCategory(d tensor.DType) int {
-	switch {
-	case d == tensor.Bool:
-		return 0
-	case d.IsInteger():
-		return 1
-	case d.IsFloat():
-		return 2
-	case d.IsComplex():
-		return 3
-	}
-	return -1
-}
-
-// PromoteTypes returns PyTorch's promote_types(a, b) for two dtypes (both
-// tensors with dimensions): the smallest type both convert to without
-// leaving their category. It fails for combinations PyTorch rejects
-// (float8 mixes, uint64 with a signed type).
-func PromoteTypes(a, b tensor.DType) (tensor.DType, error) {
-	if a == b {
-		return a, nil
-	}
-	if a == tensor.Unknown {
-		return b, nil
-	}
-	if b == tensor.Unknown {
-		return a, nil
-	}
-	ca, cb := dtypeCategory(a), dtypeCategory(b)
-	if ca != cb {
-		if ca < cb {
-			a, b, ca, cb = b, a, cb, ca
-		}
-		// a has the higher category.
-		if ca == 3 && cb == 2 {
-			return promoteComplexFloat(a, b), nil
-		}
-		return a, nil
-	}
-	switch ca {
-	case 0:
-		return tensor.Bool, nil
-	case 1:
-		return promoteInts(a, b)
-	case 2:
-		return promoteFloats(a, b)
-	case 3:
-		if a.Size() >= b.Size() {
-			return a, nil
-		}
-		return b, nil
-	}
-	return tensor.Unknown, fmt.Errorf("cannot promote %s and %s", a, b)
-}
-
-func promoteComplexFloat(c, f tensor.DType) tensor.DType {
-	if f == tensor.Float64 {
-		return tensor.Complex128
-	}
-	return c
-}
-
-func promoteFloats(a, b tensor.DType) (tensor.DType, error) {
-	rank := func(d tensor.DType) int {
-		switch d {
-		case tensor.Float64:
-			return 3
-		case tensor.Float32:
-			return 2
-		case tensor.Float16, tensor.BFloat16:
-			return 1
-		}
-		return 0 // float8
-	}
-	ra, rb := rank(a), rank(b)
-	switch {
-	case ra == 0 || rb == 0:
-		return tensor.Unknown, fmt.Errorf("promotion of %s and %s is not defined", a, b)
-	case ra == 1 && rb == 1:
-		return tensor.Float32, nil // f16 with bf16
-	case ra >= rb:
-		return a, nil
-	}
-	return b, nil
-}
-
-func promoteInts(a, b tensor.DType) (tensor.DType, error) {
-	sa, sb := a.IsSigned(), b.IsSigned()
-	if sa == sb {
-		if a.Size() >= b.Size() {
-			return a, nil
-		}
-		return b, nil
-	}
-	s, u := a, b
-	if !sa {
-		s, u = b, a
-	}
-	if s.Size() > u.Size() {
-		return s, nil
-	}
-	switch u.Size() {
-	case 1:
-		return tensor.Int16, nil
-	case 2:
-		return tensor.Int32, nil
-	case 4:
-		return tensor.Int64, nil
-	}
-	return tensor.Unknown, fmt.Errorf("promotion of %s and %s is not defined", a, b)
-}
-
 // resultType follows at::native::result_type for the operands of an
 // elementwise op: tensors with dimensions, 0-dim tensors and Python
 // scalars (int64 → int64, float64 → the default float32, bool → bool) each
@@ -412,7 +299,7 @@ func promoteInts(a, b tensor.DType) (tensor.DType, error) {
 func resultType(operands ...Value) (tensor.DType, error) {
 	var dim, zero, wrapped tensor.DType
 	upd := func(cur *tensor.DType, d tensor.DType) error {
-		p, err := PromoteTypes(*cur, d)
+		p, err := tensor.PromoteTypes(*cur, d)
 		*cur = p
 		return err
 	}
@@ -461,7 +348,7 @@ func combineCategories(higher, lower tensor.DType) (tensor.DType, error) {
 	}
 	if lower.IsComplex() {
 		if higher.IsFloat() {
-			return promoteComplexFloat(lower, higher), nil
+			return tensor.PromoteTypes(lower, higher)
 		}
 		return lower, nil
 	}
@@ -469,7 +356,7 @@ func combineCategories(higher, lower tensor.DType) (tensor.DType, error) {
 		return higher, nil
 	}
 	if higher == tensor.Bool || lower.IsFloat() {
-		return PromoteTypes(higher, lower)
+		return tensor.PromoteTypes(higher, lower)
 	}
 	return higher, nil
 }

@@ -179,7 +179,7 @@ func ruleLinear(args []Value) (Type, error) {
 			return nil, shapeErr(2, "bias", "shape %v does not broadcast to %v", b.Shape, shape)
 		}
 	}
-	d, err := PromoteTypes(x.DType(), w.DType())
+	d, err := tensor.PromoteTypes(x.DType(), w.DType())
 	if err != nil {
 		return nil, argErr(1, "weight", "%v", err)
 	}
@@ -224,7 +224,7 @@ func matrixProduct(args []Value, batched bool) (Type, error) {
 	if _, err := matmulDims(a, b, 0, 1, "self", "mat2"); err != nil {
 		return nil, err
 	}
-	d, err := PromoteTypes(a.DType(), b.DType())
+	d, err := tensor.PromoteTypes(a.DType(), b.DType())
 	if err != nil {
 		return nil, argErr(1, "mat2", "%v", err)
 	}
@@ -262,7 +262,7 @@ func ruleMatmul(args []Value) (Type, error) {
 	if b.Rank() > 1 {
 		shape = append(shape, bs[len(bs)-1])
 	}
-	d, err := PromoteTypes(a.DType(), b.DType())
+	d, err := tensor.PromoteTypes(a.DType(), b.DType())
 	if err != nil {
 		return nil, argErr(1, "other", "%v", err)
 	}
@@ -283,7 +283,7 @@ func ruleAddmm(args []Value) (Type, error) {
 	if _, ok := broadcastShapes(s.Shape, mt.Shape); !ok || s.Rank() > 2 {
 		return nil, shapeErr(0, "self", "shape %v does not broadcast to %v", s.Shape, mt.Shape)
 	}
-	d, err := PromoteTypes(s.DType(), mt.DType())
+	d, err := tensor.PromoteTypes(s.DType(), mt.DType())
 	if err != nil {
 		return nil, argErr(0, "self", "%v", err)
 	}
@@ -412,7 +412,7 @@ func conv(args []Value, nSpatial int, posStride, posPad, posDil, posTransposed, 
 		}
 		shape = append(shape, o)
 	}
-	d, err := PromoteTypes(x.DType(), w.DType())
+	d, err := tensor.PromoteTypes(x.DType(), w.DType())
 	if err != nil {
 		return nil, argErr(1, "weight", "%v", err)
 	}
@@ -802,7 +802,7 @@ func ruleCat(args []Value) (Type, error) {
 		if t.Rank() == 1 && t.Shape[0] == 0 {
 			continue
 		}
-		if d, err = PromoteTypes(d, t.DType()); err != nil {
+		if d, err = tensor.PromoteTypes(d, t.DType()); err != nil {
 			return nil, argErr(0, "tensors", "element %d: %v", k, err)
 		}
 		if shape == nil {

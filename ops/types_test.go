@@ -137,14 +137,14 @@ func TestPromoteTypes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.a.String()+"+"+tt.b.String(), func(t *testing.T) {
-			got, err := PromoteTypes(tt.a, tt.b)
+			got, err := tensor.PromoteTypes(tt.a, tt.b)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, got)
-			got, err = PromoteTypes(tt.b, tt.a)
+			got, err = tensor.PromoteTypes(tt.b, tt.a)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, got, "symmetric")
 		})
 	}
-	_, err := PromoteTypes(tensor.Float8E4M3FN, tensor.Float32)
+	_, err := tensor.PromoteTypes(tensor.Float8E4M3FN, tensor.Float32)
 	assert.Error(t, err)
 }

@@ -56,86 +56,33 @@ func BroadcastShapes(a, b []int) ([]int, error) {
 	return out, nil
 }
 
-// category: 0 bool, 1 integer, 2 float, 3 complex.
-func category(d tensor.DType) int {
-	switch {
-	case d == tensor.Bool:
-		return 0
-	case d.IsComplex():
-		return 3
-	case d.IsFloat():
-		return 2
-	}
-	return 1
-}
-
-// PromoteTypes is torch.promote_types for the real dtypes: bool < integers
-// < floats; float16 with bfloat16 gives float32; uint8 with a signed
-// integer gives the next signed type that holds both.
+// PromoteTypes is torch.promote_types (tensor.PromoteTypes) restricted to
+// what the elementwise kernels compute: real dtypes only, no float8 mixed
+// with another float, and of the unsigned integers only uint8 mixed with a
+// signed one. Other combinations are an ErrUnsupportedDType error.
 func PromoteTypes(a, b tensor.DType) (tensor.DType, error) {
-	if a == b {
-		return a, nil
+	if a == b || a == tensor.Unknown || b == tensor.Unknown {
+		return tensor.PromoteTypes(a, b)
 	}
-	if a == tensor.Unknown {
-		return b, nil
-	}
-	if b == tensor.Unknown {
-		return a, nil
-	}
-	ca, cb := category(a), category(b)
-	if ca == 3 || cb == 3 {
+	if a.IsComplex() || b.IsComplex() {
 		return 0, fmt.Errorf("%w: complex promotion of %s and %s", ErrUnsupportedDType, a, b)
 	}
-	if ca != cb {
-		if ca > cb {
-			return a, nil
-		}
-		return b, nil
-	}
-	if ca == 2 {
-		rank := func(d tensor.DType) int {
-			switch d {
-			case tensor.Float64:
-				return 3
-			case tensor.Float32:
-				return 2
-			case tensor.Float16, tensor.BFloat16:
-				return 1
-			}
-			return 0
-		}
-		ra, rb := rank(a), rank(b)
-		if ra == 0 || rb == 0 {
-			return 0, fmt.Errorf("%w: no promotion between %s and %s", ErrUnsupportedDType, a, b)
-		}
-		if ra == rb { // float16 and bfloat16
-			return tensor.Float32, nil
-		}
-		if ra > rb {
-			return a, nil
-		}
-		return b, nil
-	}
-	// Integers.
-	sa, sb := a.IsSigned(), b.IsSigned()
-	if sa == sb {
-		if a.Size() >= b.Size() {
-			return a, nil
-		}
-		return b, nil
-	}
-	u, s := a, b
-	if sa {
-		u, s = b, a
-	}
-	if u != tensor.UInt8 {
+	if a.IsFloat() && b.IsFloat() && (isFloat8(a) || isFloat8(b)) {
 		return 0, fmt.Errorf("%w: no promotion between %s and %s", ErrUnsupportedDType, a, b)
 	}
-	if s.Size() > 1 {
-		return s, nil
+	if a.IsInteger() && b.IsInteger() && a.IsSigned() != b.IsSigned() {
+		unsigned := a
+		if a.IsSigned() {
+			unsigned = b
+		}
+		if unsigned != tensor.UInt8 {
+			return 0, fmt.Errorf("%w: no promotion between %s and %s", ErrUnsupportedDType, a, b)
+		}
 	}
-	return tensor.Int16, nil
+	return tensor.PromoteTypes(a, b)
 }
+
+func isFloat8(d tensor.DType) bool { return d.IsFloat() && d.Size() == 1 }
 
 func scalarDType(v any) (tensor.DType, error) {
 	switch v.(type) {
