@@ -46,6 +46,15 @@ type Graph struct {
 	uses arena[Use] // for Clone, which knows each use list's length, and first uses
 	// metas holds the nodes' metadata, out of line (see [Node.Meta]).
 	metas arena[Meta]
+
+	// unused holds every live node without uses, so that dead-code
+	// elimination visits the candidates instead of the whole list. It may
+	// also hold nodes that have since gained a use or been erased; a
+	// node's inUnused says it is in the list. unusedKeep is the length
+	// after the last compaction: the list is compacted when it doubles,
+	// which keeps each addition amortised O(1).
+	unused     []*Node
+	unusedKeep int
 }
 
 // arena hands out small slices from shared chunks, in order. Each slice
@@ -366,15 +375,21 @@ func (g *Graph) Rename(n *Node, candidate string) string {
 // appearance, to those of the new ones (moving n to the end of each
 // input's use order, as FX does).
 func (g *Graph) setArgsKwargs(n *Node, args []ops.Value, kwargs []Kwarg) {
-	g.dropUses(n)
+	if !n.inUnused && n.NumUses() == 0 {
+		g.trackUnused(n) // a new node
+	}
+	g.dropUses(n, true)
 	n.args, n.kwargs = args, kwargs
 	g.addUses(n)
 }
 
 // dropUses removes n's use records from its inputs in O(1) each: the
 // records are tombstoned and an input's list is compacted once half of it
-// is dead, so the cost is amortised constant per reference.
-func (g *Graph) dropUses(n *Node) {
+// is dead, so the cost is amortised constant per reference. With track,
+// an input left without uses joins the graph's list of unused nodes;
+// dead-code elimination, which erases or lists such inputs itself, passes
+// false.
+func (g *Graph) dropUses(n *Node, track bool) {
 	for i := range n.refs {
 		r := n.refs[i]
 		if r.def == nil {
@@ -386,9 +401,40 @@ func (g *Graph) dropUses(n *Node) {
 		if 2*int(d.deadUses) > len(d.uses) {
 			compactUses(d)
 		}
+		if track && !d.inUnused && d.NumUses() == 0 {
+			g.trackUnused(d)
+		}
 	}
 	clear(n.refs)
 	n.refs = n.refs[:0]
+}
+
+// trackUnused adds n, which has no uses, to the graph's list of unused
+// nodes, first compacting the list when it has doubled since the last
+// compaction.
+func (g *Graph) trackUnused(n *Node) {
+	if len(g.unused) >= 2*g.unusedKeep+64 {
+		g.compactUnused()
+	}
+	n.inUnused = true
+	g.unused = append(g.unused, n)
+}
+
+// compactUnused drops the nodes that are erased or have gained uses from
+// the list of unused nodes.
+func (g *Graph) compactUnused() {
+	j := 0
+	for _, m := range g.unused {
+		if m.erased || m.graph != g || m.NumUses() > 0 {
+			m.inUnused = false
+			continue
+		}
+		g.unused[j] = m
+		j++
+	}
+	clear(g.unused[j:])
+	g.unused = g.unused[:j]
+	g.unusedKeep = j
 }
 
 // compactUses drops d's tombstoned use records, keeping the order of the
@@ -582,7 +628,7 @@ func (g *Graph) Erase(n *Node) error {
 		}
 		return fmt.Errorf("fxgraph: erase %s: %w: %d users %v", n, ErrHasUsers, n.NumUsers(), names)
 	}
-	g.dropUses(n)
+	g.dropUses(n, true)
 	g.unlink(n)
 	n.erased = true
 	// Keep prev/next so that iteration over an erased cursor continues.
@@ -788,7 +834,12 @@ func (g *Graph) Clone() (*Graph, map[*Node]*Node) {
 			cu.refs[u.Slot] = useRef{def: cd, idx: len(cd.uses)}
 			cd.uses = append(cd.uses, Use{User: cu, Slot: u.Slot})
 		}
+		if len(cd.uses) == 0 {
+			cd.inUnused = true
+			c.unused = append(c.unused, cd)
+		}
 	}
+	c.unusedKeep = len(c.unused)
 	c.nextID = g.nextID
 	c.names = g.names.clone() // the copies keep their ids, so they own their names
 	for _, k := range g.liveAttrOrder() {
@@ -896,11 +947,13 @@ func (g *Graph) FreshAttrName(prefix string) string {
 
 // --- dead-code elimination -----------------------------------------------
 
-// EliminateDeadCode erases, walking backwards, every node with no users
-// that is not impure (placeholders, outputs, mutating and side-effecting
-// ops stay; get_attr and call_method nodes are pure, as in FX). isImpure
-// overrides the purity test when non-nil. It reports whether anything was
-// erased. It is linear in the graph's size.
+// EliminateDeadCode erases every node with no users that is not impure
+// (placeholders, outputs, mutating and side-effecting ops stay; get_attr
+// and call_method nodes are pure, as in FX), and then every node left
+// without users by that, as FX's backward walk does. isImpure overrides
+// the purity test when non-nil. It reports whether anything was erased.
+// It visits only the nodes without uses and those it erases, so its cost
+// is linear in their number, not in the graph's size.
 func (g *Graph) EliminateDeadCode(reg *ops.Registry, isImpure func(*Node) bool) bool {
 	if reg == nil {
 		reg = ops.Default()
@@ -914,14 +967,10 @@ func (g *Graph) EliminateDeadCode(reg *ops.Registry, isImpure func(*Node) bool) 
 	}
 	var recent [4]seen
 	nrecent := 0
-	for n := range g.Backward() {
-		if n.NumUses() > 0 {
-			continue
-		}
-		var impure bool
+	impure := func(n *Node) bool {
 		switch {
 		case isImpure != nil:
-			impure = isImpure(n)
+			return isImpure(n)
 		case n.op == CallFunction && n.target != nil:
 			i := 0
 			for i < nrecent && recent[i].t != n.target {
@@ -932,17 +981,64 @@ func (g *Graph) EliminateDeadCode(reg *ops.Registry, isImpure func(*Node) bool) 
 				recent[i] = seen{n.target, reg.IsImpure(n.target)}
 				nrecent = min(nrecent+1, len(recent))
 			}
-			impure = recent[i].impure
+			return recent[i].impure
 		default:
-			impure = n.IsImpure(reg)
+			return n.IsImpure(reg)
 		}
-		if impure {
+	}
+	// FX walks the whole list backwards, erasing each pure node without
+	// users; since users follow their inputs, one walk reaches the fixed
+	// point: a pure node goes exactly when all its users go. Only nodes
+	// without uses can start that, and the graph keeps them in a list, so
+	// the walk visits those, and the inputs that an erasure leaves without
+	// uses, and erases the same nodes.
+	//
+	// The list is filtered in place as it is walked: the impure nodes
+	// without uses stay, and inputs left without uses that are impure
+	// join them (extra), so that no node is read twice.
+	list := g.unused
+	kept := list[:0]
+	var extra, stack []*Node
+	for _, root := range list {
+		if root.erased || root.graph != g {
 			continue
 		}
-		if err := g.Erase(n); err == nil {
+		if root.NumUses() > 0 {
+			root.inUnused = false
+			continue
+		}
+		if impure(root) {
+			kept = append(kept, root)
+			continue
+		}
+		stack = append(stack[:0], root)
+		for len(stack) > 0 {
+			n := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if n.erased || n.NumUses() > 0 {
+				continue
+			}
+			if n != root && impure(n) {
+				if !n.inUnused {
+					n.inUnused = true
+					extra = append(extra, n)
+				}
+				continue
+			}
+			for _, r := range n.refs {
+				if r.def != nil {
+					stack = append(stack, r.def)
+				}
+			}
+			g.dropUses(n, false)
+			g.unlink(n)
+			n.erased = true
 			changed = true
 		}
 	}
+	clear(list[len(kept):])
+	g.unused = append(kept, extra...)
+	g.unusedKeep = len(g.unused)
 	return changed
 }
 
@@ -972,6 +1068,7 @@ func (g *Graph) ReplaceWith(other *Graph) {
 	g.attrs, g.attrOrder, g.attrDead = other.attrs, other.attrOrder, other.attrDead
 	g.attrNext = nil
 	g.insBefore, g.insAfter = nil, nil
+	g.unused, g.unusedKeep = other.unused, other.unusedKeep
 	*other = Graph{names: newNamespace(), attrs: map[string]any{}}
 	other.root.graph = other
 	other.root.next, other.root.prev = &other.root, &other.root

@@ -71,6 +71,7 @@ type Node struct {
 	deadUses int32
 	op       OpKind
 	erased   bool
+	inUnused bool // in the graph's list of unused nodes (see Graph.unused)
 	id       int
 	target   ops.Target // call_function only
 	// refs has one entry per node-reference slot of n's args then kwargs:

@@ -319,7 +319,11 @@ func TestRandomEditsKeepGraphValid(t *testing.T) {
 					what = "create " + n.Name()
 				default:
 					if rng.IntN(4) == 0 {
-						g.EliminateDeadCode(reg, nil)
+						ref, _ := g.Clone()
+						want := fxDCE(ref, reg)
+						got := g.EliminateDeadCode(reg, nil)
+						require.Equal(t, want, got, "dce at step %d: whether anything was erased", step)
+						require.Equal(t, irNames(ref.Nodes()), irNames(g.Nodes()), "dce at step %d: the nodes left", step)
 						what = "dce"
 					} else {
 						c, _ := g.Clone()
@@ -333,6 +337,7 @@ func TestRandomEditsKeepGraphValid(t *testing.T) {
 				if err := Verify(g, opts); err != nil {
 					t.Fatalf("step %d (%s): %v\nlast edits: %v", step, what, err, log[max(0, len(log)-5):])
 				}
+				require.True(t, sweepAccepts(g, opts), "Verify's one-sweep check rejects the valid graph at step %d (%s)", step, what)
 				c, _ := g.Clone()
 				require.NoError(t, propStructEqual(g, c), "clone at step %d (%s)", step, what)
 				if step%20 == 0 || step == steps-1 {
@@ -547,4 +552,23 @@ func TestStructEqualDetectsDifferences(t *testing.T) {
 			require.Contains(t, err.Error(), tt.want)
 		})
 	}
+}
+
+// fxDCE is torch.fx's eliminate_dead_code, written as FX writes it: one
+// walk over the whole list, last node first, erasing each pure node
+// without users. EliminateDeadCode visits only its candidates and must
+// erase the same nodes.
+func fxDCE(g *Graph, reg *ops.Registry) bool {
+	changed := false
+	nodes := g.Nodes()
+	for i := len(nodes) - 1; i >= 0; i-- {
+		n := nodes[i]
+		if n.NumUsers() == 0 && !n.IsImpure(reg) {
+			if err := g.Erase(n); err != nil {
+				panic(err)
+			}
+			changed = true
+		}
+	}
+	return changed
 }

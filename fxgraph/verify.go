@@ -95,6 +95,9 @@ type verifier struct {
 
 	missingDone bool // the current node's missing type is reported
 
+	quiet  bool // report only sets failed (see wellFormed)
+	failed bool // something was reported while quiet
+
 	// Reused by every node's schema check, so that checking a well-formed
 	// call allocates nothing but its result type.
 	opCache  []opCacheEntry
@@ -106,6 +109,10 @@ type verifier struct {
 }
 
 func (v *verifier) report(e *VerifyError) {
+	if v.quiet {
+		v.failed = true
+		return
+	}
 	if len(v.errs) >= v.max {
 		v.dropped++
 		return
@@ -124,32 +131,32 @@ func (v *verifier) nodeErr(n *Node, check error, field, want, got string) *Verif
 }
 
 func (v *verifier) run() {
+	if v.wellFormed() {
+		return
+	}
+	// Something is wrong: start again with the separate passes, which
+	// report every problem, in a stable order.
+	v.errs, v.dropped, v.failed, v.order = nil, 0, false, false
+	v.diagnose()
+}
+
+// diagnose runs the checks as separate passes over the node list and
+// reports every problem found.
+func (v *verifier) diagnose() {
 	if !v.walkList() {
 		return
 	}
-	// When every live node owns its name in the namespace, the names are
-	// reserved and unique (a name has one owner, and the listed nodes have
-	// distinct ids); otherwise a set of the names seen finds duplicates.
-	// Ownership is counted in one scan of the namespace, which reads the
-	// map's memory in order, rather than by a lookup per node, which
-	// misses the cache on big graphs. A node is counted at most once, for
-	// the one key equal to its name; comparing a key with the name it was
-	// made from is a pointer compare.
-	owned := 0
-	for name, owner := range v.g.names.used {
-		if id := owner - 1; id >= 0 && id < len(v.nameOf) && v.pos[id] != 0 && v.nameOf[id] == name {
-			owned++
-		}
-	}
-	v.ownNames = owned == len(v.nodes)
+	v.ownNames = v.countOwnedNames() == len(v.nodes)
 	var names map[string]*Node
 	if !v.ownNames {
 		names = make(map[string]*Node, len(v.nodes))
 	}
 	for i, n := range v.nodes {
-		v.checkNode(n, i, names)
+		v.checkName(n, names)
+		v.checkNode(n, i)
 	}
 	v.checkUses()
+	v.checkUnused()
 	v.checkOutput()
 	if v.order {
 		v.checkCycles()
@@ -160,6 +167,159 @@ func (v *verifier) run() {
 	for _, n := range v.nodes {
 		v.checkSchema(n)
 	}
+}
+
+// countOwnedNames counts the listed nodes that own their name in the
+// namespace. When every live node is its name's owner, the names are
+// reserved and unique (a name has one owner, and the listed nodes have
+// distinct ids); otherwise a set of the names seen finds duplicates.
+// Ownership is counted in one scan of the namespace, which reads the
+// map's memory in order, rather than by a lookup per node, which misses
+// the cache on big graphs. A node is counted at most once, for the one
+// key equal to its name; comparing a key with the name it was made from
+// is a pointer compare.
+func (v *verifier) countOwnedNames() int {
+	owned := 0
+	for name, owner := range v.g.names.used {
+		if id := owner - 1; id >= 0 && id < len(v.nameOf) && v.pos[id] != 0 && v.nameOf[id] == name {
+			owned++
+		}
+	}
+	return owned
+}
+
+// wellFormed checks the whole graph in one sweep over the node list and
+// reports whether it found nothing wrong; it reports no problem itself
+// (v.quiet). Every check of [verifier.diagnose] is made, fused so that
+// each node's memory is read once while it is in cache: on graphs larger
+// than the cache, separate passes would each read all of it again. Any
+// problem, or anything the sweep cannot decide on its own (a reference to
+// a node later in the list), ends it with false and leaves the reporting
+// to diagnose.
+//
+// Use lists are checked without a recount: each reference slot of a node
+// must point (through refs) at a record of the referenced node that
+// points back at the slot. Distinct slots then own distinct records, so
+// when the slots that pass equal the records that are not tombstones,
+// every record is owned by a slot of a live node and the stored lists
+// equal a recount.
+func (v *verifier) wellFormed() bool {
+	v.quiet = true
+	defer func() { v.quiet = false }()
+	g := v.g
+	v.pos = make([]int, g.nextID)
+	v.nameOf = make([]string, g.nextID)
+	v.nodes = make([]*Node, 0, min(max(g.length, 0), g.nextID))
+	limit := g.nextID
+	prev := &g.root
+	slots, records, outputs, unused := 0, 0, 0, 0
+	for n := g.root.next; n != &g.root; n = n.next {
+		if n == nil || len(v.nodes) >= limit || n.prev != prev || n.graph != g || n.erased ||
+			n.id < 0 || n.id >= g.nextID || v.pos[n.id] != 0 {
+			return false
+		}
+		prev = n
+		i := len(v.nodes)
+		v.nodes = append(v.nodes, n)
+		v.nameOf[n.id] = n.name
+		v.pos[n.id] = i + 1
+		if n.op == Output {
+			outputs++
+		}
+		v.checkNode(n, i)
+		s, ok := v.refsOwnRecords(n, i)
+		if !ok || s != len(n.refs) {
+			return false
+		}
+		slots += s
+		dead := 0
+		for _, u := range n.uses {
+			if u.User == nil {
+				dead++
+			}
+		}
+		if dead != int(n.deadUses) {
+			return false
+		}
+		records += len(n.uses) - dead
+		if len(n.uses) == dead {
+			unused++
+		}
+		if !v.opts.SkipSchema {
+			v.checkSchema(n)
+		}
+		if v.failed {
+			return false
+		}
+	}
+	if g.root.prev != prev || len(v.nodes) != g.length || slots != records ||
+		outputs != 1 || prev.op != Output {
+		return false
+	}
+	if v.countListedUnused() != unused {
+		return false
+	}
+	if v.ownNames = v.countOwnedNames() == len(v.nodes); !v.ownNames {
+		names := make(map[string]*Node, len(v.nodes))
+		for _, n := range v.nodes {
+			v.checkName(n, names)
+		}
+	}
+	return !v.failed
+}
+
+// refsOwnRecords checks the reference slots of n, the node at position i,
+// against its refs and its inputs' use records: each slot's node must be
+// a live node before n, named by the slot's refs entry, whose record at
+// the entry's index points back at the slot. It returns the number of
+// slots and whether all of them pass.
+func (v *verifier) refsOwnRecords(n *Node, i int) (int, bool) {
+	s := 0
+	ok := true
+	for _, a := range n.args {
+		ok = ok && v.slotsOwnRecords(n, i, a, &s)
+	}
+	for _, kw := range n.kwargs {
+		ok = ok && v.slotsOwnRecords(n, i, kw.Value, &s)
+	}
+	return s, ok
+}
+
+func (v *verifier) slotsOwnRecords(n *Node, i int, val ops.Value, s *int) bool {
+	switch x := val.(type) {
+	case *Node:
+		if x == nil {
+			return true
+		}
+		slot := *s
+		*s++
+		if slot >= len(n.refs) || !v.live(x) || v.pos[x.id]-1 >= i {
+			return false
+		}
+		r := n.refs[slot]
+		return r.def == x && r.idx >= 0 && r.idx < len(x.uses) && x.uses[r.idx] == (Use{User: n, Slot: slot})
+	case ops.List:
+		for _, e := range x {
+			if !v.slotsOwnRecords(n, i, e, s) {
+				return false
+			}
+		}
+	case ops.Tuple:
+		for _, e := range x {
+			if !v.slotsOwnRecords(n, i, e, s) {
+				return false
+			}
+		}
+	case ops.Dict:
+		for _, e := range x.Values {
+			if !v.slotsOwnRecords(n, i, e, s) {
+				return false
+			}
+		}
+	case ops.Slice:
+		return v.slotsOwnRecords(n, i, x.Start, s) && v.slotsOwnRecords(n, i, x.Stop, s) && v.slotsOwnRecords(n, i, x.Step, s)
+	}
+	return true
 }
 
 // walkList collects the live nodes, checking links, ids and the length. It
@@ -220,9 +380,11 @@ func (v *verifier) live(m *Node) bool {
 	return p != 0 && v.nodes[p-1] == m
 }
 
-func (v *verifier) checkNode(n *Node, i int, names map[string]*Node) {
+// checkName checks n's name: an identifier, reserved in the namespace and
+// unique. names collects the names seen when the nodes do not all own
+// their names (see [verifier.countOwnedNames]).
+func (v *verifier) checkName(n *Node, names map[string]*Node) {
 	g := v.g
-	// names
 	switch {
 	case !ops.IsIdentifier(n.name):
 		v.report(v.nodeErr(n, ErrBadName, "name", "an identifier", fmt.Sprintf("%q", n.name)))
@@ -235,6 +397,16 @@ func (v *verifier) checkNode(n *Node, i int, names map[string]*Node) {
 		v.report(v.nodeErr(n, ErrDuplicateName, "name", "a unique name", fmt.Sprintf("%q, also the name of node %d", n.name, v.pos[other.id]-1)))
 	} else {
 		names[n.name] = n
+	}
+}
+
+// checkNode checks n, the node at position i, apart from its name: its
+// opcode, target, the arguments FX gives the opcode, its attribute and
+// the references and literals in its arguments.
+func (v *verifier) checkNode(n *Node, i int) {
+	g := v.g
+	if v.quiet && !ops.IsIdentifier(n.name) {
+		v.failed = true
 	}
 	// opcode, target and the argument shape FX gives each opcode
 	switch n.op {
@@ -481,6 +653,35 @@ func (v *verifier) checkUses() {
 				d := flat[s]
 				v.report(v.nodeErr(d, ErrUseList, "uses", fmt.Sprintf("a record for its use by %s (slot %d)", n, s-base[p]), "none"))
 			}
+		}
+	}
+}
+
+// countListedUnused counts the distinct listed nodes without uses in the
+// graph's list of unused nodes.
+func (v *verifier) countListedUnused() int {
+	listed := make(map[*Node]bool, len(v.g.unused))
+	for _, m := range v.g.unused {
+		if v.live(m) && m.NumUses() == 0 {
+			listed[m] = true
+		}
+	}
+	return len(listed)
+}
+
+// checkUnused checks that every listed node without uses is in the
+// graph's list of unused nodes, where dead-code elimination looks for
+// its candidates. The list is short on a graph without dead code.
+func (v *verifier) checkUnused() {
+	listed := make([]bool, len(v.nodes))
+	for _, m := range v.g.unused {
+		if v.live(m) {
+			listed[v.pos[m.id]-1] = true
+		}
+	}
+	for p, n := range v.nodes {
+		if !listed[p] && n.NumUses() == 0 {
+			v.report(v.nodeErr(n, ErrUseList, "uses", "a node without uses to be in the graph's list of unused nodes", "a node missing from it"))
 		}
 	}
 }

@@ -136,6 +136,8 @@ func TestVerifyRules(t *testing.T) {
 			}, msg: "erased node %relu_default_1"},
 		{name: "dead-use count", check: ErrUseList, node: "x",
 			corrupt: func(g *Graph, n nodes) { n["x"].deadUses = 1 }},
+		{name: "unused node not tracked for DCE", check: ErrUseList, node: "output",
+			corrupt: func(g *Graph, n nodes) { g.unused = nil }, msg: "list of unused nodes"},
 		{name: "stale back pointer", check: ErrUseList, node: "add_tensor",
 			corrupt: func(g *Graph, n nodes) { n["add"].refs[1].idx = 7 }},
 		{name: "no output", check: ErrOutput,
@@ -201,6 +203,9 @@ func TestVerifyRules(t *testing.T) {
 			if tt.opts != nil {
 				tt.opts(&opts)
 			}
+			// The one-sweep check must catch the corruption itself: were it
+			// to accept, Verify would skip the passes that report it.
+			assert.False(t, sweepAccepts(g, opts), "the one-sweep check accepts the corrupted graph")
 			err := Verify(g, opts)
 			e := irFind(t, err, tt.check, tt.node)
 			if tt.msg != "" {
