@@ -55,6 +55,48 @@ type Graph struct {
 	// which keeps each addition amortised O(1).
 	unused     []*Node
 	unusedKeep int
+
+	// Nodes share one stored copy of each distinct target and of recently
+	// set types (see internTarget and internType): a node then points at
+	// memory that other nodes also read, instead of at a copy of its own
+	// that a walk over a large graph must fetch.
+	targets  map[ops.Target]ops.Target
+	recentTy [4]ops.Type
+	nextTy   int
+}
+
+// internTarget returns the graph's stored copy of t, storing t if it is
+// new.
+func (g *Graph) internTarget(t ops.Target) ops.Target {
+	if t == nil {
+		return nil
+	}
+	if s, ok := g.targets[t]; ok {
+		return s
+	}
+	if g.targets == nil {
+		g.targets = map[ops.Target]ops.Target{}
+	}
+	g.targets[t] = t
+	return t
+}
+
+// internType returns an equal type set recently on a node of g, or t. Types
+// are immutable values, so equal ones are interchangeable; a graph's
+// nodes mostly carry a handful of distinct types, and a short list of the
+// recent ones finds most of them.
+func (g *Graph) internType(t ops.Type) ops.Type {
+	if t == nil {
+		return nil
+	}
+	for _, r := range g.recentTy {
+		if r != nil && r.Equal(t) {
+			return r
+		}
+	}
+	g.recentTy[g.nextTy] = t
+	g.nextTy = (g.nextTy + 1) % len(g.recentTy)
+	return t
 }
 
 // arena hands out small slices from shared chunks, in order. Each slice
@@ -294,7 +336,7 @@ func (g *Graph) unlink(n *Node) {
 // other ops targetName is the string target.
 func (g *Graph) CreateNode(op OpKind, target ops.Target, targetName string, args []ops.Value, kwargs []Kwarg, name string, typ ops.Type) *Node {
 	n := g.allocNode()
-	n.graph, n.id, n.op, n.target, n.targetName, n.typ = g, g.nextID, op, target, targetName, typ
+	n.graph, n.id, n.op, n.target, n.targetName, n.typ = g, g.nextID, op, g.internTarget(target), targetName, g.internType(typ)
 	g.nextID++
 	if op == Output && targetName == "" {
 		n.targetName = "output"
@@ -531,7 +573,7 @@ func (g *Graph) DeleteKwarg(n *Node, name string) {
 }
 
 // SetTarget changes a call_function node's target.
-func (g *Graph) SetTarget(n *Node, t ops.Target) { n.target = t }
+func (g *Graph) SetTarget(n *Node, t ops.Target) { n.target = g.internTarget(t) }
 
 // replaceRefs returns v with every reference to old replaced by new.
 func replaceRefs(v ops.Value, old, new *Node) ops.Value {

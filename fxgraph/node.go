@@ -153,7 +153,12 @@ func (n *Node) TensorType() (ops.TensorType, bool) {
 }
 
 // SetType sets the node's static type.
-func (n *Node) SetType(t ops.Type) { n.typ = t }
+func (n *Node) SetType(t ops.Type) {
+	if n.graph != nil {
+		t = n.graph.internType(t)
+	}
+	n.typ = t
+}
 
 // Graph returns the owning graph.
 func (n *Node) Graph() *Graph { return n.graph }
