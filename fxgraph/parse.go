@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -91,51 +92,82 @@ func ParseString(src string) (*Graph, error) {
 // parseTypeText reads the text of a node's type slot.
 var parseTypeText = ops.ParseType
 
-type parsedDef struct {
-	node *Node
-	line int
+// parsedNode is what the parser keeps about a node it made: where its
+// [num_users=N] is, the N the text claims, and the distinct users counted
+// so far as later lines refer to it. It is kept small (there is one per
+// node); line and column are worked out from off when an error needs them.
+type parsedNode struct {
+	node     *Node
+	off      int    // offset in the text of "[num_users=N]"
+	want     int32  // N (at most 9 digits); -1 for an output node, which no %name line defines
+	users    int32  // distinct users seen so far, saturating
+	lastUser uint32 // seq of the last user counted, so that a user counts once
 }
 
-type parsedUsers struct {
-	node      *Node
-	line, col int
-	want      int
+// isOutput reports whether d is an output node.
+func (d *parsedNode) isOutput() bool { return d.want < 0 }
+
+// position returns the 1-based line and column of offset off in the text.
+func (p *graphParser) position(off int) (line, col int) {
+	start := strings.LastIndexByte(p.src[:off], '\n') + 1
+	return 1 + strings.Count(p.src[:start], "\n"), off - start + 1
 }
+
+// Per-parse caches stop growing at this many entries, so that text with
+// ever-new types or targets costs a parse each rather than memory.
+const maxParseCache = 4096
+
+// minNodeLine is the length of the shortest node line with its newline,
+// "%a : [num_users=0] = get_attr[target=a]\n": the text holds at most
+// len/minNodeLine+1 node lines, which sizes the parser's tables.
+const minNodeLine = 40
 
 type graphParser struct {
-	g        *Graph
-	lines    []string
-	defs     map[string]parsedDef // nodes defined so far
-	declared map[string]int       // every %name defined anywhere in the text -> its first line
-	users    []parsedUsers
+	g   *Graph
+	src string
+	// nodes holds the nodes made so far, indexed by id (the graph is new,
+	// so ids count up from 0 in line order). A name is looked up in the
+	// graph's namespace, which gives the id of the node it was reserved
+	// for.
+	nodes []parsedNode
+
+	// The line being parsed: its number, the name it defines ("" for the
+	// output line), its user sequence number (1-based, one per line) and
+	// the offset of the next line (len(src)+1 after the last).
+	lineNo  int
+	lineOff int
+	current string
+	seq     uint32
+	restOff int
+
+	// Types and targets repeat from line to line; each distinct text is
+	// parsed once and its (immutable) value shared by the nodes.
+	types   map[string]ops.Type
+	targets map[string]ops.Target
+
+	vp    valueParser
+	boxes boxCache
+	kws   arena[Kwarg]
 }
 
 func (p *graphParser) parse(src string) error {
-	p.lines = strings.Split(src, "\n")
-	p.defs = make(map[string]parsedDef, len(p.lines))
-	p.declared = make(map[string]int, len(p.lines))
-	p.users = make([]parsedUsers, 0, len(p.lines))
-	for i, l := range p.lines {
-		l = strings.TrimSuffix(l, "\r")
-		p.lines[i] = l
-		t := strings.TrimLeft(l, " \t")
-		if strings.HasPrefix(t, "%") {
-			end := 1
-			for end < len(t) && isIdentByte(t[end]) {
-				end++
-			}
-			if name := t[1:end]; name != "" {
-				if _, seen := p.declared[name]; !seen {
-					p.declared[name] = i + 1
-				}
-			}
-		}
-	}
+	p.src = src
+	hint := min(strings.Count(src, "\n"), len(src)/minNodeLine) + 1
+	p.nodes = make([]parsedNode, 0, hint)
+	p.g.growNames(hint)
+	p.vp = valueParser{ref: p.resolve, vals: &p.g.vals, kws: &p.kws, boxes: &p.boxes}
 	header := false
-	for i, l := range p.lines {
-		lineNo := i + 1
-		t := strings.TrimLeft(l, " \t")
-		if strings.TrimSpace(t) == "" {
+	for off, lineNo := 0, 1; off <= len(src); lineNo++ {
+		l := src[off:]
+		next := len(src) + 1
+		if i := strings.IndexByte(l, '\n'); i >= 0 {
+			l, next = l[:i], off+i+1
+		}
+		p.lineNo, p.lineOff, p.restOff = lineNo, off, next
+		off = next
+		l = strings.TrimSuffix(l, "\r")
+		t := trimBlanks(l)
+		if isBlank(t) {
 			continue
 		}
 		if !utf8.ValidString(l) {
@@ -149,6 +181,12 @@ func (p *graphParser) parse(src string) error {
 			header = true
 			continue
 		}
+		if p.seq++; p.seq == 0 { // wrapped: forget who was counted
+			for i := range p.nodes {
+				p.nodes[i].lastUser = 0
+			}
+			p.seq = 1
+		}
 		if err := p.parseLine(l, indent, lineNo); err != nil {
 			return err
 		}
@@ -156,12 +194,37 @@ func (p *graphParser) parse(src string) error {
 	if !header {
 		return &ParseError{1, 1, `want the header "graph():", got empty text`}
 	}
-	for _, u := range p.users {
-		if got := u.node.NumUsers(); got != u.want {
-			return &ParseError{u.line, u.col, fmt.Sprintf("node %%%s: [num_users=%d] but the text gives it %d user(s)", u.node.name, u.want, got)}
+	for i := range p.nodes {
+		if d := &p.nodes[i]; !d.isOutput() && d.users != d.want {
+			line, col := p.position(d.off)
+			return &ParseError{line, col, fmt.Sprintf("node %%%s: [num_users=%d] but the text gives it %d user(s)", d.node.name, d.want, d.node.NumUsers())}
 		}
 	}
 	return nil
+}
+
+// trimBlanks drops leading spaces and tabs.
+func trimBlanks(s string) string {
+	i := 0
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	return s[i:]
+}
+
+// isBlank reports whether s holds only white space.
+func isBlank(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case ' ', '\t', '\n', '\v', '\f', '\r':
+		default:
+			if s[i] < utf8.RuneSelf {
+				return false
+			}
+			return strings.TrimSpace(s[i:]) == ""
+		}
+	}
+	return true
 }
 
 func clip(s string) string {
@@ -171,29 +234,84 @@ func clip(s string) string {
 	return s
 }
 
-// resolve returns the node a reference names.
-func (p *graphParser) resolve(current string) func(name string, line, col int) (ops.Value, error) {
-	return func(name string, line, col int) (ops.Value, error) {
-		if d, ok := p.defs[name]; ok {
-			return d.node, nil
+// laterDeclarations calls yield with the name and line number of each
+// line after the current one that starts (after blanks) with %name, in
+// text order, until yield returns false. Only the error paths and the
+// output line need it, so the text is scanned on demand.
+func (p *graphParser) laterDeclarations(yield func(name string, line int) bool) {
+	if p.restOff > len(p.src) {
+		return // the current line is the last
+	}
+	rest, lineNo := p.src[p.restOff:], p.lineNo
+	for {
+		lineNo++
+		l := rest
+		i := strings.IndexByte(rest, '\n')
+		if i >= 0 {
+			l, rest = rest[:i], rest[i+1:]
 		}
-		if name == current {
-			return nil, &ParseError{line, col, fmt.Sprintf("node %%%s is used in its own definition", name)}
+		t := trimBlanks(strings.TrimSuffix(l, "\r"))
+		if strings.HasPrefix(t, "%") {
+			end := 1
+			for end < len(t) && isIdentByte(t[end]) {
+				end++
+			}
+			if name := t[1:end]; name != "" && !yield(name, lineNo) {
+				return
+			}
 		}
-		if l, ok := p.declared[name]; ok && l > line {
-			return nil, &ParseError{line, col, fmt.Sprintf("node %%%s is used before its definition on line %d", name, l)}
+		if i < 0 {
+			return
 		}
-		return nil, &ParseError{line, col, fmt.Sprintf("unknown node %%%s", name)}
 	}
 }
 
+// defined returns the node a %name line defined, or nil.
+func (p *graphParser) defined(name string) *parsedNode {
+	id, ok := p.g.nameOwner(name)
+	if !ok || id < 0 || id >= len(p.nodes) || p.nodes[id].isOutput() {
+		return nil
+	}
+	return &p.nodes[id]
+}
+
+// resolve returns the node a reference names and counts the current line
+// as one of its users.
+func (p *graphParser) resolve(name string, line, col int) (ops.Value, error) {
+	if d := p.defined(name); d != nil {
+		if d.lastUser != p.seq {
+			d.lastUser = p.seq
+			if d.users < math.MaxInt32 {
+				d.users++
+			}
+		}
+		return d.node, nil
+	}
+	if name == p.current {
+		return nil, &ParseError{line, col, fmt.Sprintf("node %%%s is used in its own definition", name)}
+	}
+	later := 0
+	p.laterDeclarations(func(n string, l int) bool {
+		if n == name {
+			later = l
+			return false
+		}
+		return true
+	})
+	if later > 0 {
+		return nil, &ParseError{line, col, fmt.Sprintf("node %%%s is used before its definition on line %d", name, later)}
+	}
+	return nil, &ParseError{line, col, fmt.Sprintf("unknown node %%%s", name)}
+}
+
 func (p *graphParser) parseLine(l string, indent, lineNo int) error {
-	s := &valueParser{s: l, pos: indent, line: lineNo}
+	s := &p.vp // its arenas, caches and scratch stacks stay from line to line
+	s.s, s.pos, s.line, s.style, s.depth = l, indent, lineNo, styleFX, 0
 	if rest := l[indent:]; rest == "return" || strings.HasPrefix(rest, "return ") {
 		s.pos += len("return")
 		s.skipSpaces()
 		s.style = styleRepr
-		s.ref = p.resolve("")
+		p.current = ""
 		v, err := s.value()
 		if err != nil {
 			return err
@@ -201,7 +319,10 @@ func (p *graphParser) parseLine(l string, indent, lineNo int) error {
 		if err := s.end(); err != nil {
 			return err
 		}
-		p.addNode(Output, nil, "output", []ops.Value{v}, nil, p.outputName(), nil)
+		args := p.g.vals.take(1)
+		args[0] = v
+		n := p.addNode(Output, nil, "output", args, nil, p.outputName(), nil)
+		p.nodes = append(p.nodes, parsedNode{node: n, want: -1})
 		return nil
 	}
 	if err := s.expect("%"); err != nil {
@@ -212,8 +333,9 @@ func (p *graphParser) parseLine(l string, indent, lineNo int) error {
 	if name == "" {
 		return s.errf("want a node name after %%")
 	}
-	if first, dup := p.defs[name]; dup {
-		return &ParseError{lineNo, nameCol - 1, fmt.Sprintf("duplicate node name %%%s (first defined on line %d)", name, first.line)}
+	if first := p.defined(name); first != nil {
+		firstLine, _ := p.position(first.off)
+		return &ParseError{lineNo, nameCol - 1, fmt.Sprintf("duplicate node name %%%s (first defined on line %d)", name, firstLine)}
 	}
 	if err := s.expect(" : "); err != nil {
 		return err
@@ -224,7 +346,7 @@ func (p *graphParser) parseLine(l string, indent, lineNo int) error {
 		if i < 0 {
 			return s.errf("want \"[num_users=N]\" after the node's type")
 		}
-		t, err := parseTypeText(l[s.pos : s.pos+i])
+		t, err := p.parseType(l[s.pos : s.pos+i])
 		if err != nil {
 			var te *ops.TypeSyntaxError
 			if errors.As(err, &te) {
@@ -269,7 +391,7 @@ func (p *graphParser) parseLine(l string, indent, lineNo int) error {
 	var target ops.Target
 	targetName := tgtText
 	if op == CallFunction {
-		t, err := parseFXTarget(tgtText)
+		t, err := p.parseTarget(tgtText)
 		if err != nil {
 			s.pos = tgtCol
 			return s.errf("%v", err)
@@ -279,7 +401,7 @@ func (p *graphParser) parseLine(l string, indent, lineNo int) error {
 	if err := s.expect("]"); err != nil {
 		return err
 	}
-	s.ref = p.resolve(name)
+	p.current = name
 	var args []ops.Value
 	var kwargs []Kwarg
 	switch op {
@@ -296,7 +418,8 @@ func (p *graphParser) parseLine(l string, indent, lineNo int) error {
 			if err := s.expect(")"); err != nil {
 				return err
 			}
-			args = []ops.Value{v}
+			args = p.g.vals.take(1)
+			args[0] = v
 		}
 	case GetAttr:
 	default:
@@ -304,17 +427,10 @@ func (p *graphParser) parseLine(l string, indent, lineNo int) error {
 			return err
 		}
 		s.style = styleFX
-		argCol := s.pos
-		v, err := s.value()
+		args, err = s.argsTuple()
 		if err != nil {
 			return err
 		}
-		tup, ok := v.(ops.Tuple)
-		if !ok {
-			s.pos = argCol
-			return s.errf("want the args tuple, got %s", formatValue(v, styleFX))
-		}
-		args = tup
 		if err := s.expect(", kwargs = "); err != nil {
 			return err
 		}
@@ -330,17 +446,86 @@ func (p *graphParser) parseLine(l string, indent, lineNo int) error {
 		return err
 	}
 	n := p.addNode(op, target, targetName, args, kwargs, name, typ)
-	p.defs[name] = parsedDef{node: n, line: lineNo}
-	p.users = append(p.users, parsedUsers{node: n, line: lineNo, col: usersCol, want: numUsers})
+	p.nodes = append(p.nodes, parsedNode{node: n, off: p.lineOff + usersCol - 1, want: int32(numUsers)})
 	return nil
 }
 
+// parseType reads a type slot, parsing each distinct text once.
+func (p *graphParser) parseType(text string) (ops.Type, error) {
+	if t, ok := p.types[text]; ok {
+		return t, nil
+	}
+	t, err := parseTypeText(text)
+	if err != nil {
+		return nil, err
+	}
+	if p.types == nil {
+		p.types = make(map[string]ops.Type)
+	}
+	if len(p.types) < maxParseCache {
+		t = clipType(t)
+		p.types[text] = t
+	}
+	return t, nil
+}
+
+// clipType caps the capacity of a type's slices at their length, so that
+// nodes sharing the type cannot reach each other's memory through append
+// (types are immutable values; this guards against a careless append).
+func clipType(t ops.Type) ops.Type {
+	switch x := t.(type) {
+	case ops.TensorType:
+		x.Shape, x.Syms = slices.Clip(x.Shape), slices.Clip(x.Syms)
+		return x
+	case ops.TupleType:
+		elems := make([]ops.Type, len(x.Elems))
+		for i, e := range x.Elems {
+			if e != nil {
+				e = clipType(e)
+			}
+			elems[i] = e
+		}
+		return ops.TupleType{Elems: elems}
+	}
+	return t
+}
+
+// parseTarget reads a call_function target, parsing each distinct text
+// once.
+func (p *graphParser) parseTarget(text string) (ops.Target, error) {
+	if t, ok := p.targets[text]; ok {
+		return t, nil
+	}
+	t, err := parseFXTarget(text)
+	if err != nil {
+		return nil, err
+	}
+	if p.targets == nil {
+		p.targets = make(map[string]ops.Target)
+	}
+	if len(p.targets) < maxParseCache {
+		p.targets[text] = t
+	}
+	return t, nil
+}
+
 // outputName picks "output" (or output_N) avoiding every name the text
-// defines, since the output line does not print its node's name.
+// defines, since the output line does not print its node's name. Names on
+// earlier lines are reserved in the graph already; later lines are read.
 func (p *graphParser) outputName() string {
+	var later map[string]bool
+	p.laterDeclarations(func(n string, _ int) bool {
+		if strings.HasPrefix(n, "output") {
+			if later == nil {
+				later = map[string]bool{}
+			}
+			later[n] = true
+		}
+		return true
+	})
 	name := "output"
 	for i := 1; ; i++ {
-		if _, taken := p.declared[name]; !taken && !p.g.names.taken(name) {
+		if !later[name] && !p.g.names.taken(name) {
 			return name
 		}
 		name = "output_" + strconv.Itoa(i)
@@ -419,6 +604,18 @@ type valueParser struct {
 	style valueStyle
 	ref   func(name string, line, col int) (ops.Value, error)
 	depth int
+
+	// Optional, for parsers that read many lines: arenas for the slices
+	// of containers and kwargs, and a cache of boxed numbers. Without
+	// them each slice and number gets an allocation of its own.
+	vals  *arena[ops.Value]
+	kws   *arena[Kwarg]
+	boxes *boxCache
+	// stack and keys collect the elements of the containers being read
+	// (nested ones above their parents), so that each container's slice is
+	// allocated once at its final length.
+	stack []ops.Value
+	keys  []string
 }
 
 func (p *valueParser) errf(format string, a ...any) *ParseError {
@@ -535,20 +732,53 @@ func (p *valueParser) value() (ops.Value, error) {
 	return nil, p.errf("want a value, got %s", p.got())
 }
 
+// argsTuple reads a node's args: a tuple, returned as its elements.
+func (p *valueParser) argsTuple() ([]ops.Value, error) {
+	start := p.pos
+	if p.pos < len(p.s) && p.s[p.pos] == '(' {
+		if v, ok := p.complexLit(); ok {
+			p.pos = start
+			return nil, p.errf("want the args tuple, got %s", formatValue(v, styleFX))
+		}
+		// value's tuple case, without boxing the tuple.
+		p.depth++
+		defer func() { p.depth-- }()
+		p.pos++
+		xs, comma, err := p.seq(')')
+		if err != nil {
+			return nil, err
+		}
+		if len(xs) == 1 && !comma {
+			p.pos = start
+			return nil, p.errf("want a ',' after the only element of a one-element tuple")
+		}
+		return xs, nil
+	}
+	v, err := p.value()
+	if err != nil {
+		return nil, err
+	}
+	p.pos = start
+	return nil, p.errf("want the args tuple, got %s", formatValue(v, styleFX))
+}
+
 // seq reads comma-separated values up to close (the opening bracket is
-// consumed); a trailing comma is allowed and reported.
+// consumed); a trailing comma is allowed and reported. An empty sequence
+// is nil.
 func (p *valueParser) seq(close byte) (xs []ops.Value, trailingComma bool, err error) {
+	base := len(p.stack)
+	defer p.dropStack(base)
 	p.skipSpaces()
 	for {
 		if p.pos < len(p.s) && p.s[p.pos] == close {
 			p.pos++
-			return xs, len(xs) > 0, nil
+			return p.values(base), len(p.stack) > base, nil
 		}
 		v, err := p.value()
 		if err != nil {
 			return nil, false, err
 		}
-		xs = append(xs, v)
+		p.stack = append(p.stack, v)
 		p.skipSpaces()
 		if p.pos < len(p.s) && p.s[p.pos] == ',' {
 			p.pos++
@@ -557,29 +787,59 @@ func (p *valueParser) seq(close byte) (xs []ops.Value, trailingComma bool, err e
 		}
 		if p.pos < len(p.s) && p.s[p.pos] == close {
 			p.pos++
-			return xs, false, nil
+			return p.values(base), false, nil
 		}
 		return nil, false, p.errf("want ',' or %q, got %s", string(close), p.got())
 	}
 }
 
-// dictEntries reads "key: value" pairs up to '}' (the '{' is consumed).
-func (p *valueParser) dictEntries() ([]string, []ops.Value, error) {
-	var keys []string
-	var vals []ops.Value
-	seen := map[string]bool{}
+// values returns a copy of the stacked values from base on (nil if none),
+// taken from the value arena when there is one.
+func (p *valueParser) values(base int) []ops.Value {
+	k := len(p.stack) - base
+	if k == 0 {
+		return nil
+	}
+	var out []ops.Value
+	if p.vals != nil {
+		out = p.vals.take(k)
+	} else {
+		out = make([]ops.Value, k)
+	}
+	copy(out, p.stack[base:])
+	return out
+}
+
+// dropStack pops the value and key stacks back to base (keys to their
+// own base through dropKeys), clearing the popped entries so that the
+// scratch space holds on to nothing.
+func (p *valueParser) dropStack(base int) {
+	clear(p.stack[base:])
+	p.stack = p.stack[:base]
+}
+
+// smallDict is the number of keys up to which a dict's duplicate check is
+// a linear scan; beyond it a set is built.
+const smallDict = 16
+
+// dictEntries reads "key: value" pairs up to '}' (the '{' is consumed),
+// pushing the keys on p.keys and the values on p.stack; the caller takes
+// them from keyBase and valBase and pops them.
+func (p *valueParser) dictEntries() (keyBase, valBase int, err error) {
+	keyBase, valBase = len(p.keys), len(p.stack)
+	var seen map[string]bool // only for dicts with many keys
 	p.skipSpaces()
 	for {
 		if p.pos < len(p.s) && p.s[p.pos] == '}' {
 			p.pos++
-			return keys, vals, nil
+			return keyBase, valBase, nil
 		}
 		keyCol := p.pos
 		var key string
 		if p.pos < len(p.s) && (p.s[p.pos] == '\'' || p.s[p.pos] == '"') {
 			k, err := p.str()
 			if err != nil {
-				return nil, nil, err
+				return keyBase, valBase, err
 			}
 			key = k
 		} else {
@@ -588,24 +848,37 @@ func (p *valueParser) dictEntries() ([]string, []ops.Value, error) {
 			}
 			key = p.s[keyCol:p.pos]
 			if key == "" {
-				return nil, nil, p.errf("want a dict key (an identifier or a quoted string), got %s", p.got())
+				return keyBase, valBase, p.errf("want a dict key (an identifier or a quoted string), got %s", p.got())
 			}
 		}
-		if seen[key] {
-			p.pos = keyCol
-			return nil, nil, p.errf("duplicate dict key %q", key)
+		prev := p.keys[keyBase:]
+		dup := false
+		if len(prev) < smallDict {
+			dup = slices.Contains(prev, key)
+		} else {
+			if seen == nil {
+				seen = make(map[string]bool, 2*len(prev))
+				for _, k := range prev {
+					seen[k] = true
+				}
+			}
+			dup = seen[key]
+			seen[key] = true
 		}
-		seen[key] = true
+		if dup {
+			p.pos = keyCol
+			return keyBase, valBase, p.errf("duplicate dict key %q", key)
+		}
 		p.skipSpaces()
 		if err := p.expect(":"); err != nil {
-			return nil, nil, err
+			return keyBase, valBase, err
 		}
 		p.skipSpaces()
 		v, err := p.value()
 		if err != nil {
-			return nil, nil, err
+			return keyBase, valBase, err
 		}
-		keys, vals = append(keys, key), append(vals, v)
+		p.keys, p.stack = append(p.keys, key), append(p.stack, v)
 		p.skipSpaces()
 		if p.pos < len(p.s) && p.s[p.pos] == ',' {
 			p.pos++
@@ -614,35 +887,101 @@ func (p *valueParser) dictEntries() ([]string, []ops.Value, error) {
 		}
 		if p.pos < len(p.s) && p.s[p.pos] == '}' {
 			p.pos++
-			return keys, vals, nil
+			return keyBase, valBase, nil
 		}
-		return nil, nil, p.errf("want ',' or '}', got %s", p.got())
+		return keyBase, valBase, p.errf("want ',' or '}', got %s", p.got())
 	}
+}
+
+// dropKeys pops the key stack back to base.
+func (p *valueParser) dropKeys(base int) {
+	clear(p.keys[base:])
+	p.keys = p.keys[:base]
 }
 
 func (p *valueParser) dict() (ops.Value, error) {
 	p.pos++
-	keys, vals, err := p.dictEntries()
+	kb, vb, err := p.dictEntries()
+	defer p.dropKeys(kb)
+	defer p.dropStack(vb)
 	if err != nil {
 		return nil, err
 	}
-	return ops.Dict{Keys: keys, Values: vals}, nil
+	var keys []string
+	if len(p.keys) > kb {
+		keys = slices.Clone(p.keys[kb:])
+	}
+	return ops.Dict{Keys: keys, Values: p.values(vb)}, nil
 }
 
-// kwargs reads a kwargs dict into keyword arguments.
+// kwargs reads a kwargs dict into keyword arguments (nil for {}).
 func (p *valueParser) kwargs() ([]Kwarg, error) {
 	if err := p.expect("{"); err != nil {
 		return nil, err
 	}
-	keys, vals, err := p.dictEntries()
+	kb, vb, err := p.dictEntries()
+	defer p.dropKeys(kb)
+	defer p.dropStack(vb)
 	if err != nil {
 		return nil, err
 	}
+	k := len(p.keys) - kb
+	if k == 0 {
+		return nil, nil
+	}
 	var kw []Kwarg
-	for i, k := range keys {
-		kw = append(kw, Kwarg{Name: k, Value: vals[i]})
+	if p.kws != nil {
+		kw = p.kws.take(k)
+	} else {
+		kw = make([]Kwarg, k)
+	}
+	for i := range kw {
+		kw[i] = Kwarg{Name: p.keys[kb+i], Value: p.stack[vb+i]}
 	}
 	return kw, nil
+}
+
+// boxCache hands out boxed numbers: a number read again gets the
+// interface value made the first time instead of a new allocation (boxed
+// values are immutable, so sharing them is safe). It is direct-mapped by
+// the number's bits; a nil cache boxes every number anew.
+type boxCache struct {
+	ints, floats [boxCacheSize]boxEntry
+}
+
+const boxCacheSize = 64 // a power of two
+
+type boxEntry struct {
+	bits uint64
+	v    ops.Value
+}
+
+func boxSlot(bits uint64) uint64 { return (bits * 0x9e3779b97f4a7c15) >> 58 } // top 6 bits
+
+// int returns i as a Value.
+func (c *boxCache) int(i int64) ops.Value {
+	if c == nil || uint64(i) < 256 { // Go boxes small integers without allocating
+		return i
+	}
+	e := &c.ints[boxSlot(uint64(i))]
+	if e.v == nil || e.bits != uint64(i) {
+		e.bits, e.v = uint64(i), i
+	}
+	return e.v
+}
+
+// float returns f as a Value; floats are told apart by their bits, so
+// -0.0 and each NaN payload keep their own box.
+func (c *boxCache) float(f float64) ops.Value {
+	if c == nil {
+		return f
+	}
+	bits := math.Float64bits(f)
+	e := &c.floats[boxSlot(bits)]
+	if e.v == nil || e.bits != bits {
+		e.bits, e.v = bits, f
+	}
+	return e.v
 }
 
 // numEnd scans a number token (sign, digits, '.', exponent, a trailing j)
@@ -732,14 +1071,14 @@ func (p *valueParser) number() (ops.Value, error) {
 			return nil, p.errf("bad float literal %q", t)
 		}
 		p.pos = end
-		return f, nil
+		return p.boxes.float(f), nil
 	}
 	i, err := strconv.ParseInt(t, 10, 64)
 	if err != nil {
 		return nil, p.errf("integer %s does not fit in int64", t)
 	}
 	p.pos = end
-	return i, nil
+	return p.boxes.int(i), nil
 }
 
 // complexLit reads Python's complex repr "(re±imj)" at '(' if present.

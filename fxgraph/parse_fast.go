@@ -1,0 +1,57 @@
+package fxgraph
+
+// This file holds the few Graph internals the text parser needs beyond
+// the public edit methods, to build a graph of many nodes in one go.
+
+// growNames sizes an empty graph's name table for about n names, so that
+// a parse that reserves a name per node does not rehash the table over
+// and over as it grows. It does nothing once names are in use.
+func (g *Graph) growNames(n int) {
+	if len(g.names.used) == 0 {
+		g.names.used = make(map[string]int, n)
+	}
+}
+
+// nameOwner returns the id of the node for which g's namespace reserved
+// name (the parser's lookup from a name to its node, which saves a second
+// table of every name).
+func (g *Graph) nameOwner(name string) (id int, ok bool) {
+	owner, ok := g.names.used[name]
+	return owner - 1, ok
+}
+
+// countUsers returns n.NumUsers(), the number of distinct users among
+// n's use records, reading only those records (NumUsers also reads each
+// user's references, a cache miss per user in a big graph) and without
+// building the list of users.
+func countUsers(n *Node) int {
+	if k := n.NumUses(); k <= 1 {
+		return k
+	}
+	if len(n.uses) > smallDistinct {
+		seen := make(map[*Node]struct{}, len(n.uses))
+		for _, u := range n.uses {
+			if u.User != nil {
+				seen[u.User] = struct{}{}
+			}
+		}
+		return len(seen)
+	}
+	count := 0
+	for i, u := range n.uses {
+		if u.User == nil {
+			continue
+		}
+		first := true
+		for _, v := range n.uses[:i] {
+			if v.User == u.User {
+				first = false
+				break
+			}
+		}
+		if first {
+			count++
+		}
+	}
+	return count
+}
