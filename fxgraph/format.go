@@ -1,6 +1,7 @@
 package fxgraph
 
 import (
+	"math"
 	"strconv"
 	"strings"
 
@@ -15,15 +16,54 @@ import (
 //
 // [Parse] reads the text back into a graph that formats to the same bytes.
 func Format(g *Graph) string {
-	var b strings.Builder
-	b.WriteString("graph():\n")
+	var out strings.Builder
+	out.WriteString("graph():\n")
+	var types typeTexts
+	var line []byte     // one node's line, appended to without a builder
+	var chunks []string // earlier parts of the text, once out overflowed
+	size, total := 0, g.Len()
+	estimated := false
+	i := 0
 	for n := range g.All() {
-		b.WriteString("    ")
-		writeNode(&b, n)
-		b.WriteByte('\n')
+		line = append(line[:0], "    "...)
+		line = appendNode(line, n, &types)
+		line = append(line, '\n')
+		if i == formatSample && total > 2*formatSample {
+			// Size the text from its first lines, with a margin, so that
+			// it is written in one buffer without copying as it grows.
+			rest := out.Len() / i * (total - i)
+			out.Grow(rest + rest/8 + len(line))
+			estimated = true
+		} else if estimated && out.Len()+len(line) > out.Cap() {
+			// The estimate fell short: go on in chunks, joined at the
+			// end, rather than grow (and copy) the big buffer.
+			chunks = append(chunks, out.String())
+			size += out.Len()
+			out = strings.Builder{}
+			out.Grow(max(formatChunk, len(line)))
+		}
+		out.Write(line)
+		i++
 	}
-	return b.String()
+	if chunks == nil {
+		return out.String()
+	}
+	var joined strings.Builder
+	joined.Grow(size + out.Len())
+	for _, c := range chunks {
+		joined.WriteString(c)
+	}
+	joined.WriteString(out.String())
+	return joined.String()
 }
+
+// formatSample is the number of lines from which [Format] sizes its text;
+// formatChunk is the size of the pieces it goes on in when the text
+// outgrows that estimate.
+const (
+	formatSample = 256
+	formatChunk  = 64 << 10
+)
 
 // FormatNode returns one node's line of [Format], without indentation or
 // newline, following torch.fx's Node.format_node:
@@ -65,46 +105,47 @@ func Format(g *Graph) string {
 // (return (add,)). The placeholder default (default=...) prints the same
 // way. A string there is quoted (FX would print it bare).
 func FormatNode(n *Node) string {
-	var b strings.Builder
-	writeNode(&b, n)
-	return b.String()
+	var buf [256]byte
+	return string(appendNode(buf[:0], n, nil))
 }
 
-func writeNode(b *strings.Builder, n *Node) {
+// appendNode appends n's line; types, if not nil, caches type texts across
+// the lines of one printout.
+func appendNode(dst []byte, n *Node, types *typeTexts) []byte {
 	if n.op == Output {
-		b.WriteString("return ")
-		writeValue(b, n.Arg(0), styleRepr)
-		return
+		dst = append(dst, "return "...)
+		return appendValue(dst, n.Arg(0), styleRepr)
 	}
-	b.WriteByte('%')
-	b.WriteString(n.name)
-	b.WriteString(" : ")
+	dst = append(dst, '%')
+	dst = append(dst, n.name...)
+	dst = append(dst, " : "...)
 	if n.typ != nil {
-		b.WriteString(n.typ.String())
-		b.WriteByte(' ')
+		dst = append(dst, types.text(n.typ)...)
+		dst = append(dst, ' ')
 	}
-	b.WriteString("[num_users=")
-	b.WriteString(strconv.Itoa(n.NumUsers()))
-	b.WriteString("] = ")
-	b.WriteString(n.op.String())
-	b.WriteString("[target=")
-	b.WriteString(prettyTarget(n))
-	b.WriteByte(']')
+	dst = append(dst, "[num_users="...)
+	dst = strconv.AppendInt(dst, int64(countUsers(n)), 10)
+	dst = append(dst, "] = "...)
+	dst = append(dst, n.op.String()...)
+	dst = append(dst, "[target="...)
+	dst = appendTarget(dst, n)
+	dst = append(dst, ']')
 	switch n.op {
 	case Placeholder:
 		if len(n.args) > 0 {
-			b.WriteString("(default=")
-			writeValue(b, n.args[0], styleRepr)
-			b.WriteByte(')')
+			dst = append(dst, "(default="...)
+			dst = appendValue(dst, n.args[0], styleRepr)
+			dst = append(dst, ')')
 		}
 	case GetAttr:
 	default:
-		b.WriteString("(args = ")
-		writeValue(b, ops.Tuple(n.args), styleFX)
-		b.WriteString(", kwargs = ")
-		writeKwargs(b, n.kwargs, styleFX)
-		b.WriteByte(')')
+		dst = append(dst, "(args = "...)
+		dst = appendTuple(dst, n.args, styleFX)
+		dst = append(dst, ", kwargs = "...)
+		dst = appendKwargs(dst, n.kwargs, styleFX)
+		dst = append(dst, ')')
 	}
+	return dst
 }
 
 // prettyTarget is FX's _pretty_print_target for call_function nodes and
@@ -119,15 +160,134 @@ func prettyTarget(n *Node) string {
 	return n.targetName
 }
 
+// appendTarget appends prettyTarget(n) piece by piece, without building
+// the string.
+func appendTarget(dst []byte, n *Node) []byte {
+	if n.op != CallFunction {
+		return append(dst, n.targetName...)
+	}
+	switch t := n.target.(type) {
+	case ops.Overload:
+		dst = appendPacketPretty(dst, t.Packet)
+		dst = append(dst, '.')
+		return append(dst, t.Name...)
+	case ops.Packet:
+		return appendPacketPretty(dst, t)
+	case ops.Callable:
+		dst = append(dst, t.Module...)
+		dst = append(dst, '.')
+		return append(dst, t.Name...)
+	}
+	return append(dst, prettyTarget(n)...)
+}
+
+// appendPacketPretty appends p.Pretty(): torch.ops.ns.op.
+func appendPacketPretty(dst []byte, p ops.Packet) []byte {
+	dst = append(dst, "torch.ops."...)
+	dst = append(dst, p.NS...)
+	dst = append(dst, '.')
+	return append(dst, p.Name...)
+}
+
+// typeTexts remembers the printed form of the types met so far, so that a
+// type that many nodes share is printed (and allocated) once. Types are
+// found by a hash of their parts and confirmed with Equal, under which
+// equal types print alike. The zero value is ready to use; a nil
+// *typeTexts prints every type anew.
+type typeTexts struct {
+	m map[uint64]typeText
+}
+
+type typeText struct {
+	t ops.Type
+	s string
+}
+
+// maxTypeTexts caps a printout's type cache.
+const maxTypeTexts = 4096
+
+// text returns t.String().
+func (c *typeTexts) text(t ops.Type) string {
+	if c == nil {
+		return t.String()
+	}
+	h, ok := typeHash(t)
+	if !ok {
+		return t.String()
+	}
+	if e, hit := c.m[h]; hit && e.t.Equal(t) {
+		return e.s
+	}
+	s := t.String()
+	if c.m == nil {
+		c.m = make(map[uint64]typeText)
+	}
+	if len(c.m) < maxTypeTexts {
+		c.m[h] = typeText{t, s}
+	}
+	return s
+}
+
+// typeHash hashes a tensor type without symbolic dimensions (whose Equal
+// allocates); it reports false for every other type, which is not cached.
+func typeHash(t ops.Type) (uint64, bool) {
+	tt, ok := t.(ops.TensorType)
+	if !ok || len(tt.Syms) > 0 {
+		return 0, false
+	}
+	h := uint64(14695981039346656037)
+	mix := func(v uint64) { h = (h ^ v) * 1099511628211 }
+	mix(uint64(len(tt.Shape)))
+	for _, d := range tt.Shape {
+		mix(uint64(d))
+	}
+	switch e := tt.Elem.(type) {
+	case nil:
+		mix(1)
+	case ops.Scalar:
+		mix(2)
+		mix(uint64(e.DType))
+	case ops.UniformQuantized:
+		mix(3)
+		mix(uint64(e.StorageType)<<8 | uint64(e.Expressed))
+		mix(uint64(e.StorageMin))
+		mix(uint64(e.StorageMax))
+		mix(math.Float64bits(e.Scale))
+		mix(uint64(e.ZeroPoint))
+	case ops.UniformQuantizedPerAxis:
+		mix(4)
+		mix(uint64(e.StorageType)<<8 | uint64(e.Expressed))
+		mix(uint64(e.StorageMin))
+		mix(uint64(e.StorageMax))
+		mix(uint64(e.Axis))
+		for _, s := range e.Scales {
+			mix(math.Float64bits(s))
+		}
+		for _, z := range e.ZeroPoints {
+			mix(uint64(z))
+		}
+	default:
+		return 0, false
+	}
+	return h, true
+}
+
+// writeKwargs appends a kwargs dict to b; see [appendKwargs].
 func writeKwargs(b *strings.Builder, kw []Kwarg, st valueStyle) {
-	b.WriteByte('{')
+	var buf [256]byte
+	b.Write(appendKwargs(buf[:0], kw, st))
+}
+
+// appendKwargs appends keyword arguments as a dict: {name: value, ...}.
+func appendKwargs(dst []byte, kw []Kwarg, st valueStyle) []byte {
+	dst = append(dst, '{')
 	for i, k := range kw {
 		if i > 0 {
-			b.WriteString(", ")
+			dst = append(dst, ", "...)
 		}
-		writeKey(b, k.Name, st)
-		b.WriteString(": ")
-		writeValue(b, k.Value, st)
+		dst = appendKey(dst, k.Name, st)
+		dst = append(dst, ": "...)
+		dst = appendValue(dst, k.Value, st)
 	}
-	b.WriteByte('}')
+	return append(dst, '}')
 }

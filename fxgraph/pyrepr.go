@@ -24,61 +24,82 @@ func PyFloat(v float64) string { return pyFloat(v, true) }
 // pyFloat lays out v as Python does; addDot0 is false for the parts of a
 // complex repr, which drop the ".0" (repr(1+2j) == "(1+2j)").
 func pyFloat(v float64, addDot0 bool) string {
+	var buf [32]byte
+	return string(appendPyFloat(buf[:0], v, addDot0))
+}
+
+// appendPyFloat appends pyFloat(v, addDot0) to dst.
+func appendPyFloat(dst []byte, v float64, addDot0 bool) []byte {
 	switch {
 	case math.IsNaN(v):
-		return "nan"
+		return append(dst, "nan"...)
 	case math.IsInf(v, 1):
-		return "inf"
+		return append(dst, "inf"...)
 	case math.IsInf(v, -1):
-		return "-inf"
+		return append(dst, "-inf"...)
 	}
-	s := strconv.FormatFloat(v, 'e', -1, 64) // "-1.2345e-07"
-	neg := s[0] == '-'
-	if neg {
+	var num [32]byte
+	s := strconv.AppendFloat(num[:0], v, 'e', -1, 64) // "-1.2345e-07"
+	if s[0] == '-' {
+		dst = append(dst, '-')
 		s = s[1:]
 	}
-	mant, expText, _ := strings.Cut(s, "e")
-	exp, _ := strconv.Atoi(expText)
-	digits := strings.Replace(mant, ".", "", 1)
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
+	e := 0
+	for s[e] != 'e' {
+		e++
+	}
+	// The significant digits without the point, and the exponent.
+	var digitBuf [24]byte
+	digits := append(digitBuf[:0], s[0])
+	if e > 1 {
+		digits = append(digits, s[2:e]...)
+	}
+	exp := 0
+	for _, c := range s[e+2:] {
+		exp = 10*exp + int(c-'0')
+	}
+	if s[e+1] == '-' {
+		exp = -exp
 	}
 	decpt := exp + 1 // v = 0.digits × 10^decpt
 	switch {
 	case decpt <= -4 || decpt > 16:
-		b.WriteByte(digits[0])
+		dst = append(dst, digits[0])
 		if len(digits) > 1 {
-			b.WriteByte('.')
-			b.WriteString(digits[1:])
+			dst = append(dst, '.')
+			dst = append(dst, digits[1:]...)
 		}
-		b.WriteByte('e')
+		dst = append(dst, 'e')
 		if exp < 0 {
-			b.WriteByte('-')
+			dst = append(dst, '-')
 			exp = -exp
 		} else {
-			b.WriteByte('+')
+			dst = append(dst, '+')
 		}
 		if exp < 10 {
-			b.WriteByte('0')
+			dst = append(dst, '0')
 		}
-		b.WriteString(strconv.Itoa(exp))
+		dst = strconv.AppendInt(dst, int64(exp), 10)
 	case decpt <= 0:
-		b.WriteString("0.")
-		b.WriteString(strings.Repeat("0", -decpt))
-		b.WriteString(digits)
+		dst = append(dst, "0."...)
+		for range -decpt {
+			dst = append(dst, '0')
+		}
+		dst = append(dst, digits...)
 	case decpt >= len(digits):
-		b.WriteString(digits)
-		b.WriteString(strings.Repeat("0", decpt-len(digits)))
+		dst = append(dst, digits...)
+		for range decpt - len(digits) {
+			dst = append(dst, '0')
+		}
 		if addDot0 {
-			b.WriteString(".0")
+			dst = append(dst, ".0"...)
 		}
 	default:
-		b.WriteString(digits[:decpt])
-		b.WriteByte('.')
-		b.WriteString(digits[decpt:])
+		dst = append(dst, digits[:decpt]...)
+		dst = append(dst, '.')
+		dst = append(dst, digits[decpt:]...)
 	}
-	return b.String()
+	return dst
 }
 
 // PyComplex returns Python's repr of a complex number: "1j", "(1+2j)",
@@ -101,45 +122,46 @@ func PyComplex(c complex128) string {
 // character, \t, \n and \r escaped; other non-printable characters written
 // \xNN, \uNNNN or \UNNNNNNNN. Invalid UTF-8 bytes are written \xNN (Python
 // strings cannot hold them; this keeps the output printable).
-func PyQuote(s string) string {
+func PyQuote(s string) string { return string(appendPyQuote(nil, s)) }
+
+// appendPyQuote appends PyQuote(s) to dst.
+func appendPyQuote(dst []byte, s string) []byte {
 	q := byte('\'')
 	if strings.IndexByte(s, '\'') >= 0 && strings.IndexByte(s, '"') < 0 {
 		q = '"'
 	}
-	var b strings.Builder
-	b.WriteByte(q)
+	dst = append(dst, q)
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
-			fmt.Fprintf(&b, `\x%02x`, s[i])
+			dst = fmt.Appendf(dst, `\x%02x`, s[i])
 			i++
 			continue
 		}
 		i += size
 		switch {
 		case r == rune(q) || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
+			dst = append(dst, '\\')
+			dst = utf8.AppendRune(dst, r)
 		case r == '\t':
-			b.WriteString(`\t`)
+			dst = append(dst, `\t`...)
 		case r == '\n':
-			b.WriteString(`\n`)
+			dst = append(dst, `\n`...)
 		case r == '\r':
-			b.WriteString(`\r`)
+			dst = append(dst, `\r`...)
 		case r < 0x7f && r >= 0x20:
-			b.WriteRune(r)
+			dst = utf8.AppendRune(dst, r)
 		case r >= 0x80 && unicode.IsPrint(r):
-			b.WriteRune(r)
+			dst = utf8.AppendRune(dst, r)
 		case r < 0x100:
-			fmt.Fprintf(&b, `\x%02x`, r)
+			dst = fmt.Appendf(dst, `\x%02x`, r)
 		case r < 0x10000:
-			fmt.Fprintf(&b, `\u%04x`, r)
+			dst = fmt.Appendf(dst, `\u%04x`, r)
 		default:
-			fmt.Fprintf(&b, `\U%08x`, r)
+			dst = fmt.Appendf(dst, `\U%08x`, r)
 		}
 	}
-	b.WriteByte(q)
-	return b.String()
+	return append(dst, q)
 }
 
 // valueStyle selects one of the three argument notations the printers use.
@@ -214,137 +236,158 @@ func refName(v ops.Value) (string, bool) {
 	return "", false
 }
 
-// writeValue appends v in the given notation. It never fails: a value of a
-// kind the notations do not cover prints as <Go type> (such text does not
-// parse back).
+// The printers below append to a byte slice that the caller keeps in a
+// local variable: appending through a *strings.Builder stores the buffer
+// back into the builder on every write, and each such pointer store costs
+// a GC write barrier while a collection is marking. The write* forms wrap
+// them for callers that hold a builder.
+
+// writeValue appends v in the given notation to b; see [appendValue].
 func writeValue(b *strings.Builder, v ops.Value, st valueStyle) {
+	var buf [256]byte
+	b.Write(appendValue(buf[:0], v, st))
+}
+
+// appendValue appends v in the given notation. It never fails: a value of
+// a kind the notations do not cover prints as <Go type> (such text does
+// not parse back).
+func appendValue(dst []byte, v ops.Value, st valueStyle) []byte {
 	if name, ok := refName(v); ok {
 		if st != styleRepr {
-			b.WriteByte('%')
+			dst = append(dst, '%')
 		}
-		b.WriteString(name)
-		return
+		return append(dst, name...)
 	}
 	switch x := v.(type) {
 	case nil:
-		b.WriteString("None")
+		dst = append(dst, "None"...)
 	case bool:
 		if x {
-			b.WriteString("True")
+			dst = append(dst, "True"...)
 		} else {
-			b.WriteString("False")
+			dst = append(dst, "False"...)
 		}
 	case int64:
-		b.WriteString(strconv.FormatInt(x, 10))
+		dst = strconv.AppendInt(dst, x, 10)
 	case float64:
-		b.WriteString(PyFloat(x))
+		dst = appendPyFloat(dst, x, true)
 	case complex128:
-		b.WriteString(PyComplex(x))
+		dst = append(dst, PyComplex(x)...)
 	case string:
 		if st == styleFX && isBareString(x) {
-			b.WriteString(x)
+			dst = append(dst, x...)
 		} else {
-			b.WriteString(PyQuote(x))
+			dst = appendPyQuote(dst, x)
 		}
 	case tensor.DType:
-		b.WriteString(x.TorchName())
+		dst = append(dst, "torch."...) // x.TorchName(), without building it
+		dst = append(dst, x.String()...)
 	case ops.Layout:
-		b.WriteString(x.String())
+		dst = append(dst, x.String()...)
 	case ops.MemoryFormat:
-		b.WriteString(x.String())
+		dst = append(dst, x.String()...)
 	case ops.Device:
-		writeDevice(b, x, st)
+		dst = appendDevice(dst, x, st)
 	case ops.List:
-		b.WriteByte('[')
-		writeSeq(b, x, st)
-		b.WriteByte(']')
+		dst = append(dst, '[')
+		dst = appendSeq(dst, x, st)
+		dst = append(dst, ']')
 	case ops.Tuple:
-		b.WriteByte('(')
-		writeSeq(b, x, st)
-		if len(x) == 1 {
-			b.WriteByte(',')
-		}
-		b.WriteByte(')')
+		dst = appendTuple(dst, x, st)
 	case ops.Dict:
-		writeDict(b, x, st)
+		dst = appendDict(dst, x, st)
 	case ops.Slice:
 		inner := st
 		if st == styleFX {
 			inner = styleRepr // FX prints str(slice), which reprs its parts
 		}
-		b.WriteString("slice(")
-		writeValue(b, x.Start, inner)
-		b.WriteString(", ")
-		writeValue(b, x.Stop, inner)
-		b.WriteString(", ")
-		writeValue(b, x.Step, inner)
-		b.WriteByte(')')
+		dst = append(dst, "slice("...)
+		dst = appendValue(dst, x.Start, inner)
+		dst = append(dst, ", "...)
+		dst = appendValue(dst, x.Stop, inner)
+		dst = append(dst, ", "...)
+		dst = appendValue(dst, x.Step, inner)
+		dst = append(dst, ')')
 	case dotEllipsis:
-		b.WriteString("...[total_len=" + strconv.Itoa(x.total) + "]")
+		dst = append(dst, "...[total_len="...)
+		dst = strconv.AppendInt(dst, int64(x.total), 10)
+		dst = append(dst, ']')
 	case ops.Overload, ops.Packet, ops.Callable:
-		writeOperator(b, x, st)
+		var b strings.Builder
+		writeOperator(&b, x, st)
+		dst = append(dst, b.String()...)
 	default:
-		fmt.Fprintf(b, "<%T>", v)
+		dst = fmt.Appendf(dst, "<%T>", v)
 	}
+	return dst
 }
 
-func writeSeq(b *strings.Builder, xs []ops.Value, st valueStyle) {
+// appendTuple appends a tuple: (a, b), (a,) or ().
+func appendTuple(dst []byte, xs []ops.Value, st valueStyle) []byte {
+	dst = append(dst, '(')
+	dst = appendSeq(dst, xs, st)
+	if len(xs) == 1 {
+		dst = append(dst, ',')
+	}
+	return append(dst, ')')
+}
+
+func appendSeq(dst []byte, xs []ops.Value, st valueStyle) []byte {
 	for i, e := range xs {
 		if i > 0 {
-			b.WriteString(", ")
+			dst = append(dst, ", "...)
 		}
-		writeValue(b, e, st)
+		dst = appendValue(dst, e, st)
 	}
+	return dst
 }
 
-func writeDict(b *strings.Builder, d ops.Dict, st valueStyle) {
-	b.WriteByte('{')
+func appendDict(dst []byte, d ops.Dict, st valueStyle) []byte {
+	dst = append(dst, '{')
 	for i, k := range d.Keys {
 		if i > 0 {
-			b.WriteString(", ")
+			dst = append(dst, ", "...)
 		}
-		writeKey(b, k, st)
-		b.WriteString(": ")
+		dst = appendKey(dst, k, st)
+		dst = append(dst, ": "...)
 		var v ops.Value
 		if i < len(d.Values) {
 			v = d.Values[i]
 		}
-		writeValue(b, v, st)
+		dst = appendValue(dst, v, st)
 	}
-	b.WriteByte('}')
+	return append(dst, '}')
 }
 
-// writeKey writes a dict key: bare in the FX notation when it is an
+// appendKey appends a dict key: bare in the FX notation when it is an
 // identifier, quoted otherwise.
-func writeKey(b *strings.Builder, k string, st valueStyle) {
+func appendKey(dst []byte, k string, st valueStyle) []byte {
 	if st == styleFX && ops.IsIdentifier(k) {
-		b.WriteString(k)
-		return
+		return append(dst, k...)
 	}
-	b.WriteString(PyQuote(k))
+	return appendPyQuote(dst, k)
 }
 
-// writeDevice writes str(device) ("cpu", "cuda:0") in the FX notation and
-// repr(device) (device(type='cuda', index=0)) otherwise.
-func writeDevice(b *strings.Builder, d ops.Device, st valueStyle) {
+// appendDevice appends str(device) ("cpu", "cuda:0") in the FX notation
+// and repr(device) (device(type='cuda', index=0)) otherwise.
+func appendDevice(dst []byte, d ops.Device, st valueStyle) []byte {
 	typ, idx, hasIdx := strings.Cut(string(d), ":")
 	if st == styleFX {
 		if deviceTypes[typ] && (!hasIdx || isDigits(idx)) {
-			b.WriteString(string(d))
-			return
+			return append(dst, d...)
 		}
 	}
-	b.WriteString("device(type=")
-	b.WriteString(PyQuote(typ))
+	dst = append(dst, "device(type="...)
+	dst = appendPyQuote(dst, typ)
 	if hasIdx {
-		b.WriteString(", index=")
+		dst = append(dst, ", index="...)
 		if isDigits(idx) {
-			b.WriteString(idx)
+			dst = append(dst, idx...)
 		} else {
-			b.WriteString(PyQuote(idx))
+			dst = appendPyQuote(dst, idx)
 		}
 	}
-	b.WriteByte(')')
+	return append(dst, ')')
 }
 
 func isDigits(s string) bool {
@@ -361,7 +404,6 @@ func isDigits(s string) bool {
 
 // formatValue returns v in the given notation.
 func formatValue(v ops.Value, st valueStyle) string {
-	var b strings.Builder
-	writeValue(&b, v, st)
-	return b.String()
+	var buf [256]byte
+	return string(appendValue(buf[:0], v, st))
 }
