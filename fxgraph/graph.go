@@ -61,6 +61,8 @@ type Graph struct {
 	// memory that other nodes also read, instead of at a copy of its own
 	// that a walk over a large graph must fetch.
 	targets  map[ops.Target]ops.Target
+	recentTg [4]ops.Target
+	nextTg   int
 	recentTy [4]ops.Type
 	nextTy   int
 }
@@ -71,14 +73,24 @@ func (g *Graph) internTarget(t ops.Target) ops.Target {
 	if t == nil {
 		return nil
 	}
-	if s, ok := g.targets[t]; ok {
-		return s
+	// Most new nodes call one of a few targets: look at the recent ones
+	// before hashing the target's strings.
+	for _, r := range g.recentTg {
+		if r == t {
+			return r
+		}
 	}
-	if g.targets == nil {
-		g.targets = map[ops.Target]ops.Target{}
+	s, ok := g.targets[t]
+	if !ok {
+		if g.targets == nil {
+			g.targets = map[ops.Target]ops.Target{}
+		}
+		g.targets[t] = t
+		s = t
 	}
-	g.targets[t] = t
-	return t
+	g.recentTg[g.nextTg] = s
+	g.nextTg = (g.nextTg + 1) % len(g.recentTg)
+	return s
 }
 
 // internType returns an equal type set recently on a node of g, or t. Types
