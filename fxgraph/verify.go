@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/fxquant/fxquant/ops"
 	"github.com/fxquant/fxquant/ops/tensor"
@@ -70,6 +71,7 @@ func Verify(g *Graph, opts VerifyOptions) error {
 		v.reg = ops.Default()
 	}
 	v.run()
+	v.release()
 	if v.dropped > 0 {
 		v.errs = append(v.errs, &VerifyError{Check: ErrTooManyProblems,
 			Got: fmt.Sprintf("%d more problems not shown", v.dropped)})
@@ -85,6 +87,7 @@ type verifier struct {
 	errs    []error
 	dropped int
 
+	buf   *verifyScratch // the tables below, from scratchPool
 	nodes []*Node
 	pos   []int // by node id: 1 + position in nodes; 0 when not live
 	// nameOf holds the names of the live nodes, by id.
@@ -106,6 +109,60 @@ type verifier struct {
 	typed    []ops.Value    // full with node references replaced by types
 	memos    [16]resultMemo // recent result-rule calls, by op
 	memoNext int            // the memo slot to reuse next
+}
+
+// verifyScratch holds the per-node tables of a verification. They are
+// reused across calls through scratchPool: a pass manager verifies after
+// every pass, and tables of a large graph's size, made anew each time,
+// would make the collector scan the whole heap again and again.
+type verifyScratch struct {
+	pos    []int
+	nameOf []string
+	nodes  []*Node
+}
+
+var scratchPool sync.Pool
+
+// scratch sets up v's tables for g, from the pool when it can: pos is
+// zeroed and nodes empty.
+func (v *verifier) scratch(g *Graph) {
+	if v.buf == nil {
+		v.buf, _ = scratchPool.Get().(*verifyScratch)
+		if v.buf == nil {
+			v.buf = &verifyScratch{}
+		}
+	}
+	b := v.buf
+	if cap(b.pos) < g.nextID {
+		b.pos = make([]int, g.nextID)
+		b.nameOf = make([]string, g.nextID)
+	} else {
+		// release cleared nameOf and nodes; stale names are ignored where
+		// pos is 0.
+		b.pos = b.pos[:g.nextID]
+		b.nameOf = b.nameOf[:g.nextID]
+		clear(b.pos)
+	}
+	if k := min(max(g.length, 0), g.nextID); cap(b.nodes) < k {
+		b.nodes = make([]*Node, 0, k)
+	} else {
+		b.nodes = b.nodes[:0]
+	}
+	v.pos, v.nameOf, v.nodes = b.pos, b.nameOf, b.nodes
+}
+
+// release returns v's tables to the pool, dropping their references to
+// g's nodes and names.
+func (v *verifier) release() {
+	if v.buf == nil {
+		return
+	}
+	clear(v.buf.nameOf)
+	clear(v.buf.nodes[:cap(v.buf.nodes)])
+	v.buf.nodes = v.buf.nodes[:0]
+	scratchPool.Put(v.buf)
+	v.buf = nil
+	v.pos, v.nameOf, v.nodes = nil, nil, nil
 }
 
 func (v *verifier) report(e *VerifyError) {
@@ -207,9 +264,7 @@ func (v *verifier) wellFormed() bool {
 	v.quiet = true
 	defer func() { v.quiet = false }()
 	g := v.g
-	v.pos = make([]int, g.nextID)
-	v.nameOf = make([]string, g.nextID)
-	v.nodes = make([]*Node, 0, min(max(g.length, 0), g.nextID))
+	v.scratch(g)
 	limit := g.nextID
 	prev := &g.root
 	slots, records, outputs, unused := 0, 0, 0, 0
@@ -326,9 +381,7 @@ func (v *verifier) slotsOwnRecords(n *Node, i int, val ops.Value, s *int) bool {
 // returns false when the list is too broken to check anything else.
 func (v *verifier) walkList() bool {
 	g := v.g
-	v.pos = make([]int, g.nextID)
-	v.nameOf = make([]string, g.nextID)
-	v.nodes = make([]*Node, 0, min(max(g.length, 0), g.nextID))
+	v.scratch(g)
 	limit := g.nextID + 1
 	prev := &g.root
 	for n := g.root.next; n != &g.root; n = n.next {
