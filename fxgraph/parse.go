@@ -145,9 +145,14 @@ type graphParser struct {
 	types   map[string]ops.Type
 	targets map[string]ops.Target
 
-	vp    valueParser
-	boxes boxCache
-	kws   arena[Kwarg]
+	vp     valueParser
+	recent recentNames
+	// lastRef is the id of the node the last reference named: the next
+	// one often names a node defined a little after it (a tuple of
+	// outputs, a cat list), which following finds without the namespace.
+	lastRef int
+	boxes   boxCache
+	kws     arena[Kwarg]
 }
 
 func (p *graphParser) parse(src string) error {
@@ -266,6 +271,63 @@ func (p *graphParser) laterDeclarations(yield func(name string, line int) bool) 
 	}
 }
 
+// recentNames remembers, in each of a few slots picked by a cheap hash
+// of the name, the node last defined or resolved under that slot. Most
+// references name a node a few lines up, and find it here without a probe
+// of the namespace's table, which is too big to stay in cache.
+type recentNames struct {
+	slots [recentSize]recentName
+}
+
+type recentName struct {
+	name string
+	id   int
+}
+
+const recentSize = 256 // a power of two
+
+// recentSlot hashes the length and the last bytes of a name, where names
+// that share a prefix (relu_default_12, relu_default_13) differ.
+func recentSlot(name string) int {
+	h := uint64(len(name))
+	for i := max(len(name)-8, 0); i < len(name); i++ {
+		h = (h ^ uint64(name[i])) * 0x100000001b3
+	}
+	return int((h * 0x9e3779b97f4a7c15) >> 56) // top 8 bits
+}
+
+// find returns the recent node named name, or nil.
+func (r *recentNames) find(name string, nodes []parsedNode) *parsedNode {
+	e := &r.slots[recentSlot(name)]
+	if e.name != name || e.id >= len(nodes) {
+		return nil
+	}
+	return &nodes[e.id]
+}
+
+// add remembers d under name.
+func (r *recentNames) add(name string, d *parsedNode) {
+	r.slots[recentSlot(name)] = recentName{name, d.node.id}
+}
+
+// followScan is how many nodes after the last referenced one following
+// looks at.
+const followScan = 8
+
+// following returns the node named name if it is one of the followScan
+// nodes defined right after the last referenced node, or nil. It reads
+// nodes in definition order, which the cache follows well, where the
+// namespace's table would be probed at random.
+func (p *graphParser) following(name string) *parsedNode {
+	end := min(p.lastRef+1+followScan, len(p.nodes))
+	for id := p.lastRef + 1; id < end; id++ {
+		if d := &p.nodes[id]; !d.isOutput() && d.node.name == name {
+			return d
+		}
+	}
+	return nil
+}
+
 // defined returns the node a %name line defined, or nil.
 func (p *graphParser) defined(name string) *parsedNode {
 	id, ok := p.g.nameOwner(name)
@@ -278,7 +340,18 @@ func (p *graphParser) defined(name string) *parsedNode {
 // resolve returns the node a reference names and counts the current line
 // as one of its users.
 func (p *graphParser) resolve(name string, line, col int) (ops.Value, error) {
-	if d := p.defined(name); d != nil {
+	d := p.recent.find(name, p.nodes)
+	if d == nil {
+		d = p.following(name)
+	}
+	if d == nil {
+		d = p.defined(name)
+		if d != nil {
+			p.recent.add(name, d)
+		}
+	}
+	if d != nil {
+		p.lastRef = d.node.id
 		if d.lastUser != p.seq {
 			d.lastUser = p.seq
 			if d.users < math.MaxInt32 {
@@ -446,6 +519,7 @@ func (p *graphParser) parseLine(l string, indent, lineNo int) error {
 		return err
 	}
 	n := p.addNode(op, target, targetName, args, kwargs, name, typ)
+	p.recent.slots[recentSlot(name)] = recentName{name, n.id}
 	p.nodes = append(p.nodes, parsedNode{node: n, off: p.lineOff + usersCol - 1, want: int32(numUsers)})
 	return nil
 }
