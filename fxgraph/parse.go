@@ -122,6 +122,8 @@ const maxParseCache = 4096
 // len/minNodeLine+1 node lines, which sizes the parser's tables.
 const minNodeLine = 40
 
+// graphParser reads the text of [Format] into a new graph, one line at a
+// time.
 type graphParser struct {
 	g   *Graph
 	src string
@@ -131,9 +133,9 @@ type graphParser struct {
 	// for.
 	nodes []parsedNode
 
-	// The line being parsed: its number, the name it defines ("" for the
-	// output line), its user sequence number (1-based, one per line) and
-	// the offset of the next line (len(src)+1 after the last).
+	// The line being parsed: its number and offset, the name it defines
+	// ("" for the output line), its user sequence number (1-based, one per
+	// line) and the offset of the next line (len(src)+1 after the last).
 	lineNo  int
 	lineOff int
 	current string
@@ -305,9 +307,9 @@ func (r *recentNames) find(name string, nodes []parsedNode) *parsedNode {
 	return &nodes[e.id]
 }
 
-// add remembers d under name.
-func (r *recentNames) add(name string, d *parsedNode) {
-	r.slots[recentSlot(name)] = recentName{name, d.node.id}
+// add remembers that name is the node with the given id.
+func (r *recentNames) add(name string, id int) {
+	r.slots[recentSlot(name)] = recentName{name, id}
 }
 
 // followScan is how many nodes after the last referenced one following
@@ -347,7 +349,7 @@ func (p *graphParser) resolve(name string, line, col int) (ops.Value, error) {
 	if d == nil {
 		d = p.defined(name)
 		if d != nil {
-			p.recent.add(name, d)
+			p.recent.add(name, d.node.id)
 		}
 	}
 	if d != nil {
@@ -519,7 +521,7 @@ func (p *graphParser) parseLine(l string, indent, lineNo int) error {
 		return err
 	}
 	n := p.addNode(op, target, targetName, args, kwargs, name, typ)
-	p.recent.slots[recentSlot(name)] = recentName{name, n.id}
+	p.recent.add(name, n.id)
 	p.nodes = append(p.nodes, parsedNode{node: n, off: p.lineOff + usersCol - 1, want: int32(numUsers)})
 	return nil
 }
