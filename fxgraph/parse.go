@@ -155,6 +155,13 @@ type graphParser struct {
 	lastRef int
 	boxes   boxCache
 	kws     arena[Kwarg]
+
+	// The names output lines may not take: those starting with "output"
+	// that the text declares after the first output line (read when it is
+	// met), and the first output_N candidate not yet passed over.
+	outputsSeen  bool
+	laterOutputs map[string]bool
+	outputNext   int
 }
 
 func (p *graphParser) parse(src string) error {
@@ -587,24 +594,33 @@ func (p *graphParser) parseTarget(text string) (ops.Target, error) {
 
 // outputName picks "output" (or output_N) avoiding every name the text
 // defines, since the output line does not print its node's name. Names on
-// earlier lines are reserved in the graph already; later lines are read.
+// earlier lines are reserved in the graph already; the lines after the
+// first output line are read once, when it is met. A candidate once
+// passed over stays unusable (names are never released), so each output
+// line goes on from where the previous one stopped: text with many output
+// lines costs linear time.
 func (p *graphParser) outputName() string {
-	var later map[string]bool
-	p.laterDeclarations(func(n string, _ int) bool {
-		if strings.HasPrefix(n, "output") {
-			if later == nil {
-				later = map[string]bool{}
+	if !p.outputsSeen {
+		p.outputsSeen = true
+		p.laterDeclarations(func(n string, _ int) bool {
+			if strings.HasPrefix(n, "output") {
+				if p.laterOutputs == nil {
+					p.laterOutputs = map[string]bool{}
+				}
+				p.laterOutputs[n] = true
 			}
-			later[n] = true
+			return true
+		})
+	}
+	for i := p.outputNext; ; i++ {
+		name := "output"
+		if i > 0 {
+			name += "_" + strconv.Itoa(i)
 		}
-		return true
-	})
-	name := "output"
-	for i := 1; ; i++ {
-		if !later[name] && !p.g.names.taken(name) {
+		if !p.laterOutputs[name] && !p.g.names.taken(name) {
+			p.outputNext = i + 1
 			return name
 		}
-		name = "output_" + strconv.Itoa(i)
 	}
 }
 

@@ -99,6 +99,28 @@ func TestParseOutputNameAvoidsLaterNames(t *testing.T) {
 	}
 }
 
+// Each output line of a text with several takes the next free name,
+// skipping names the text defines before or after it.
+func TestParseSeveralOutputLines(t *testing.T) {
+	src := "graph():\n" +
+		"    %x : [num_users=5] = placeholder[target=x]\n" +
+		"    return (x,)\n" +
+		"    %output_1 : [num_users=0] = call_function[target=torch.ops.aten.relu.default](args = (%x,), kwargs = {})\n" +
+		"    return (x,)\n" +
+		"    return (x,)\n" +
+		"    %output_3 : [num_users=0] = placeholder[target=o]\n" +
+		"    return (x,)\n"
+	g, err := fxgraph.ParseString(src)
+	require.NoError(t, err)
+	var names []string
+	for n := range g.All() {
+		if n.Op() == fxgraph.Output {
+			names = append(names, n.Name())
+		}
+	}
+	assert.Equal(t, []string{"output", "output_2", "output_4", "output_5"}, names)
+}
+
 // Every reference resolves to the node of that name, whatever the order
 // of the references: recent nodes, nodes named in definition order (as an
 // output tuple lists them), in reverse, and far apart; and each node's
