@@ -521,10 +521,13 @@ func (g *Graph) addUses(n *Node) {
 	slot := 0
 	n.walkRefs(func(in *Node) {
 		if in.graph == g && !in.erased {
-			if cap(in.uses) == 0 {
-				// A first use: room for two from the slab rather than a
-				// small allocation of its own per node.
-				in.uses = g.uses.take(2)[:0]
+			if len(in.uses) == cap(in.uses) {
+				// Room for twice as many, from the graph's arena rather
+				// than an allocation of its own, so that use lists stay
+				// near the other records made at the same time.
+				grown := g.uses.take(max(2, 2*cap(in.uses)))[:len(in.uses)]
+				copy(grown, in.uses)
+				in.uses = grown
 			}
 			n.refs = append(n.refs, useRef{def: in, idx: len(in.uses)})
 			in.uses = append(in.uses, Use{User: n, Slot: slot})

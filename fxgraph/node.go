@@ -255,11 +255,42 @@ func (n *Node) Users() []*Node {
 }
 
 // NumUsers counts distinct users, as FX's len(node.users).
-func (n *Node) NumUsers() int {
+func (n *Node) NumUsers() int { return countUsers(n) }
+
+// countUsers returns n.NumUsers(), the number of distinct users among
+// n's use records, reading only those records (NumUsers also reads each
+// user's references, a cache miss per user in a big graph) and without
+// building the list of users.
+func countUsers(n *Node) int {
 	if k := n.NumUses(); k <= 1 {
 		return k
 	}
-	return len(n.Users())
+	if len(n.uses) > smallDistinct {
+		seen := make(map[*Node]struct{}, len(n.uses))
+		for _, u := range n.uses {
+			if u.User != nil {
+				seen[u.User] = struct{}{}
+			}
+		}
+		return len(seen)
+	}
+	count := 0
+	for i, u := range n.uses {
+		if u.User == nil {
+			continue
+		}
+		first := true
+		for _, v := range n.uses[:i] {
+			if v.User == u.User {
+				first = false
+				break
+			}
+		}
+		if first {
+			count++
+		}
+	}
+	return count
 }
 
 // InputNodes returns the distinct nodes in args then kwargs, in depth-first
