@@ -2,6 +2,7 @@ package fxgraph
 
 import (
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -11,6 +12,12 @@ import (
 // namespace hands out unique node names with torch.fx's _Namespace
 // algorithm: a sanitised candidate, split into base and numeric suffix, with
 // a per-base counter so that each new name costs amortised O(1).
+//
+// A name is usually made with one operation on a large table, the insert
+// into used: everything else FX's algorithm asks about a base (its
+// counter, which of its suffixes are taken) sits in one small record per
+// base, found with one lookup in the much smaller bases table, or none when
+// the base is the one the previous name was made from.
 type namespace struct {
 	// used maps each reserved name to 1 + the id of the node it was made
 	// for (0 when unknown). A name stays reserved after its node is erased
@@ -18,23 +25,122 @@ type namespace struct {
 	// its own name, names are unique without a further set (see [Verify]).
 	// An id rather than a pointer keeps erased nodes collectable, and a
 	// clone, whose nodes keep their ids, needs no remapping.
-	used      map[string]int
-	baseCount map[string]int
-	// next[base] is a lower bound on the suffixes worth probing: every
-	// base_k with 1 <= k < next[base] is used. Names are never released, so
-	// the bound only grows, and probing for a free base_k skips the used
-	// prefix; this keeps FX's results while making each name amortised O(1)
-	// (FX's own loop was quadratic, pytorch/pytorch#176515).
-	next map[string]int
+	//
+	// Names enter used only through markUsed, which also records a
+	// suffixed name in its base's record: the records answer "is base_k
+	// taken" without a lookup in used.
+	used map[string]int
+	// bases maps a base (FX's base_count key) to its index in recs.
+	bases map[string]int32
+	recs  []nameBase
+	// last caches the base of the previous create call whose candidate was
+	// already taken: a record index + 1 (0: none) and the candidate. Names
+	// are never released, so that candidate is still taken.
+	last     int32
+	lastName string
+}
+
+// nameBase is what the namespace knows about one base: FX's counter, and
+// which canonical suffixed names base_k are taken.
+type nameBase struct {
+	// count is FX's base_count[base].
+	count int
+	// next is a lower bound on the suffixes worth probing: every base_k
+	// with 1 <= k < next is taken. Names are never released, so the bound
+	// only grows, and probing for a free base_k skips the taken prefix;
+	// this keeps FX's results while making each name amortised O(1) (FX's
+	// own loop was quadratic, pytorch/pytorch#176515).
+	next int
+	// taken has bit k set when the canonical name base_k (k written
+	// without leading zeros) is reserved, for k < 64*len(taken); far
+	// holds the reserved suffixes beyond that range. The bitmap grows only
+	// to suffixes near the ones it holds, so a stray base_1000000 costs a
+	// map entry, not a megabit.
+	taken []uint64
+	far   map[int]struct{}
+	// illegal: base is a Python keyword, builtin or FX global.
+	illegal bool
 }
 
 func newNamespace() namespace {
-	return namespace{used: map[string]int{}, baseCount: map[string]int{}, next: map[string]int{}}
+	return namespace{used: map[string]int{}, bases: map[string]int32{}}
 }
 
 // clone returns an independent copy of ns.
 func (ns *namespace) clone() namespace {
-	return namespace{used: maps.Clone(ns.used), baseCount: maps.Clone(ns.baseCount), next: maps.Clone(ns.next)}
+	c := namespace{used: maps.Clone(ns.used), bases: maps.Clone(ns.bases), recs: slices.Clone(ns.recs),
+		last: ns.last, lastName: ns.lastName}
+	for i := range c.recs {
+		r := &c.recs[i]
+		r.taken = slices.Clone(r.taken)
+		r.far = maps.Clone(r.far)
+	}
+	return c
+}
+
+// base returns the index in recs of base's record, creating it if needed.
+// Pointers into recs are valid until the next call that creates a record.
+func (ns *namespace) base(base string) int32 {
+	if i, ok := ns.bases[base]; ok {
+		return i
+	}
+	if ns.bases == nil {
+		ns.bases = map[string]int32{}
+	}
+	i := int32(len(ns.recs))
+	ns.bases[base] = i
+	ns.recs = append(ns.recs, nameBase{illegal: illegalNames[base]})
+	return i
+}
+
+// countOf returns FX's base_count[key] (0 when key never was a base).
+func (ns *namespace) countOf(key string) int {
+	if i, ok := ns.bases[key]; ok {
+		return ns.recs[i].count
+	}
+	return 0
+}
+
+// has reports whether the canonical name base_k is reserved, for k >= 0.
+func (b *nameBase) has(k int) bool {
+	if w := k >> 6; w < len(b.taken) {
+		return b.taken[w]&(1<<(k&63)) != 0
+	}
+	_, ok := b.far[k]
+	return ok
+}
+
+// add records the canonical name base_k (k >= 0) as reserved.
+func (b *nameBase) add(k int) {
+	w := k >> 6
+	if w >= len(b.taken) && w <= 2*len(b.taken)+1 {
+		// Near the bitmap: grow it, moving the far suffixes it now covers.
+		n := max(w+1, 2*len(b.taken))
+		b.taken = append(b.taken, make([]uint64, n-len(b.taken))...)
+		for f := range b.far {
+			if f>>6 < len(b.taken) {
+				b.taken[f>>6] |= 1 << (f & 63)
+				delete(b.far, f)
+			}
+		}
+	}
+	if w < len(b.taken) {
+		b.taken[w] |= 1 << (k & 63)
+		return
+	}
+	if b.far == nil {
+		b.far = map[int]struct{}{}
+	}
+	b.far[k] = struct{}{}
+}
+
+// suffixTaken reports whether base_k is reserved; b is base's record.
+func (ns *namespace) suffixTaken(b *nameBase, base string, k int) bool {
+	if k >= 0 {
+		return b.has(k)
+	}
+	// Only an overflowing counter gets here; base_-k is no suffixed name.
+	return ns.taken(base + "_" + strconv.Itoa(k))
 }
 
 // illegalNames are Python keywords, builtins and FX codegen globals: a
@@ -143,33 +249,64 @@ func splitSuffix(s string) (string, int, bool) {
 //	base_count[base] = num
 func (ns *namespace) create(candidate string, owner int) string {
 	candidate = sanitize(candidate)
+	if ns.last > 0 && candidate == ns.lastName {
+		// The previous taken candidate again (a run of nodes with one
+		// target): it has no suffix and is still taken.
+		b := &ns.recs[ns.last-1]
+		return ns.probe(b, candidate, b.count, owner)
+	}
 	base, num, hasSuffix := splitSuffix(candidate)
-	if !hasSuffix || ns.taken(candidate) {
-		num = ns.baseCount[candidate]
+	taken := ns.taken(candidate)
+	var b *nameBase
+	switch {
+	case !hasSuffix:
+		i := ns.base(base) // candidate == base
+		b = &ns.recs[i]
+		num = b.count
+		if b.illegal {
+			num++
+			candidate = base + "_" + strconv.Itoa(num)
+			taken = ns.suffixTaken(b, base, num)
+		} else if taken {
+			ns.last, ns.lastName = i+1, candidate
+		}
+	case taken:
+		// FX keys the counter by the whole candidate here.
+		num = ns.countOf(candidate)
 		if illegalNames[candidate] {
 			num++
 			candidate = base + "_" + strconv.Itoa(num)
+			taken = ns.taken(candidate)
 		}
+		b = &ns.recs[ns.base(base)]
+	default:
+		b = &ns.recs[ns.base(base)]
 	}
-	if ns.taken(candidate) {
-		// Probe base_num in a buffer: only the free name is allocated.
-		var arr [48]byte
-		buf := arr[:0]
-		for {
-			num++
-			if lo := ns.next[base]; num < lo {
-				num = lo
-			}
-			buf = strconv.AppendInt(append(append(buf[:0], base...), '_'), int64(num), 10)
-			if _, taken := ns.used[string(buf)]; !taken {
-				break
-			}
-		}
-		candidate = string(buf)
+	if taken {
+		return ns.probe(b, base, num, owner)
 	}
-	ns.markUsed(candidate, owner)
-	ns.baseCount[base] = num
+	ns.markUsed(candidate, owner, b)
+	b.count = num
 	return candidate
+}
+
+// probe reserves the first free base_k with k > num (FX's while loop) for
+// the node with id owner and makes k base's counter; b is base's record.
+func (ns *namespace) probe(b *nameBase, base string, num, owner int) string {
+	for {
+		num++
+		if num < b.next {
+			num = b.next
+		}
+		if !ns.suffixTaken(b, base, num) {
+			break
+		}
+	}
+	var arr [48]byte // the name is built here: only the result is allocated
+	name := string(strconv.AppendInt(append(append(arr[:0], base...), '_'), int64(num), 10))
+	ns.markUsed(name, owner, b)
+	b.count = num
+	return name
 }
 
 // taken reports whether name is reserved.
@@ -178,29 +315,29 @@ func (ns *namespace) taken(name string) bool {
 	return ok
 }
 
-// markUsed records name as used by the node with id owner and advances
-// the probe bound of its base.
-func (ns *namespace) markUsed(name string, owner int) {
+// markUsed records name as used by the node with id owner. A canonical
+// suffixed name base_k is also recorded in base's record (b, when the
+// caller has it; nil to look it up), whose probe bound it advances.
+func (ns *namespace) markUsed(name string, owner int, b *nameBase) *nameBase {
 	ns.used[name] = owner + 1
 	base, num, ok := splitSuffix(name)
 	if !ok {
-		return
+		return nil
 	}
-	lo := max(ns.next[base], 1)
-	// name is base_lo written canonically (no leading zero in the suffix).
-	if num != lo || name[len(base)+1] == '0' {
-		return
+	if d := name[len(base)+1:]; len(d) > 1 && d[0] == '0' {
+		return nil // not canonical: base_07 is not base_7
 	}
-	var arr [48]byte
-	buf := arr[:0]
-	for {
-		buf = strconv.AppendInt(append(append(buf[:0], base...), '_'), int64(lo), 10)
-		if _, taken := ns.used[string(buf)]; !taken {
-			break
+	if b == nil {
+		b = &ns.recs[ns.base(base)]
+	}
+	b.add(num)
+	if lo := max(b.next, 1); num == lo {
+		for b.has(lo) {
+			lo++
 		}
-		lo++
+		b.next = lo
 	}
-	ns.next[base] = lo
+	return b
 }
 
 // reserve marks name as used without deriving a new one (for parsed graphs
@@ -210,9 +347,12 @@ func (ns *namespace) reserve(name string, owner int) bool {
 	if ns.taken(name) {
 		return false
 	}
-	ns.markUsed(name, owner)
-	if base, num, ok := splitSuffix(name); ok && num > ns.baseCount[base] {
-		ns.baseCount[base] = num
+	b := ns.markUsed(name, owner, nil)
+	if base, num, ok := splitSuffix(name); ok {
+		if b == nil { // a suffix with a leading zero
+			b = &ns.recs[ns.base(base)]
+		}
+		b.count = max(b.count, num)
 	}
 	return true
 }
