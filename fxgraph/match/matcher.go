@@ -19,7 +19,14 @@ type options struct {
 	ignoreLiterals    bool
 	nodeNameMatch     string
 	reg               *ops.Registry
+	// For tests of the rewriter: recheck every match in full, and count
+	// the rechecks of each kind.
+	fullRecheck bool
+	stats       *recheckStats
 }
+
+// recheckStats counts the rewriter's rechecks (for tests).
+type recheckStats struct{ incremental, full int }
 
 func defaultOptions() options { return options{removeOverlapping: true} }
 
@@ -65,6 +72,11 @@ type Matcher struct {
 	schema      []*ops.Schema // per pattern node: the schema of its overload target, if known
 	norm        [][]ops.Value // per pattern node: normalised compiled arguments
 	normErr     []error       // per pattern node: why the pattern's own arguments do not normalise
+	// incremental: the rewriter may recheck a match by re-reading only the
+	// nodes it has rewired (see [state.recheckIncremental]): the pattern
+	// returns one compute node, the search starts from it alone, and
+	// overlapping matches are removed.
+	incremental bool
 }
 
 // NewMatcher compiles the search for p. It fails only for a nil pattern.
@@ -89,6 +101,11 @@ func NewMatcher(p *Pattern, opts ...Option) (*Matcher, error) {
 	}
 	for _, a := range m.anchors {
 		m.anchorNodes = append(m.anchorNodes, p.nodes[a].n)
+	}
+	if len(p.returning) == 1 && len(m.anchors) == 1 && m.anchors[0] == p.returning[0] {
+		op := p.nodes[p.returning[0]].op
+		m.incremental = op != fxgraph.Placeholder && op != fxgraph.Output && !m.o.matchOutput &&
+			!m.o.matchPlaceholder && m.o.removeOverlapping && m.o.nodeNameMatch == ""
 	}
 	m.schema = make([]*ops.Schema, len(p.nodes))
 	m.norm = make([][]ops.Value, len(p.nodes))

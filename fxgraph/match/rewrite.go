@@ -3,6 +3,7 @@ package match
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/fxquant/fxquant/fxgraph"
 	"github.com/fxquant/fxquant/ops"
@@ -151,6 +152,9 @@ func ReplacePatternWithFilters(g *fxgraph.Graph, pattern *Pattern, replace Repla
 	}
 	// Phase 2: splice, on the order keys the search assigned.
 	s.claimed = nil
+	if m.incremental && !s.laterBound && !m.o.fullRecheck {
+		s.dirty = newNodeSet(g.Len())
+	}
 	out := make([]Replaced, 0, len(matches))
 	for i, mt := range matches {
 		point, ok := s.recheck(mt)
@@ -188,6 +192,10 @@ type plan struct {
 	// replaced by pref(index into nodes), ready for substitution.
 	args [][]ops.Value
 	kws  [][]ops.Kwarg
+	// untyped: every result is a distinct untyped node of the
+	// replacement, which can replace a value of any type, so the result
+	// types need no check per match.
+	untyped bool
 }
 
 // build checks what does not depend on the match and lays out r.
@@ -261,6 +269,12 @@ func (pl *plan) build(g *fxgraph.Graph, p *Pattern) error {
 		}
 		pl.result = append(pl.result, j)
 	}
+	pl.untyped = true
+	for i, j := range pl.result {
+		if pl.phIdx[j] >= 0 || pl.nodes[j].Type() != nil || slices.Contains(pl.result[:i], j) {
+			pl.untyped = false
+		}
+	}
 	return nil
 }
 
@@ -306,6 +320,9 @@ func checkRefs(n *fxgraph.Node, pos map[*fxgraph.Node]int32) error {
 // checkResultTypes checks each replacement result against the type of the
 // value it replaces.
 func checkResultTypes(mt *Match, pl *plan) error {
+	if pl.untyped {
+		return nil
+	}
 	// given[j]: the type replacement node j must take (results are few).
 	type givenType struct {
 		j int32
@@ -361,6 +378,17 @@ func checkResultTypes(mt *Match, pl *plan) error {
 // returns the insertion point (nil: the end of the graph); otherwise it
 // returns false and leaves mt as it was.
 func (s *state) recheck(mt *Match) (*fxgraph.Node, bool) {
+	if s.dirty != nil {
+		if point, ok := s.recheckIncremental(mt); ok {
+			if st := s.m.o.stats; st != nil {
+				st.incremental++
+			}
+			return point, true
+		}
+	}
+	if st := s.m.o.stats; st != nil {
+		st.full++
+	}
 	s.undo(0)
 	defer s.undo(0)
 	for _, a := range s.m.anchors {
@@ -384,6 +412,120 @@ func (s *state) recheck(mt *Match) (*fxgraph.Node, bool) {
 	}
 	s.fill(mt)
 	return point, true
+}
+
+// recheckIncremental is [state.recheck] for a pattern that returns one
+// compute node, from which alone the search starts (Matcher.incremental),
+// on a graph whose matches bound no node later than their anchor. It
+// re-reads only the nodes of mt that earlier replacements rewired
+// (s.dirty), and reports false, leaving mt as it was, when anything is
+// not as the search left it; [state.recheck] then rechecks in full.
+//
+// Between the search and this recheck the graph changed only by the
+// splices of earlier matches E, each of which created nodes R that read
+// E's placeholder bindings, rewired the users of E's returning node to R,
+// and erased E's compute nodes. That leaves the rest of a full recheck
+// with the answers the search had:
+//
+//   - A node that was not rewired has the arguments, op and target it had,
+//     so its arguments bind what they bound. A rewired node held E's
+//     returning node, now erased: no other node refers to it, so a binding
+//     that changed was read only from rewired nodes.
+//   - Containment: a user that E added to or took from one of mt's inner
+//     nodes would be a compute node of E, which then overlapped mt or was
+//     a user outside mt that failed mt's containment.
+//   - Cycles: every node of a pattern with one returning node reaches it,
+//     so E's placeholder bindings reached E's returning node and, through
+//     it, its users; a path through R was a path already. Splices only
+//     remove reachability between the nodes that stay, so no path from
+//     mt's outside users back into mt appears.
+//   - E's bindings precede E's anchor, and mt's anchor follows it, so no R
+//     reads mt's returning node.
+//
+// The insertion point and the readability of the bindings are computed
+// afresh, as in a full recheck.
+func (s *state) recheckIncremental(mt *Match) (*fxgraph.Node, bool) {
+	s.undo(0)
+	defer s.undo(0)
+	for i := range s.p.nodes {
+		if !s.isCompute(i) {
+			continue
+		}
+		gn, _ := mt.vals[i].(*fxgraph.Node)
+		if gn == nil || gn.Erased() || gn.Graph() != s.g || s.ownerOf(gn) != 0 {
+			return nil, false
+		}
+		s.bind(i, gn)
+	}
+	for i := range s.p.nodes {
+		if !s.isCompute(i) {
+			continue
+		}
+		if gn := s.vals[i].(*fxgraph.Node); s.dirty.has(gn) && !s.matchArgs(i, gn) {
+			return nil, false
+		}
+	}
+	for _, pi := range s.p.placeholders {
+		old := mt.vals[pi]
+		if s.bound[pi] {
+			// Read again from a rewired node: what changed must have
+			// referred to a node erased since.
+			if !sameValue(s.vals[pi], old) && !refersToErased(old) {
+				return nil, false
+			}
+			continue
+		}
+		if n, ok := old.(*fxgraph.Node); ok && (n.Erased() || n.Graph() != s.g || s.ownerOf(n) != 0) {
+			return nil, false
+		}
+		s.bind(pi, old)
+	}
+	point, ok := s.insertionPoint()
+	if !ok {
+		return nil, false
+	}
+	// The binding order is the search's: it follows from the pattern and
+	// from each node's argument layout, which rewiring keeps.
+	s.fillValues(mt)
+	return point, true
+}
+
+// sameValue reports whether a and b are the same binding: the same node,
+// or equal literals holding the same nodes.
+func sameValue(a, b ops.Value) bool {
+	an, aNode := a.(*fxgraph.Node)
+	bn, bNode := b.(*fxgraph.Node)
+	if aNode || bNode {
+		return aNode && bNode && an == bn
+	}
+	if refersToNode(a) || refersToNode(b) {
+		return false // a literal holding nodes: not compared
+	}
+	return ops.LiteralEqual(a, b)
+}
+
+// refersToNode reports whether v holds a node reference.
+func refersToNode(v ops.Value) bool {
+	found := false
+	_, _ = ops.MapValue(v, func(x ops.Value) (ops.Value, error) {
+		if _, ok := x.(*fxgraph.Node); ok {
+			found = true
+		}
+		return x, nil
+	})
+	return found
+}
+
+// refersToErased reports whether v holds a reference to an erased node.
+func refersToErased(v ops.Value) bool {
+	found := false
+	_, _ = ops.MapValue(v, func(x ops.Value) (ops.Value, error) {
+		if n, ok := x.(*fxgraph.Node); ok && n != nil && n.Erased() {
+			found = true
+		}
+		return x, nil
+	})
+	return found
 }
 
 // insertionPoint picks, for the current binding, the node the
@@ -510,7 +652,12 @@ func (s *state) splice(mt *Match, pl *plan, point *fxgraph.Node) ([]*fxgraph.Nod
 				*nv.Meta = ret.Meta.Clone()
 			}
 		}
-		g.ReplaceAllUsesWith(ret, nv, nil)
+		changed := g.ReplaceAllUsesWith(ret, nv, nil)
+		if s.dirty != nil {
+			for _, u := range changed {
+				s.dirty.add(u)
+			}
+		}
 	}
 	// Erase matched nodes in reverse pattern order; retry for nodes whose
 	// users came later in that order.

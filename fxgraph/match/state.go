@@ -114,6 +114,14 @@ type state struct {
 	// order of the previous record, shared by the next one when equal.
 	slab      matchSlab
 	lastOrder []int32
+	// laterBound is set when a match found by the fused search binds a
+	// node the pass has not reached, one after the anchor in the list:
+	// only a graph whose nodes are out of order has such a match, and the
+	// rewriter then rechecks every match in full.
+	laterBound bool
+	// dirty holds the nodes whose arguments the rewriter has changed (the
+	// users of replaced values), for the incremental recheck.
+	dirty *nodeSet
 	// Scratch space of the rewriter, reused from one splice to the next.
 	spliceVals []ops.Value
 	argBuf     []ops.Value
@@ -164,6 +172,7 @@ func (s *state) run() []*Match {
 			if s.matchNode(a, n, nameMatch) {
 				if mt := s.complete(); mt != nil {
 					found = append(found, mt)
+					s.laterBound = s.laterBound || s.bindsLaterNode()
 				}
 			}
 			s.undo(mark)
@@ -190,6 +199,17 @@ func (s *state) run() []*Match {
 	}
 	s.search(cands, 0, &found)
 	return found
+}
+
+// bindsLaterNode reports whether the current binding, in a fused search,
+// holds a graph node that the pass has not given a key yet.
+func (s *state) bindsLaterNode() bool {
+	for _, pi := range s.log {
+		if n, ok := s.vals[pi].(*fxgraph.Node); ok && s.orderKey(n) == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // byID returns the entry of a table indexed by node ID, 0 past its end.
@@ -290,6 +310,13 @@ func (s *state) matchNode(pi int, gn *fxgraph.Node, nameMatch string) bool {
 	if pn.op == fxgraph.Placeholder {
 		return true
 	}
+	return s.matchArgs(pi, gn)
+}
+
+// matchArgs compares the arguments of graph node gn, bound to pattern
+// node pi, with pi's (the rest of torch.fx's _match_nodes).
+func (s *state) matchArgs(pi int, gn *fxgraph.Node) bool {
+	pn := &s.p.nodes[pi]
 	gargs, gkw := gn.Args(), gn.Kwargs()
 	if len(pn.args) == len(gargs) && sameKwNames(pn.kwNames, gkw) {
 		for j := range pn.args {
@@ -452,6 +479,17 @@ func (s *state) snapshot() *Match {
 // fill copies the current binding into mt, whose slices are already
 // sized for the pattern.
 func (s *state) fill(mt *Match) {
+	s.fillValues(mt)
+	// Matches of one pattern mostly bind in the same order: share it.
+	if !slices.Equal(s.lastOrder, s.log) {
+		s.lastOrder = slices.Clone(s.log)
+	}
+	mt.order = s.lastOrder
+}
+
+// fillValues copies the current binding's values into mt, leaving its
+// binding order as it is.
+func (s *state) fillValues(mt *Match) {
 	copy(mt.vals, s.vals)
 	if s.p.phStart < 0 {
 		for i, pi := range s.p.placeholders {
@@ -461,11 +499,6 @@ func (s *state) fill(mt *Match) {
 	for i, pi := range s.p.returning {
 		mt.ReturningNodes[i], _ = s.vals[pi].(*fxgraph.Node)
 	}
-	// Matches of one pattern mostly bind in the same order: share it.
-	if !slices.Equal(s.lastOrder, s.log) {
-		s.lastOrder = slices.Clone(s.log)
-	}
-	mt.order = s.lastOrder
 }
 
 // matchSlab allocates match records and their slices in chunks, so that

@@ -1,0 +1,15 @@
+package match
+
+// Test-only hooks into the rewriter.
+
+// FullRecheck makes the rewriter recheck every match in full.
+func FullRecheck() Option { return func(o *options) { o.fullRecheck = true } }
+
+// RecheckStats counts a rewrite's rechecks.
+type RecheckStats = recheckStats
+
+// WithRecheckStats makes the rewriter count its rechecks into st.
+func WithRecheckStats(st *RecheckStats) Option { return func(o *options) { o.stats = st } }
+
+// Counts returns the number of incremental and of full rechecks.
+func (st *recheckStats) Counts() (incremental, full int) { return st.incremental, st.full }
