@@ -82,8 +82,8 @@ func dotFields(n *Node) []string {
 		fields = append(fields, "args="+formatValue(truncate(ops.Tuple(n.args)), styleFX))
 	default:
 		var kb strings.Builder
-		kw := make([]Kwarg, len(n.kwargs))
-		for i, k := range n.kwargs {
+		kw := make([]Kwarg, len(n.Kwargs()))
+		for i, k := range n.Kwargs() {
 			kw[i] = Kwarg{Name: k.Name, Value: truncate(k.Value)}
 		}
 		writeKwargs(&kb, kw, styleFX)

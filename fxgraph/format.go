@@ -142,7 +142,7 @@ func appendNode(dst []byte, n *Node, types *typeTexts) []byte {
 		dst = append(dst, "(args = "...)
 		dst = appendTuple(dst, n.args, styleFX)
 		dst = append(dst, ", kwargs = "...)
-		dst = appendKwargs(dst, n.kwargs, styleFX)
+		dst = appendKwargs(dst, n.Kwargs(), styleFX)
 		dst = append(dst, ')')
 	}
 	return dst

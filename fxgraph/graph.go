@@ -46,6 +46,8 @@ type Graph struct {
 	uses arena[Use] // for Clone, which knows each use list's length, and first uses
 	// metas holds the nodes' metadata, out of line (see [Node.Meta]).
 	metas arena[Meta]
+	// kwBoxes holds the nodes' kwargs slices (see Node.kw).
+	kwBoxes arena[[]Kwarg]
 
 	// unused holds every live node without uses, so that dead-code
 	// elimination visits the candidates instead of the whole list. It may
@@ -136,6 +138,20 @@ func (a *arena[T]) take(k int) []T {
 	s := a.free[:k:k]
 	a.free = a.free[k:]
 	return s
+}
+
+// kwargsBox returns where a node keeps kwargs: nil when there are none,
+// else box (the node's current one) or a new one from the graph's arena,
+// holding kwargs.
+func (g *Graph) kwargsBox(box *[]Kwarg, kwargs []Kwarg) *[]Kwarg {
+	if len(kwargs) == 0 {
+		return nil
+	}
+	if box == nil {
+		box = &g.kwBoxes.take(1)[0]
+	}
+	*box = kwargs
+	return box
 }
 
 // cloneValues copies vs into the graph's value arena (nil stays nil).
@@ -433,7 +449,8 @@ func (g *Graph) setArgsKwargs(n *Node, args []ops.Value, kwargs []Kwarg) {
 		g.trackUnused(n) // a new node
 	}
 	g.dropUses(n, true)
-	n.args, n.kwargs = args, kwargs
+	n.args = args
+	n.kw = g.kwargsBox(n.kw, kwargs)
 	g.addUses(n)
 }
 
@@ -540,7 +557,7 @@ func (g *Graph) addUses(n *Node) {
 
 // SetArgs replaces n's positional arguments.
 func (g *Graph) SetArgs(n *Node, args ...ops.Value) {
-	g.setArgsKwargs(n, slices.Clone(args), n.kwargs)
+	g.setArgsKwargs(n, slices.Clone(args), n.Kwargs())
 }
 
 // SetKwargs replaces n's keyword arguments.
@@ -555,7 +572,7 @@ func (g *Graph) SetArg(n *Node, i int, v ops.Value) error {
 	}
 	args := slices.Clone(n.args)
 	args[i] = v
-	g.setArgsKwargs(n, args, n.kwargs)
+	g.setArgsKwargs(n, args, n.Kwargs())
 	return nil
 }
 
@@ -564,13 +581,13 @@ func (g *Graph) InsertArg(n *Node, i int, v ops.Value) error {
 	if i < 0 || i > len(n.args) {
 		return fmt.Errorf("fxgraph: node %s has %d args, cannot insert at %d", n, len(n.args), i)
 	}
-	g.setArgsKwargs(n, slices.Insert(slices.Clone(n.args), i, v), n.kwargs)
+	g.setArgsKwargs(n, slices.Insert(slices.Clone(n.args), i, v), n.Kwargs())
 	return nil
 }
 
 // SetKwarg sets (or adds, at the end) the keyword argument name.
 func (g *Graph) SetKwarg(n *Node, name string, v ops.Value) {
-	kw := slices.Clone(n.kwargs)
+	kw := slices.Clone(n.Kwargs())
 	for i := range kw {
 		if kw[i].Name == name {
 			kw[i].Value = v
@@ -583,7 +600,7 @@ func (g *Graph) SetKwarg(n *Node, name string, v ops.Value) {
 
 // DeleteKwarg removes the keyword argument name, if present.
 func (g *Graph) DeleteKwarg(n *Node, name string) {
-	kw := slices.DeleteFunc(slices.Clone(n.kwargs), func(k Kwarg) bool { return k.Name == name })
+	kw := slices.DeleteFunc(slices.Clone(n.Kwargs()), func(k Kwarg) bool { return k.Name == name })
 	g.setArgsKwargs(n, n.args, kw)
 }
 
@@ -629,8 +646,8 @@ func (g *Graph) ReplaceInputWith(n, old, new *Node) {
 	for i, a := range n.args {
 		args[i] = replaceRefs(a, old, new)
 	}
-	kw := make([]Kwarg, len(n.kwargs))
-	for i, k := range n.kwargs {
+	kw := make([]Kwarg, len(n.Kwargs()))
+	for i, k := range n.Kwargs() {
 		kw[i] = Kwarg{Name: k.Name, Value: replaceRefs(k.Value, old, new)}
 	}
 	g.setArgsKwargs(n, args, kw)
@@ -754,8 +771,8 @@ func (g *Graph) NodeCopy(n *Node, mapArg func(*Node) (ops.Value, error)) (*Node,
 		}
 		args[i] = m
 	}
-	kw := make([]Kwarg, len(n.kwargs))
-	for i, k := range n.kwargs {
+	kw := make([]Kwarg, len(n.Kwargs()))
+	for i, k := range n.Kwargs() {
 		m, err := ops.MapValue(k.Value, f)
 		if err != nil {
 			return nil, err
@@ -852,11 +869,12 @@ func (g *Graph) Clone() (*Graph, map[*Node]*Node) {
 				cn.args[i] = mapRefs(a, valMap)
 			}
 		}
-		if len(n.kwargs) > 0 {
-			cn.kwargs = make([]Kwarg, len(n.kwargs))
-			for i, k := range n.kwargs {
-				cn.kwargs[i] = Kwarg{Name: k.Name, Value: mapRefs(k.Value, valMap)}
+		if kws := n.Kwargs(); len(kws) > 0 {
+			kw := make([]Kwarg, len(kws))
+			for i, k := range kws {
+				kw[i] = Kwarg{Name: k.Name, Value: mapRefs(k.Value, valMap)}
 			}
+			cn.kw = c.kwargsBox(nil, kw)
 		}
 		if len(n.refs) > 0 {
 			cn.refs = c.refs.take(len(n.refs))

@@ -37,7 +37,7 @@ func InferType(n *Node, reg *ops.Registry) (ops.Type, error) {
 		}
 		def = d
 	case ops.Packet:
-		o, err := reg.Resolve(t, n.args, n.kwargs)
+		o, err := reg.Resolve(t, n.args, n.Kwargs())
 		if err != nil {
 			return nil, fmt.Errorf("node %s: %w", n, err)
 		}
@@ -48,7 +48,7 @@ func InferType(n *Node, reg *ops.Registry) (ops.Type, error) {
 	if def == nil || def.Result == nil {
 		return nil, fmt.Errorf("node %s (%s): %w", n, n.target, ErrNoTypeRule)
 	}
-	full, err := def.Schema.Normalize(n.args, n.kwargs)
+	full, err := def.Schema.Normalize(n.args, n.Kwargs())
 	if err != nil {
 		return nil, fmt.Errorf("node %s: %w", n, err)
 	}

@@ -89,7 +89,7 @@ func ListingTarget(n *Node) string {
 func FormatListing(g *Graph) string {
 	var b strings.Builder
 	for n := range g.All() {
-		writeListingRow(&b, n.name, n.op, ListingTarget(n), n.args, n.kwargs)
+		writeListingRow(&b, n.name, n.op, ListingTarget(n), n.args, n.Kwargs())
 		b.WriteByte('\n')
 	}
 	return b.String()

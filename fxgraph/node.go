@@ -59,8 +59,12 @@ type Use struct {
 // Read a node through its methods; change it only through Graph methods,
 // which keep use lists right.
 type Node struct {
-	// The fields a walk over the list reads for every node (links, use
-	// counts, opcode, id) come first, so that they share a cache line.
+	// The fields are laid out in three 64-byte lines, and nodes come from
+	// slabs whose chunks start on a line, so a node never straddles more
+	// lines than it fills. The first line holds what a walk over the list
+	// reads for every node (links, use counts, opcode, id); the second what
+	// reading a call reads (target, references, arguments); the third the
+	// rest.
 	prev, next *Node
 	graph      *Graph
 	// uses holds one record per appearance of n in a user's arguments.
@@ -73,14 +77,18 @@ type Node struct {
 	erased   bool
 	inUnused bool // in the graph's list of unused nodes (see Graph.unused)
 	id       int
-	target   ops.Target // call_function only
+
+	target ops.Target // call_function only
 	// refs has one entry per node-reference slot of n's args then kwargs:
 	// the referenced node and the index of the matching record in its
 	// uses (def == nil when the reference got no record: an erased node or
 	// a node of another graph).
-	refs       []useRef
-	args       []ops.Value
-	kwargs     []Kwarg
+	refs []useRef
+	args []ops.Value
+
+	// kw points at the keyword arguments (nil when there are none, as for
+	// most nodes), which keeps the node within three lines.
+	kw         *[]Kwarg
 	name       string
 	targetName string // placeholder, get_attr, call_method, call_module: the string target
 	typ        ops.Type
@@ -131,11 +139,16 @@ func (n *Node) Arg(i int) ops.Value {
 
 // Kwargs returns the keyword arguments in order. The slice is shared: do
 // not modify it.
-func (n *Node) Kwargs() []Kwarg { return n.kwargs }
+func (n *Node) Kwargs() []Kwarg {
+	if n.kw == nil {
+		return nil
+	}
+	return *n.kw
+}
 
 // Kwarg returns the keyword argument called name.
 func (n *Node) Kwarg(name string) (ops.Value, bool) {
-	for _, kw := range n.kwargs {
+	for _, kw := range n.Kwargs() {
 		if kw.Name == name {
 			return kw.Value, true
 		}
@@ -326,7 +339,7 @@ func (n *Node) walkRefs(fn func(*Node)) {
 	for _, a := range n.args {
 		walkValue(a, fn)
 	}
-	for _, kw := range n.kwargs {
+	for _, kw := range n.Kwargs() {
 		walkValue(kw.Value, fn)
 	}
 }

@@ -334,7 +334,7 @@ func (v *verifier) refsOwnRecords(n *Node, i int) (int, bool) {
 	for _, a := range n.args {
 		ok = ok && v.slotsOwnRecords(n, i, a, &s)
 	}
-	for _, kw := range n.kwargs {
+	for _, kw := range n.Kwargs() {
 		ok = ok && v.slotsOwnRecords(n, i, kw.Value, &s)
 	}
 	return s, ok
@@ -476,16 +476,16 @@ func (v *verifier) checkNode(n *Node, i int) {
 	}
 	switch n.op {
 	case Placeholder:
-		if len(n.args) > 1 || len(n.kwargs) > 0 {
-			v.report(v.nodeErr(n, ErrArity, "args", "no args or one default value, no kwargs", fmt.Sprintf("%d args, %d kwargs", len(n.args), len(n.kwargs))))
+		if len(n.args) > 1 || len(n.Kwargs()) > 0 {
+			v.report(v.nodeErr(n, ErrArity, "args", "no args or one default value, no kwargs", fmt.Sprintf("%d args, %d kwargs", len(n.args), len(n.Kwargs()))))
 		}
 	case GetAttr:
-		if len(n.args) > 0 || len(n.kwargs) > 0 {
-			v.report(v.nodeErr(n, ErrArity, "args", "no args and no kwargs", fmt.Sprintf("%d args, %d kwargs", len(n.args), len(n.kwargs))))
+		if len(n.args) > 0 || len(n.Kwargs()) > 0 {
+			v.report(v.nodeErr(n, ErrArity, "args", "no args and no kwargs", fmt.Sprintf("%d args, %d kwargs", len(n.args), len(n.Kwargs()))))
 		}
 	case Output:
-		if len(n.args) != 1 || len(n.kwargs) > 0 {
-			v.report(v.nodeErr(n, ErrArity, "args", "one arg (the returned value), no kwargs", fmt.Sprintf("%d args, %d kwargs", len(n.args), len(n.kwargs))))
+		if len(n.args) != 1 || len(n.Kwargs()) > 0 {
+			v.report(v.nodeErr(n, ErrArity, "args", "one arg (the returned value), no kwargs", fmt.Sprintf("%d args, %d kwargs", len(n.args), len(n.Kwargs()))))
 		}
 	case CallMethod:
 		if len(n.args) == 0 {
@@ -510,7 +510,7 @@ func (v *verifier) checkNode(n *Node, i int) {
 			v.checkValue(n, i, a, argPath{kind: 'a', idx: j})
 		}
 	}
-	for _, kw := range n.kwargs {
+	for _, kw := range n.Kwargs() {
 		if !v.valueClean(n, i, kw.Value) {
 			v.checkValue(n, i, kw.Value, argPath{kind: 'k', name: kw.Name})
 		}

@@ -168,7 +168,7 @@ func (v *verifier) normalize(s *ops.Schema, args []ops.Value, kwargs []Kwarg) ([
 // value the node gives (defaults come from the schema and are trusted).
 // The returned slice is valid until the next bind.
 func (v *verifier) bind(n *Node, s *ops.Schema) ([]ops.Value, []*VerifyError) {
-	full, err := v.normalize(s, n.args, n.kwargs)
+	full, err := v.normalize(s, n.args, n.Kwargs())
 	if err != nil {
 		e := v.nodeErr(n, ErrArity, "args", "", "")
 		e.Err = err
@@ -196,7 +196,7 @@ func (v *verifier) bind(n *Node, s *ops.Schema) ([]ops.Value, []*VerifyError) {
 		}
 		check(i, "", a, s.Args[i])
 	}
-	for _, kw := range n.kwargs {
+	for _, kw := range n.Kwargs() {
 		if i := s.ArgIndex(kw.Name); i >= 0 {
 			check(-1, kw.Name, kw.Value, s.Args[i])
 		}
@@ -304,8 +304,8 @@ func (v *verifier) compareType(n *Node, want ops.Type) {
 // checkGetItem checks operator.getitem(node, int): the shape FX gives tuple
 // unpacking of multi-result ops, and its type against the tuple element.
 func (v *verifier) checkGetItem(n *Node) {
-	if len(n.args) != 2 || len(n.kwargs) != 0 {
-		v.report(v.nodeErr(n, ErrArity, "args", "2 args (a node and an index), no kwargs", fmt.Sprintf("%d args, %d kwargs", len(n.args), len(n.kwargs))))
+	if len(n.args) != 2 || len(n.Kwargs()) != 0 {
+		v.report(v.nodeErr(n, ErrArity, "args", "2 args (a node and an index), no kwargs", fmt.Sprintf("%d args, %d kwargs", len(n.args), len(n.Kwargs()))))
 		return
 	}
 	src, ok := n.args[0].(*Node)
