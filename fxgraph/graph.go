@@ -1064,10 +1064,26 @@ func (g *Graph) EliminateDeadCode(reg *ops.Registry, isImpure func(*Node) bool) 
 	// FX walks the whole list backwards, erasing each pure node without
 	// users; since users follow their inputs, one walk reaches the fixed
 	// point: a pure node goes exactly when all its users go. Only nodes
-	// without uses can start that, and the graph keeps them in a list, so
-	// the walk visits those, and the inputs that an erasure leaves without
-	// uses, and erases the same nodes.
-	//
+	// without uses can start that, and the graph keeps them in a list.
+	// When they are few, visiting them, and the inputs that an erasure
+	// leaves without uses, erases the same nodes at a fraction of the
+	// cost. When they are many, FX's walk is cheaper: it reads the nodes
+	// in order, which the processor fetches ahead, where the list's nodes
+	// and their inputs are each a separate cache miss.
+	g.compactUnused() // drop nodes that have gained uses since they were listed
+	if len(g.unused)*denseUnused >= g.length {
+		for n := range g.Backward() {
+			if n.NumUses() > 0 || impure(n) {
+				continue
+			}
+			g.dropUses(n, true) // an input left without uses is listed
+			g.unlink(n)
+			n.erased = true
+			changed = true
+		}
+		g.compactUnused()
+		return changed
+	}
 	// The list is filtered in place as it is walked: the impure nodes
 	// without uses stay, and inputs left without uses that are impure
 	// join them (extra), so that no node is read twice.
@@ -1116,6 +1132,12 @@ func (g *Graph) EliminateDeadCode(reg *ops.Registry, isImpure func(*Node) bool) 
 	g.unusedKeep = len(g.unused)
 	return changed
 }
+
+// denseUnused: EliminateDeadCode walks the whole graph, as FX does, when
+// at least one node in denseUnused is without uses; below that it visits
+// the list of unused nodes. Visiting a listed node costs about as much as
+// walking past this many.
+const denseUnused = 16
 
 // ReplaceWith moves other's contents (nodes, namespace, id counter and
 // attribute store) into g, leaving other empty; g's previous nodes are
