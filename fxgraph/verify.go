@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/fxquant/fxquant/ops"
 	"github.com/fxquant/fxquant/ops/tensor"
@@ -90,8 +91,9 @@ type verifier struct {
 	buf   *verifyScratch // the tables below, from scratchPool
 	nodes []*Node
 	pos   []int // by node id: 1 + position in nodes; 0 when not live
-	// nameOf holds the names of the live nodes, by id.
-	nameOf []string
+	// nameOf holds where the names of the live nodes are stored, by id
+	// (see nameAt).
+	nameOf []nameAt
 	order  bool // some reference points forward
 	// ownNames: every live node is its name's owner in the namespace.
 	ownNames bool
@@ -117,8 +119,23 @@ type verifier struct {
 // would make the collector scan the whole heap again and again.
 type verifyScratch struct {
 	pos    []int
-	nameOf []string
+	nameOf []nameAt
 	nodes  []*Node
+}
+
+// nameAt records where a node's name is stored: the address of its bytes
+// and its length. A namespace key that a node owns is the very string the
+// namespace gave the node, so comparing addresses tells ownership without
+// reading the bytes; and a table without pointers costs the collector
+// nothing to scan. A name that equals its key but is stored elsewhere
+// counts as not owned, which sends Verify to its slower check of names.
+type nameAt struct {
+	p uintptr
+	n int
+}
+
+func nameAtOf(s string) nameAt {
+	return nameAt{uintptr(unsafe.Pointer(unsafe.StringData(s))), len(s)}
 }
 
 var scratchPool sync.Pool
@@ -135,10 +152,9 @@ func (v *verifier) scratch(g *Graph) {
 	b := v.buf
 	if cap(b.pos) < g.nextID {
 		b.pos = make([]int, g.nextID)
-		b.nameOf = make([]string, g.nextID)
+		b.nameOf = make([]nameAt, g.nextID)
 	} else {
-		// release cleared nameOf and nodes; stale names are ignored where
-		// pos is 0.
+		// Stale names are ignored where pos is 0.
 		b.pos = b.pos[:g.nextID]
 		b.nameOf = b.nameOf[:g.nextID]
 		clear(b.pos)
@@ -152,12 +168,11 @@ func (v *verifier) scratch(g *Graph) {
 }
 
 // release returns v's tables to the pool, dropping their references to
-// g's nodes and names.
+// g's nodes.
 func (v *verifier) release() {
 	if v.buf == nil {
 		return
 	}
-	clear(v.buf.nameOf)
 	clear(v.buf.nodes[:cap(v.buf.nodes)])
 	v.buf.nodes = v.buf.nodes[:0]
 	scratchPool.Put(v.buf)
@@ -233,12 +248,11 @@ func (v *verifier) diagnose() {
 // Ownership is counted in one scan of the namespace, which reads the
 // map's memory in order, rather than by a lookup per node, which misses
 // the cache on big graphs. A node is counted at most once, for the one
-// key equal to its name; comparing a key with the name it was made from
-// is a pointer compare.
+// key stored where its name is (see nameAt).
 func (v *verifier) countOwnedNames() int {
 	owned := 0
 	for name, owner := range v.g.names.used {
-		if id := owner - 1; id >= 0 && id < len(v.nameOf) && v.pos[id] != 0 && v.nameOf[id] == name {
+		if id := owner - 1; id >= 0 && id < len(v.nameOf) && v.pos[id] != 0 && v.nameOf[id] == nameAtOf(name) {
 			owned++
 		}
 	}
@@ -276,7 +290,7 @@ func (v *verifier) wellFormed() bool {
 		prev = n
 		i := len(v.nodes)
 		v.nodes = append(v.nodes, n)
-		v.nameOf[n.id] = n.name
+		v.nameOf[n.id] = nameAtOf(n.name)
 		v.pos[n.id] = i + 1
 		if n.op == Output {
 			outputs++
@@ -412,7 +426,7 @@ func (v *verifier) walkList() bool {
 			continue
 		}
 		v.nodes = append(v.nodes, n)
-		v.nameOf[n.id] = n.name
+		v.nameOf[n.id] = nameAtOf(n.name)
 		v.pos[n.id] = len(v.nodes)
 	}
 	if g.root.prev != prev {
