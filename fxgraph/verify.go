@@ -99,6 +99,7 @@ type verifier struct {
 	ownNames bool
 
 	missingDone bool // the current node's missing type is reported
+	attrNext    int  // the attribute order entry attrListed expects next
 
 	quiet  bool // report only sets failed (see wellFormed)
 	failed bool // something was reported while quiet
@@ -165,6 +166,7 @@ func (v *verifier) scratch(g *Graph) {
 		b.nodes = b.nodes[:0]
 	}
 	v.pos, v.nameOf, v.nodes = b.pos, b.nameOf, b.nodes
+	v.attrNext = 0
 }
 
 // release returns v's tables to the pool, dropping their references to
@@ -506,7 +508,9 @@ func (v *verifier) checkNode(n *Node, i int) {
 			v.report(v.nodeErr(n, ErrArity, "args", "self as arg 0", "no args"))
 		}
 	}
-	if n.op == GetAttr || n.op == CallModule {
+	if n.op == GetAttr && v.attrListed(n.targetName) {
+		// stored: see attrListed
+	} else if n.op == GetAttr || n.op == CallModule {
 		a, ok := g.attrs[n.targetName]
 		switch {
 		case !ok && n.targetName != "":
@@ -529,6 +533,24 @@ func (v *verifier) checkNode(n *Node, i int) {
 			v.checkValue(n, i, kw.Value, argPath{kind: 'k', name: kw.Name})
 		}
 	}
+}
+
+// attrListed reports, without a lookup in the attribute store, that path
+// is stored: get_attr nodes mostly read attributes in the order they were
+// stored, so it compares path with the next entry of the store's order
+// list (by address: the node and the list usually hold the same string)
+// and moves on when they match. The list holds exactly the stored paths
+// while none has been deleted. False means "look it up".
+func (v *verifier) attrListed(path string) bool {
+	g := v.g
+	if g.attrDead != 0 || v.attrNext >= len(g.attrOrder) {
+		return false
+	}
+	if nameAtOf(g.attrOrder[v.attrNext]) != nameAtOf(path) {
+		return false
+	}
+	v.attrNext++
+	return true
 }
 
 // valueClean reports whether [verifier.checkValue] would find nothing
