@@ -62,37 +62,52 @@ type Graph struct {
 	// set types (see internTarget and internType): a node then points at
 	// memory that other nodes also read, instead of at a copy of its own
 	// that a walk over a large graph must fetch.
-	targets  map[ops.Target]ops.Target
-	recentTg [4]ops.Target
+	targets  map[ops.Target]*internedTarget
+	recentTg [4]*internedTarget
 	nextTg   int
 	recentTy [4]ops.Type
 	nextTy   int
 }
 
+// internedTarget is a target the graph stores once, with the candidate
+// name FX derives from it (made when first asked for).
+type internedTarget struct {
+	t    ops.Target
+	name string
+}
+
 // internTarget returns the graph's stored copy of t, storing t if it is
-// new.
-func (g *Graph) internTarget(t ops.Target) ops.Target {
+// new (nil for a nil t).
+func (g *Graph) internTarget(t ops.Target) *internedTarget {
 	if t == nil {
 		return nil
 	}
 	// Most new nodes call one of a few targets: look at the recent ones
 	// before hashing the target's strings.
 	for _, r := range g.recentTg {
-		if r == t {
+		if r != nil && r.t == t {
 			return r
 		}
 	}
 	s, ok := g.targets[t]
 	if !ok {
 		if g.targets == nil {
-			g.targets = map[ops.Target]ops.Target{}
+			g.targets = map[ops.Target]*internedTarget{}
 		}
-		g.targets[t] = t
-		s = t
+		s = &internedTarget{t: t}
+		g.targets[t] = s
 	}
 	g.recentTg[g.nextTg] = s
 	g.nextTg = (g.nextTg + 1) % len(g.recentTg)
 	return s
+}
+
+// candidate returns the name FX derives from the target for a new node.
+func (it *internedTarget) candidate() string {
+	if it.name == "" {
+		it.name = candidateName(it.t)
+	}
+	return it.name
 }
 
 // internType returns an equal type set recently on a node of g, or t. Types
@@ -364,7 +379,11 @@ func (g *Graph) unlink(n *Node) {
 // other ops targetName is the string target.
 func (g *Graph) CreateNode(op OpKind, target ops.Target, targetName string, args []ops.Value, kwargs []Kwarg, name string, typ ops.Type) *Node {
 	n := g.allocNode()
-	n.graph, n.id, n.op, n.target, n.targetName, n.typ = g, g.nextID, op, g.internTarget(target), targetName, g.internType(typ)
+	it := g.internTarget(target)
+	n.graph, n.id, n.op, n.targetName, n.typ = g, g.nextID, op, targetName, g.internType(typ)
+	if it != nil {
+		n.target = it.t
+	}
 	g.nextID++
 	if op == Output && targetName == "" {
 		n.targetName = "output"
@@ -372,7 +391,7 @@ func (g *Graph) CreateNode(op OpKind, target ops.Target, targetName string, args
 	if name == "" {
 		switch {
 		case op == CallFunction && target != nil:
-			name = candidateName(target)
+			name = it.candidate()
 		case op == Output:
 			name = "output"
 		default:
@@ -605,7 +624,12 @@ func (g *Graph) DeleteKwarg(n *Node, name string) {
 }
 
 // SetTarget changes a call_function node's target.
-func (g *Graph) SetTarget(n *Node, t ops.Target) { n.target = g.internTarget(t) }
+func (g *Graph) SetTarget(n *Node, t ops.Target) {
+	n.target = nil
+	if it := g.internTarget(t); it != nil {
+		n.target = it.t
+	}
+}
 
 // replaceRefs returns v with every reference to old replaced by new.
 func replaceRefs(v ops.Value, old, new *Node) ops.Value {
