@@ -30,6 +30,10 @@ type namespace struct {
 	// suffixed name in its base's record: the records answer "is base_k
 	// taken" without a lookup in used.
 	used map[string]int
+	// nonIdent counts (at least) the keys of used that are not
+	// identifiers; while it is 0, a name that is a key needs no identifier
+	// check (see Verify).
+	nonIdent int
 	// bases maps a base (FX's base_count key) to its index in recs.
 	bases map[string]int32
 	recs  []nameBase
@@ -68,7 +72,7 @@ func newNamespace() namespace {
 
 // clone returns an independent copy of ns.
 func (ns *namespace) clone() namespace {
-	c := namespace{used: maps.Clone(ns.used), bases: maps.Clone(ns.bases), recs: slices.Clone(ns.recs),
+	c := namespace{used: maps.Clone(ns.used), nonIdent: ns.nonIdent, bases: maps.Clone(ns.bases), recs: slices.Clone(ns.recs),
 		last: ns.last, lastName: ns.lastName}
 	for i := range c.recs {
 		r := &c.recs[i]
@@ -319,6 +323,9 @@ func (ns *namespace) taken(name string) bool {
 // suffixed name base_k is also recorded in base's record (b, when the
 // caller has it; nil to look it up), whose probe bound it advances.
 func (ns *namespace) markUsed(name string, owner int, b *nameBase) *nameBase {
+	if !ops.IsIdentifier(name) {
+		ns.nonIdent++ // counting a key twice only costs Verify its shortcut
+	}
 	ns.used[name] = owner + 1
 	base, num, ok := splitSuffix(name)
 	if !ok {

@@ -98,7 +98,7 @@ func TestVerifyRules(t *testing.T) {
 				g.names.used["linear_default"] = n["relu"].id + 1
 			}, msg: "(aten.relu.default): name: want a unique name, got \"linear_default\", also the name of node 2"},
 		{name: "name not an identifier", check: ErrBadName, node: "1relu",
-			corrupt: func(g *Graph, n nodes) { n["relu"].name = "1relu"; g.names.used["1relu"] = n["relu"].id + 1 }},
+			corrupt: func(g *Graph, n nodes) { n["relu"].name = "1relu"; g.names.markUsed("1relu", n["relu"].id, nil) }},
 		{name: "name not reserved", check: ErrBadName, node: "fresh",
 			corrupt: func(g *Graph, n nodes) { n["relu"].name = "fresh" }, msg: "not reserved"},
 		{name: "reference to erased node", check: ErrDangling, node: "add_tensor",
