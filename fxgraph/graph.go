@@ -102,10 +102,11 @@ func (g *Graph) internTarget(t ops.Target) *internedTarget {
 	return s
 }
 
-// candidate returns the name FX derives from the target for a new node.
+// candidate returns the name FX derives from the target for a new node,
+// already sanitised (the namespace's sanitize leaves it as it is).
 func (it *internedTarget) candidate() string {
 	if it.name == "" {
-		it.name = candidateName(it.t)
+		it.name = sanitize(candidateName(it.t))
 	}
 	return it.name
 }
