@@ -141,8 +141,8 @@ func nameAtOf(s string) nameAt {
 
 var scratchPool sync.Pool
 
-// scratch sets up v's tables for g, from the pool when it can: pos is
-// zeroed and nodes empty.
+// scratch sets up v's tables for g, from the pool when it can: pos and
+// nameOf are zeroed and nodes empty.
 func (v *verifier) scratch(g *Graph) {
 	if v.buf == nil {
 		v.buf, _ = scratchPool.Get().(*verifyScratch)
@@ -155,10 +155,10 @@ func (v *verifier) scratch(g *Graph) {
 		b.pos = make([]int, g.nextID)
 		b.nameOf = make([]nameAt, g.nextID)
 	} else {
-		// Stale names are ignored where pos is 0.
 		b.pos = b.pos[:g.nextID]
 		b.nameOf = b.nameOf[:g.nextID]
 		clear(b.pos)
+		clear(b.nameOf)
 	}
 	if k := min(max(g.length, 0), g.nextID); cap(b.nodes) < k {
 		b.nodes = make([]*Node, 0, k)
@@ -254,7 +254,9 @@ func (v *verifier) diagnose() {
 func (v *verifier) countOwnedNames() int {
 	owned := 0
 	for name, owner := range v.g.names.used {
-		if id := owner - 1; id >= 0 && id < len(v.nameOf) && v.pos[id] != 0 && v.nameOf[id] == nameAtOf(name) {
+		// nameOf is zero but for listed nodes with a name: one read per
+		// key.
+		if id := owner - 1; id >= 0 && id < len(v.nameOf) && v.nameOf[id].p != 0 && v.nameOf[id] == nameAtOf(name) {
 			owned++
 		}
 	}
