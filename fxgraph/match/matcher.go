@@ -3,6 +3,7 @@ package match
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/fxquant/fxquant/fxgraph"
 	"github.com/fxquant/fxquant/ops"
@@ -295,7 +296,7 @@ func (m *Matcher) Match(g *fxgraph.Graph) ([]*Match, error) {
 	if g == nil {
 		return nil, errors.New("match: nil graph")
 	}
-	return newState(m, g, nil, g.Len()+1).run(), nil
+	return newState(m, g, nil).run(), nil
 }
 
 // MatchIndex is [Matcher.Match] on a prebuilt index, so that several
@@ -305,7 +306,7 @@ func (m *Matcher) MatchIndex(ix *Index) ([]*Match, error) {
 	if ix == nil || ix.g == nil {
 		return nil, errors.New("match: nil index")
 	}
-	s := newState(m, ix.g, ix.key, 0)
+	s := newState(m, ix.g, slices.Clone(ix.info))
 	cands := make([][]*fxgraph.Node, len(m.anchors))
 	for i, a := range m.anchors {
 		cands[i] = m.candidates(ix, a)
@@ -315,7 +316,7 @@ func (m *Matcher) MatchIndex(ix *Index) ([]*Match, error) {
 		}
 	}
 	if m.o.removeOverlapping {
-		s.claimed = newNodeSet(len(ix.key))
+		s.claimed = newNodeSet(len(ix.info))
 	}
 	var found []*Match
 	s.search(cands, 0, &found)

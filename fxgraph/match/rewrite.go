@@ -106,7 +106,7 @@ func ReplacePatternWithFilters(g *fxgraph.Graph, pattern *Pattern, replace Repla
 	if err != nil {
 		return nil, err
 	}
-	s := newState(m, g, nil, g.Len()+1)
+	s := newState(m, g, nil)
 	found := s.run()
 	matches := found[:0]
 	for _, mt := range found {
@@ -583,13 +583,13 @@ func (s *state) readableAt(n *fxgraph.Node, point *fxgraph.Node) bool {
 func (s *state) splice(mt *Match, pl *plan, point *fxgraph.Node) ([]*fxgraph.Node, error) {
 	g, r := s.g, pl.r
 	var restore func()
-	var key int64
+	var key int32
 	if point != nil {
 		restore = g.InsertingBefore(point)
 		key = s.orderKey(point)
 	} else {
 		restore = g.InsertingAfter(nil)
-		key = int64(len(s.key)) + 1<<40
+		key = endKeys + int32(len(s.info)+len(s.extra))
 	}
 	defer restore()
 	if cap(s.spliceVals) < len(pl.nodes) {
@@ -597,7 +597,7 @@ func (s *state) splice(mt *Match, pl *plan, point *fxgraph.Node) ([]*fxgraph.Nod
 	}
 	vals := s.spliceVals[:len(pl.nodes)]
 	defer clear(vals)
-	news := make([]*fxgraph.Node, 0, len(pl.nodes)-len(mt.PlaceholderNodes))
+	news := s.newsSlice(len(pl.nodes) - len(mt.PlaceholderNodes))
 	for j, rn := range pl.nodes {
 		if ph := pl.phIdx[j]; ph >= 0 {
 			vals[j] = mt.PlaceholderNodes[ph]
@@ -686,6 +686,21 @@ func (s *state) splice(mt *Match, pl *plan, point *fxgraph.Node) ([]*fxgraph.Nod
 		pending = left
 	}
 	return news, nil
+}
+
+// newsSlice returns an empty slice with room for k new nodes, from a
+// chunk shared by the replacements of one rewrite (capacity capped, so an
+// append to one never runs into the next).
+func (s *state) newsSlice(k int) []*fxgraph.Node {
+	if k == 0 {
+		return []*fxgraph.Node{}
+	}
+	if k > len(s.newsFree) {
+		s.newsFree = make([]*fxgraph.Node, max(k, 64*len(s.p.nodes)))
+	}
+	out := s.newsFree[:0:k]
+	s.newsFree = s.newsFree[k:]
+	return out
 }
 
 // substitute returns a compiled replacement argument with each reference

@@ -1,6 +1,7 @@
 package match
 
 import (
+	"math"
 	"slices"
 
 	"github.com/fxquant/fxquant/fxgraph"
@@ -16,7 +17,7 @@ type Index struct {
 	nodes    []*fxgraph.Node // every node, built on first use
 	byTarget map[ops.Target][]*fxgraph.Node
 	byOp     [fxgraph.Output + 1][]*fxgraph.Node
-	key      []int64 // by node ID: program position + 1 (0 = unknown)
+	info     []nodeInfo // by node ID: program position + 1 (owners all 0)
 }
 
 // NewIndex indexes g in one pass.
@@ -25,7 +26,7 @@ func NewIndex(g *fxgraph.Graph) *Index {
 	if g == nil {
 		return ix
 	}
-	ix.key = make([]int64, 0, g.Len()+1)
+	ix.info = make([]nodeInfo, 0, g.Len()+1)
 	// Consecutive nodes mostly cycle through a few targets: a small
 	// most-recently-used cache saves hashing the target for most nodes.
 	type entry struct {
@@ -38,10 +39,10 @@ func NewIndex(g *fxgraph.Graph) *Index {
 	for n := g.First(); n != nil; n = n.Next() {
 		i++
 		id := n.ID()
-		for id >= len(ix.key) {
-			ix.key = append(ix.key, 0)
+		for id >= len(ix.info) {
+			ix.info = append(ix.info, nodeInfo{})
 		}
-		ix.key[id] = int64(i)
+		ix.info[id].key = int32(i)
 		op := n.Op()
 		if op <= fxgraph.Output {
 			ix.byOp[op] = append(ix.byOp[op], n)
@@ -88,18 +89,35 @@ func (ix *Index) Graph() *fxgraph.Graph { return ix.g }
 // order. The slice is shared: do not modify it.
 func (ix *Index) ByTarget(t ops.Target) []*fxgraph.Node { return ix.byTarget[t] }
 
-// state is one matcher run's scratch space. Per-graph-node tables are
-// slices indexed by node ID and grow on demand, since a rewrite adds
-// nodes.
+// nodeInfo is what a search keeps per graph node. Both fields sit in one
+// table indexed by node ID, so that a lookup reads one cache line.
+type nodeInfo struct {
+	// key is the node's program-order key (see [state.orderKey]); 0: the
+	// node has not been numbered.
+	key int32
+	// owner is the index + 1 of the pattern node bound to the node; 0:
+	// unbound.
+	owner int32
+}
+
+// endKeys is the key of nodes a rewrite appends at the end of the graph:
+// above every program position (graphs have fewer than 2^30 nodes).
+const endKeys = 1 << 30
+
+// state is one matcher run's scratch space. The per-graph-node table is
+// indexed by node ID; nodes that a rewrite creates, whose IDs start at
+// base, go in a table of their own, so that the first one does not copy
+// the table of the whole graph.
 type state struct {
 	m     *Matcher
 	p     *Pattern
 	g     *fxgraph.Graph
 	vals  []ops.Value
 	bound []bool
-	owner []int32 // graph node ID -> pattern node index + 1 (0: unbound)
 	log   []int32 // bound pattern nodes in binding order
-	key   []int64 // graph node ID -> order key (see orderKey)
+	info  []nodeInfo
+	base  int        // the ID of extra[0]
+	extra []nodeInfo // IDs from base on
 	mark  []uint32
 	epoch uint32
 	// claimed holds the compute nodes of the matches kept so far, when
@@ -127,19 +145,19 @@ type state struct {
 	argBuf     []ops.Value
 	kwBuf      []ops.Kwarg
 	pending    []*fxgraph.Node
+	newsFree   []*fxgraph.Node // see newsSlice
 }
 
-// newState returns a state for a search over g. key holds program-order
-// keys by node ID (see orderKey); nil means the search assigns them
-// itself ([state.run]). sizeHint is the expected number of node IDs.
-func newState(m *Matcher, g *fxgraph.Graph, key []int64, sizeHint int) *state {
-	n := max(len(key), sizeHint)
+// newState returns a state for a search over g. info holds program-order
+// keys by node ID (see orderKey) and is the state's own; nil means the
+// search assigns them itself ([state.run]).
+func newState(m *Matcher, g *fxgraph.Graph, info []nodeInfo) *state {
 	return &state{
 		m: m, p: m.p, g: g,
 		vals:  make([]ops.Value, len(m.p.nodes)),
 		bound: make([]bool, len(m.p.nodes)),
-		owner: make([]int32, n),
-		key:   key,
+		info:  info,
+		base:  len(info),
 	}
 }
 
@@ -150,10 +168,14 @@ func newState(m *Matcher, g *fxgraph.Graph, key []int64, sizeHint int) *state {
 // collects each anchor's candidates and the product search follows.
 func (s *state) run() []*Match {
 	m, g := s.m, s.g
-	if cap(s.key) < g.Len()+1 {
-		s.key = make([]int64, 0, g.Len()+1)
+	if cap(s.info) < g.Len()+1 {
+		s.info = make([]nodeInfo, 0, g.Len()+1)
 	}
-	s.key = s.key[:0]
+	s.info = s.info[:0]
+	// Every node the pass numbers goes in info; nodes created afterwards
+	// go in extra.
+	s.base = math.MaxInt
+	defer func() { s.base = len(s.info) }()
 	if m.o.removeOverlapping {
 		s.claimed = newNodeSet(g.Len())
 	}
@@ -161,7 +183,7 @@ func (s *state) run() []*Match {
 	if len(m.anchors) == 1 {
 		a, nameMatch := m.anchors[0], m.o.nodeNameMatch
 		s.fused = true
-		var i int64
+		var i int32
 		for n := g.First(); n != nil; n = n.Next() {
 			i++
 			s.setKey(n, i)
@@ -181,7 +203,7 @@ func (s *state) run() []*Match {
 		return found
 	}
 	cands := make([][]*fxgraph.Node, len(m.anchors))
-	var i int64
+	var i int32
 	for n := g.First(); n != nil; n = n.Next() {
 		i++
 		s.setKey(n, i)
@@ -212,34 +234,44 @@ func (s *state) bindsLaterNode() bool {
 	return false
 }
 
-// byID returns the entry of a table indexed by node ID, 0 past its end.
-func byID[T int32 | int64](table []T, n *fxgraph.Node) T {
-	if id := n.ID(); id < len(table) {
-		return table[id]
-	}
-	return 0
-}
-
-// setByID sets the entry of a table indexed by node ID, growing it with
-// zeros to reach n's ID.
-func setByID[T int32 | int64](table *[]T, n *fxgraph.Node, v T) {
+// infoOf returns n's entry, zero when n has none.
+func (s *state) infoOf(n *fxgraph.Node) nodeInfo {
 	id := n.ID()
-	for id >= len(*table) {
-		*table = append(*table, 0)
+	if id < s.base {
+		if id < len(s.info) {
+			return s.info[id]
+		}
+		return nodeInfo{}
 	}
-	(*table)[id] = v
+	if id -= s.base; id < len(s.extra) {
+		return s.extra[id]
+	}
+	return nodeInfo{}
 }
 
-func (s *state) ownerOf(n *fxgraph.Node) int32 { return byID(s.owner, n) }
+// entry returns a pointer to n's entry, growing the table that holds it.
+func (s *state) entry(n *fxgraph.Node) *nodeInfo {
+	id := n.ID()
+	t := &s.info
+	if id >= s.base {
+		t, id = &s.extra, id-s.base
+	}
+	for id >= len(*t) {
+		*t = append(*t, nodeInfo{})
+	}
+	return &(*t)[id]
+}
 
-func (s *state) setOwner(n *fxgraph.Node, v int32) { setByID(&s.owner, n, v) }
+func (s *state) ownerOf(n *fxgraph.Node) int32 { return s.infoOf(n).owner }
+
+func (s *state) setOwner(n *fxgraph.Node, v int32) { s.entry(n).owner = v }
 
 // orderKey returns n's program-order key: nodes with different keys are
 // in key order; nodes with equal keys sit next to each other (a rewrite
 // gives new nodes the key of the node they were inserted before).
-func (s *state) orderKey(n *fxgraph.Node) int64 { return byID(s.key, n) }
+func (s *state) orderKey(n *fxgraph.Node) int32 { return s.infoOf(n).key }
 
-func (s *state) setKey(n *fxgraph.Node, k int64) { setByID(&s.key, n, k) }
+func (s *state) setKey(n *fxgraph.Node, k int32) { s.entry(n).key = k }
 
 // before reports whether a comes before b in program order.
 func (s *state) before(a, b *fxgraph.Node) bool {
@@ -578,7 +610,7 @@ func (s *state) inPartition(n *fxgraph.Node) bool {
 // than the partition's last node can lead back into it, which bounds the
 // walk by program order.
 func (s *state) createsCycle() bool {
-	var maxKey int64
+	var maxKey int32
 	// bounded: every partition node has a key. In a fused search a node
 	// without one lies after the current anchor, which only a malformed
 	// graph (a node using a later node) allows; the walk is then not cut.
