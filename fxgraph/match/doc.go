@@ -51,7 +51,15 @@
 // candidate as the pass reaches it, for O(P) per candidate plus a cycle
 // check bounded by program order; patterns with k anchors collect their
 // candidates in the pass and explore the product of the lists, as torch.fx
-// does. Match records are allocated in chunks. A rewrite reuses the
-// order numbers and its scratch buffers from one replacement to the next,
-// so it costs O(N) plus O(P + R) per match for a replacement of R nodes.
+// does. Match records are allocated in chunks.
+//
+// A rewrite reuses the order numbers and its scratch buffers from one
+// replacement to the next, so it costs O(N) plus O(P + R) per match for a
+// replacement of R nodes. For a pattern that returns one node, the
+// recheck before each replacement re-reads only the nodes that earlier
+// replacements rewired. [ReplacePattern] with such a pattern and a
+// replacement that computes one untyped node from all its inputs goes
+// further: no replacement can then fail its checks, so each match is
+// replaced as soon as the search finds it, in the same pass, while its
+// nodes are still in the cache; the result is the same.
 package match

@@ -5,6 +5,9 @@ package match
 // FullRecheck makes the rewriter recheck every match in full.
 func FullRecheck() Option { return func(o *options) { o.fullRecheck = true } }
 
+// TwoPhase makes ReplacePattern find every match before it replaces any.
+func TwoPhase() Option { return func(o *options) { o.twoPhase = true } }
+
 // RecheckStats counts a rewrite's rechecks.
 type RecheckStats = recheckStats
 
@@ -13,3 +16,7 @@ func WithRecheckStats(st *RecheckStats) Option { return func(o *options) { o.sta
 
 // Counts returns the number of incremental and of full rechecks.
 func (st *recheckStats) Counts() (incremental, full int) { return st.incremental, st.full }
+
+// OnePass returns the number of matches replaced in one pass and the
+// number of matches collected for the two-phase rest.
+func (st *recheckStats) OnePass() (replaced, rest int) { return st.onePass, st.onePassRest }

@@ -20,14 +20,16 @@ type options struct {
 	ignoreLiterals    bool
 	nodeNameMatch     string
 	reg               *ops.Registry
-	// For tests of the rewriter: recheck every match in full, and count
-	// the rechecks of each kind.
+	// For tests of the rewriter: recheck every match in full, never
+	// replace in one pass, and count the rechecks of each kind.
 	fullRecheck bool
+	twoPhase    bool
 	stats       *recheckStats
 }
 
-// recheckStats counts the rewriter's rechecks (for tests).
-type recheckStats struct{ incremental, full int }
+// recheckStats counts the rewriter's rechecks and one-pass replacements
+// (for tests).
+type recheckStats struct{ incremental, full, onePass, onePassRest int }
 
 func defaultOptions() options { return options{removeOverlapping: true} }
 

@@ -3,6 +3,7 @@ package match
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/fxquant/fxquant/fxgraph"
@@ -73,8 +74,14 @@ type Replaced struct {
 
 // ReplacePattern replaces every match of pattern in g with replacement;
 // see [ReplacePatternWithFilters].
+//
+// When the pattern returns one compute node and replacement returns one
+// untyped node that reads every placeholder (and holds no attribute
+// nodes), ReplacePattern replaces each match as soon as its search finds
+// it, in the same pass over g (see [state.replaceInOnePass]); the result
+// is the one [ReplacePatternWithFilters] gives.
 func ReplacePattern(g *fxgraph.Graph, pattern *Pattern, replacement *fxgraph.Graph, opts ...Option) ([]Replaced, error) {
-	return ReplacePatternWithFilters(g, pattern, Static(replacement), nil, false, opts...)
+	return rewrite(g, pattern, Static(replacement), replacement, nil, false, opts)
 }
 
 // ReplacePatternWithFilters is torch.fx's replace_pattern_with_filters.
@@ -97,6 +104,12 @@ func ReplacePattern(g *fxgraph.Graph, pattern *Pattern, replacement *fxgraph.Gra
 // nodes (after the last returning node if none has users), the users are
 // rewired, and the matched nodes are erased. No dead-code elimination runs.
 func ReplacePatternWithFilters(g *fxgraph.Graph, pattern *Pattern, replace Replacer, filters []Filter, ignoreLiterals bool, opts ...Option) ([]Replaced, error) {
+	return rewrite(g, pattern, replace, nil, filters, ignoreLiterals, opts)
+}
+
+// rewrite is ReplacePatternWithFilters; static, when not nil, is the graph
+// replace always answers.
+func rewrite(g *fxgraph.Graph, pattern *Pattern, replace Replacer, static *fxgraph.Graph, filters []Filter, ignoreLiterals bool, opts []Option) ([]Replaced, error) {
 	if g == nil || pattern == nil || replace == nil {
 		return nil, errors.New("match: replace: nil graph, pattern or replacement")
 	}
@@ -105,6 +118,11 @@ func ReplacePatternWithFilters(g *fxgraph.Graph, pattern *Pattern, replace Repla
 	m, err := NewMatcher(pattern, all...)
 	if err != nil {
 		return nil, err
+	}
+	if len(filters) == 0 {
+		if pl := onePassPlan(g, m, static); pl != nil {
+			return newState(m, g, nil).replaceInOnePass(pl)
+		}
 	}
 	s := newState(m, g, nil)
 	found := s.run()
@@ -155,7 +173,12 @@ func ReplacePatternWithFilters(g *fxgraph.Graph, pattern *Pattern, replace Repla
 	if m.incremental && !s.laterBound && !m.o.fullRecheck {
 		s.dirty = newNodeSet(g.Len())
 	}
-	out := make([]Replaced, 0, len(matches))
+	return s.spliceAll(matches, plans, make([]Replaced, 0, len(matches)))
+}
+
+// spliceAll rechecks each match and replaces it with its plan, appending
+// the replacements to out.
+func (s *state) spliceAll(matches []*Match, plans []*plan, out []Replaced) ([]Replaced, error) {
 	for i, mt := range matches {
 		point, ok := s.recheck(mt)
 		if !ok {
@@ -169,6 +192,188 @@ func ReplacePatternWithFilters(g *fxgraph.Graph, pattern *Pattern, replace Repla
 		out = append(out, Replaced{Anchor: mt.Anchors[0], Match: mt, Replacements: news})
 	}
 	return out, nil
+}
+
+// onePassPlan returns the plan of replacement r when the rewrite may
+// replace each match as soon as it is found ([state.replaceInOnePass]),
+// and nil otherwise: r must be a static replacement whose plan builds,
+// which no match can fail (one distinct untyped result, so no type to
+// check), whose result is a node r computes (not a placeholder) from every
+// placeholder, and which holds only placeholder, call_function and
+// call_method nodes (no attributes to copy); the pattern must be one the
+// incremental recheck covers.
+func onePassPlan(g *fxgraph.Graph, m *Matcher, r *fxgraph.Graph) *plan {
+	if r == nil || !m.incremental || m.o.twoPhase || r == g || m.p.g == g {
+		return nil
+	}
+	pl := &plan{r: r}
+	if pl.build(g, m.p) != nil || !pl.untyped || len(pl.result) != 1 || pl.phIdx[pl.result[0]] >= 0 {
+		return nil
+	}
+	reach := make([]bool, len(pl.nodes))
+	reach[pl.result[0]] = true
+	mark := func(v ops.Value) {
+		_, _ = ops.MapValue(v, func(x ops.Value) (ops.Value, error) {
+			if r, ok := x.(pref); ok {
+				reach[r] = true
+			}
+			return x, nil
+		})
+	}
+	for j := len(pl.nodes) - 1; j >= 0; j-- {
+		switch pl.nodes[j].Op() {
+		case fxgraph.Placeholder, fxgraph.CallFunction, fxgraph.CallMethod:
+		default:
+			return nil
+		}
+		if !reach[j] {
+			continue
+		}
+		for _, a := range pl.args[j] {
+			mark(a)
+		}
+		for _, kw := range pl.kws[j] {
+			mark(kw.Value)
+		}
+	}
+	for j, ph := range pl.phIdx {
+		if ph >= 0 && !reach[j] {
+			return nil
+		}
+	}
+	return pl
+}
+
+// replaceInOnePass replaces the matches of a pattern that returns one
+// compute node (Matcher.incremental) with the plan of a replacement that
+// onePassPlan accepts, in one pass over the graph: at each candidate the
+// search runs on the graph as the earlier replacements left it, and a
+// match is replaced as soon as it is found, while its nodes are still in
+// the cache. The two-phase rewrite reads the whole graph first and every
+// match a second time.
+//
+// The result is the two-phase rewrite's. No check of a replacement can
+// fail, so checking them all first changes nothing. The search of a
+// candidate on the rewritten graph finds a match exactly when the search
+// on the original graph does, with the bindings the two-phase recheck
+// reads; by induction over the matches, for a match M and the earlier
+// replacements E (their compute nodes disjoint from M's):
+//
+//   - Structure: a node E rewired held E's returning node, now E's
+//     result node R. Facing a compute pattern node, that was an overlap
+//     with E, and R, a node the rewrite created, is refused too; facing a
+//     placeholder, it bound E's returning node where it now binds R, one
+//     for one, so consistency and injectivity agree.
+//   - Containment: an inner node of M that a compute node of E used was
+//     E's placeholder binding, which R reads instead: outside M either way.
+//   - Cycles: R reads every binding of E, and every node of E reaches E's
+//     returning node, so the paths through R are the paths through E. The
+//     walk's cut at M's last node agrees as long as E's nodes and users
+//     are in program order around E's returning node, which each match
+//     is checked for before it is replaced.
+//   - The recheck of a found match is a search from its anchor on the
+//     rewritten graph, as here, and cannot fail on its bindings: R is new,
+//     so bound once, and precedes M.
+//
+// Order keys are assigned as the pass reaches nodes; finding a match's
+// insertion point numbers ahead to its returning node's users. A match
+// whose nodes are out of program order ends the one-pass replacements:
+// it and the matches after it are collected by the rest of the pass and
+// rechecked and replaced afterwards, as in the two-phase rewrite.
+func (s *state) replaceInOnePass(pl *plan) ([]Replaced, error) {
+	g, m := s.g, s.m
+	a := m.anchors[0]
+	s.info = make([]nodeInfo, 0, g.Len()+1)
+	s.base = math.MaxInt // one table: original and new nodes
+	s.claimed = newNodeSet(g.Len())
+	s.originals = true
+	var out []Replaced
+	var rest []*Match // from the first match out of program order on
+	// The loop reads the successor only after the splice, so that it
+	// visits the nodes a replacement inserted after n (and skips them),
+	// and skips erased nodes, as [fxgraph.Graph.All] does.
+	for n := g.First(); n != nil; n = liveNext(n) {
+		if n.ID() >= s.newFrom {
+			continue // created by this rewrite
+		}
+		s.number(n)
+		if !m.isCandidate(a, n) {
+			continue
+		}
+		s.anchorKey = s.orderKey(n)
+		var mt *Match
+		var point *fxgraph.Node
+		apply := false
+		if s.matchNode(a, n, "") {
+			if mt = s.complete(); mt != nil && rest == nil {
+				if s.inOrder() {
+					point, apply = s.insertionPoint()
+				} else {
+					rest = []*Match{}
+				}
+			}
+		}
+		s.undo(0)
+		switch {
+		case mt == nil:
+		case rest != nil:
+			rest = append(rest, mt)
+		case apply:
+			news, err := s.splice(mt, pl, point)
+			if err != nil {
+				// Unreachable for a checked plan and a checked match.
+				return out, &ReplaceError{Match: len(out), Anchor: anchorName(mt), Err: fmt.Errorf("graph partially rewritten: %w", err)}
+			}
+			out = append(out, Replaced{Anchor: mt.Anchors[0], Match: mt, Replacements: news})
+		}
+	}
+	s.anchorKey, s.originals, s.claimed = 0, false, nil
+	if st := m.o.stats; st != nil {
+		st.onePass += len(out)
+		st.onePassRest += len(rest)
+	}
+	if len(rest) == 0 {
+		return out, nil
+	}
+	plans := make([]*plan, len(rest))
+	for i := range plans {
+		plans[i] = pl
+	}
+	return s.spliceAll(rest, plans, out)
+}
+
+// liveNext returns the first node after n that is not erased, or nil; n
+// itself may have been erased.
+func liveNext(n *fxgraph.Node) *fxgraph.Node {
+	next := n.Next()
+	for next != nil && next.Erased() {
+		next = next.Next()
+	}
+	return next
+}
+
+// inOrder reports whether the current binding and the users of its
+// returning node are in program order around the anchor: every bound node
+// precedes it (numbered, and not after it), and every user of the
+// returning node follows it. It numbers ahead to those users.
+func (s *state) inOrder() bool {
+	if s.bindsLaterNode() {
+		return false
+	}
+	for _, pi := range s.p.returning {
+		r, _ := s.vals[pi].(*fxgraph.Node)
+		if r == nil {
+			continue
+		}
+		k := s.orderKey(r)
+		for _, u := range r.Uses() {
+			s.numberThrough(u.User)
+			if s.orderKey(u.User) <= k {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func anchorName(mt *Match) string {
@@ -554,6 +759,9 @@ func (s *state) insertionPoint() (*fxgraph.Node, bool) {
 		}
 		point = last.Next()
 	}
+	if point != nil && s.frontier != nil {
+		s.numberThrough(point) // a one-pass rewrite numbers as it goes
+	}
 	ok := true
 	for _, pi := range s.p.placeholders {
 		switch v := s.vals[pi].(type) {
@@ -629,6 +837,12 @@ func (s *state) splice(mt *Match, pl *plan, point *fxgraph.Node) ([]*fxgraph.Nod
 			targetName = rn.TargetName()
 		}
 		c := g.CreateNode(rn.Op(), rn.Target(), targetName, args, kw, rn.Name(), rn.Type())
+		if s.newFrom == math.MaxInt {
+			s.newFrom = c.ID()
+			if s.base == math.MaxInt {
+				s.base = s.newFrom // a one-pass rewrite: new nodes in extra
+			}
+		}
 		clear(args)
 		clear(kw)
 		if !rn.Meta.IsZero() {

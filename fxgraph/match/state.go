@@ -140,6 +140,17 @@ type state struct {
 	// dirty holds the nodes whose arguments the rewriter has changed (the
 	// users of replaced values), for the incremental recheck.
 	dirty *nodeSet
+	// One-pass rewrite ([state.replaceInOnePass]): anchorKey is the key of
+	// the candidate being searched, nodes with a larger key or none come
+	// after it; frontier is the last node numbered, nextKey its key;
+	// newFrom is the ID of the first node the rewrite created (later ones
+	// have larger IDs), and with originals set no compute pattern node
+	// binds such a node.
+	anchorKey int32
+	frontier  *fxgraph.Node
+	nextKey   int32
+	newFrom   int
+	originals bool
 	// Scratch space of the rewriter, reused from one splice to the next.
 	spliceVals []ops.Value
 	argBuf     []ops.Value
@@ -154,10 +165,11 @@ type state struct {
 func newState(m *Matcher, g *fxgraph.Graph, info []nodeInfo) *state {
 	return &state{
 		m: m, p: m.p, g: g,
-		vals:  make([]ops.Value, len(m.p.nodes)),
-		bound: make([]bool, len(m.p.nodes)),
-		info:  info,
-		base:  len(info),
+		vals:    make([]ops.Value, len(m.p.nodes)),
+		bound:   make([]bool, len(m.p.nodes)),
+		info:    info,
+		base:    len(info),
+		newFrom: math.MaxInt,
 	}
 }
 
@@ -223,15 +235,55 @@ func (s *state) run() []*Match {
 	return found
 }
 
-// bindsLaterNode reports whether the current binding, in a fused search,
-// holds a graph node that the pass has not given a key yet.
+// bindsLaterNode reports whether the current binding holds a graph node
+// after the anchor being searched (see [state.later]).
 func (s *state) bindsLaterNode() bool {
 	for _, pi := range s.log {
-		if n, ok := s.vals[pi].(*fxgraph.Node); ok && s.orderKey(n) == 0 {
+		if n, ok := s.vals[pi].(*fxgraph.Node); ok && s.later(s.orderKey(n)) {
 			return true
 		}
 	}
 	return false
+}
+
+// later reports whether a node with key k comes after the anchor being
+// searched: in a fused search, a node the pass has not numbered yet; in a
+// one-pass rewrite, also a node numbered ahead of the pass. Elsewhere no
+// node counts as later.
+func (s *state) later(k int32) bool {
+	switch {
+	case s.fused:
+		return k == 0
+	case s.anchorKey > 0:
+		return k == 0 || k > s.anchorKey
+	}
+	return false
+}
+
+// number gives n, reached by the pass of a one-pass rewrite, the next key
+// unless a look ahead ([state.numberThrough]) already did.
+func (s *state) number(n *fxgraph.Node) {
+	if s.orderKey(n) == 0 {
+		s.nextKey++
+		s.setKey(n, s.nextKey)
+		s.frontier = n
+	}
+}
+
+// numberThrough numbers the nodes after the frontier up to and including
+// t, as the pass will reach them, so that t has a key; nodes the rewrite
+// created have theirs already.
+func (s *state) numberThrough(t *fxgraph.Node) {
+	for f := s.frontier; s.orderKey(t) == 0 && f != nil; {
+		if f = f.Next(); f == nil {
+			break
+		}
+		if f.ID() < s.newFrom && s.orderKey(f) == 0 {
+			s.nextKey++
+			s.setKey(f, s.nextKey)
+		}
+		s.frontier = f
+	}
 }
 
 // infoOf returns n's entry, zero when n has none.
@@ -335,6 +387,9 @@ func (s *state) matchNode(pi int, gn *fxgraph.Node, nameMatch string) bool {
 		return false
 	}
 	pn := &s.p.nodes[pi]
+	if s.originals && pn.op != fxgraph.Placeholder && gn.ID() >= s.newFrom {
+		return false // a node the rewrite created
+	}
 	if !s.m.nodesEqual(pn, gn, nameMatch) {
 		return false
 	}
@@ -611,9 +666,9 @@ func (s *state) inPartition(n *fxgraph.Node) bool {
 // walk by program order.
 func (s *state) createsCycle() bool {
 	var maxKey int32
-	// bounded: every partition node has a key. In a fused search a node
-	// without one lies after the current anchor, which only a malformed
-	// graph (a node using a later node) allows; the walk is then not cut.
+	// bounded: no partition node comes after the current anchor (see
+	// later), which only a malformed graph (a node using a later node)
+	// allows; the walk is then not cut.
 	bounded := true
 	for _, pi := range s.log {
 		if !s.isCompute(int(pi)) {
@@ -621,7 +676,7 @@ func (s *state) createsCycle() bool {
 		}
 		if n, ok := s.vals[pi].(*fxgraph.Node); ok {
 			k := s.orderKey(n)
-			if k == 0 && s.fused {
+			if s.later(k) {
 				bounded = false
 			}
 			maxKey = max(maxKey, k)
@@ -661,7 +716,7 @@ func (s *state) createsCycle() bool {
 		}
 		// Only nodes no later than the partition's last node can lead
 		// back into it.
-		if k := s.orderKey(x); bounded && (k > maxKey || (k == 0 && s.fused)) {
+		if k := s.orderKey(x); bounded && (k > maxKey || s.later(k)) {
 			continue
 		}
 		id := x.ID()
