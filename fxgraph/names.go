@@ -1,6 +1,7 @@
 package fxgraph
 
 import (
+	"errors"
 	"maps"
 	"slices"
 	"strconv"
@@ -42,6 +43,17 @@ type namespace struct {
 	// are never released, so that candidate is still taken.
 	last     int32
 	lastName string
+	// While batch > 0 (see [Graph.BatchNames]), canonical suffixed names
+	// go to pending, and their bases' records, instead of used; flush
+	// moves them to used. The records still answer "is base_k taken".
+	batch   int
+	pending []pendingName
+}
+
+// pendingName is a name reserved during a batch, not yet in used.
+type pendingName struct {
+	name  string
+	owner int
 }
 
 // nameBase is what the namespace knows about one base: FX's counter, and
@@ -70,8 +82,10 @@ func newNamespace() namespace {
 	return namespace{used: map[string]int{}, bases: map[string]int32{}}
 }
 
-// clone returns an independent copy of ns.
+// clone returns an independent copy of ns, whose used table is complete
+// (names pending in a batch of ns are moved to ns's table first).
 func (ns *namespace) clone() namespace {
+	ns.flush()
 	c := namespace{used: maps.Clone(ns.used), nonIdent: ns.nonIdent, bases: maps.Clone(ns.bases), recs: slices.Clone(ns.recs),
 		last: ns.last, lastName: ns.lastName}
 	for i := range c.recs {
@@ -315,8 +329,40 @@ func (ns *namespace) probe(b *nameBase, base string, num, owner int) string {
 
 // taken reports whether name is reserved.
 func (ns *namespace) taken(name string) bool {
-	_, ok := ns.used[name]
-	return ok
+	if _, ok := ns.used[name]; ok {
+		return true
+	}
+	if len(ns.pending) == 0 {
+		return false
+	}
+	// A name pending in a batch is a canonical base_k in its base's record.
+	base, num, ok := splitSuffix(name)
+	if !ok || canonicalSuffix(name, base) != nil {
+		return false
+	}
+	i, ok := ns.bases[base]
+	return ok && ns.recs[i].has(num)
+}
+
+// canonicalSuffix returns nil when name, split into base and a numeric
+// suffix, writes the suffix without leading zeros (base_7, not base_07),
+// so that it is the name the namespace's records stand for.
+func canonicalSuffix(name, base string) error {
+	if d := name[len(base)+1:]; len(d) > 1 && d[0] == '0' {
+		return errNotCanonical
+	}
+	return nil
+}
+
+var errNotCanonical = errors.New("suffix with a leading zero")
+
+// flush moves the names pending in a batch to used.
+func (ns *namespace) flush() {
+	for _, p := range ns.pending {
+		ns.used[p.name] = p.owner + 1
+	}
+	clear(ns.pending)
+	ns.pending = ns.pending[:0]
 }
 
 // markUsed records name as used by the node with id owner. A canonical
@@ -326,13 +372,15 @@ func (ns *namespace) markUsed(name string, owner int, b *nameBase) *nameBase {
 	if !ops.IsIdentifier(name) {
 		ns.nonIdent++ // counting a key twice only costs Verify its shortcut
 	}
-	ns.used[name] = owner + 1
 	base, num, ok := splitSuffix(name)
-	if !ok {
-		return nil
+	if !ok || canonicalSuffix(name, base) != nil {
+		ns.used[name] = owner + 1
+		return nil // no suffix, or not canonical: base_07 is not base_7
 	}
-	if d := name[len(base)+1:]; len(d) > 1 && d[0] == '0' {
-		return nil // not canonical: base_07 is not base_7
+	if ns.batch > 0 {
+		ns.pending = append(ns.pending, pendingName{name, owner})
+	} else {
+		ns.used[name] = owner + 1
 	}
 	if b == nil {
 		b = &ns.recs[ns.base(base)]

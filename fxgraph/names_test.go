@@ -69,6 +69,15 @@ func (r *refNamespace) reserve(name string) bool {
 // and runs of one candidate, which exercise the probe bound, the suffix
 // bitmap and its far set, and the cache of the last base.
 func TestNamespaceMatchesFX(t *testing.T) {
+	for _, batched := range []bool{false, true} {
+		t.Run(fmt.Sprintf("batched=%v", batched), func(t *testing.T) { testNamespaceMatchesFX(t, batched) })
+	}
+}
+
+// testNamespaceMatchesFX is TestNamespaceMatchesFX, optionally with the
+// namespace in batch mode, its used table filled at the end (and by
+// clones, which must be complete).
+func testNamespaceMatchesFX(t *testing.T, batched bool) {
 	candidates := []string{
 		"add", "add", "add", "add_1", "add_2", "add_3", "add_01", "add_0", "add_70", "add_130", "add_1000000",
 		"add_1_2", "add_1_1", "sum", "sum_1", "sum_2", "for", "x", "x_5", "_3", "_", "a-b", "", "1abc",
@@ -78,28 +87,46 @@ func TestNamespaceMatchesFX(t *testing.T) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 7))
 			ns, ref := newNamespace(), newRefNamespace()
+			owners := map[string]int{} // every name handed out and its owner
+			if batched {
+				ns.batch = 1
+			}
 			for step := range 3000 {
 				c := candidates[rng.IntN(len(candidates))]
 				switch op := rng.IntN(20); {
 				case op == 0:
 					// Continue on a clone; the original must not change.
-					before := len(ns.used)
 					cl := ns.clone()
+					before := len(ns.used)
 					cl.create("add", step)
 					require.Equal(t, before, len(ns.used), "step %d: clone shares the used table", step)
 					ns, ref = cl, ref.clone()
-					ref.create("add")
+					owners[ref.create("add")] = step
+					if batched {
+						ns.batch = 1
+					}
 				case op < 4:
 					name := sanitize(c)
 					if rng.IntN(2) == 0 {
 						name += "_" + strconv.Itoa(rng.IntN(300))
 					}
-					require.Equal(t, ref.reserve(name), ns.reserve(name, step), "step %d: reserve(%q)", step, name)
+					ok := ref.reserve(name)
+					require.Equal(t, ok, ns.reserve(name, step), "step %d: reserve(%q)", step, name)
+					if ok {
+						owners[name] = step
+					}
 				default:
-					require.Equal(t, ref.create(c), ns.create(c, step), "step %d: create(%q)", step, c)
+					name := ref.create(c)
+					require.Equal(t, name, ns.create(c, step), "step %d: create(%q)", step, c)
+					owners[name] = step
 				}
 			}
+			ns.batch = 0
+			ns.flush()
 			require.Equal(t, len(ref.used), len(ns.used))
+			for name, owner := range owners {
+				require.Equal(t, owner+1, ns.used[name], "owner of %q", name)
+			}
 		})
 	}
 }

@@ -87,6 +87,8 @@ func scramble(rng *rand.Rand, g *fxgraph.Graph) {
 	}
 }
 
+var onePassIters = 150
+
 // TestOnePassAgreesWithTwoPhase rewrites random graphs, some with nodes
 // out of program order, with ReplacePattern twice: as it chooses (in one
 // pass where it can) and with every match found before any is replaced.
@@ -94,7 +96,7 @@ func scramble(rng *rand.Rand, g *fxgraph.Graph) {
 func TestOnePassAgreesWithTwoPhase(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 3))
 	onePass, rest := 0, 0
-	for iter := range 150 {
+	for iter := range onePassIters {
 		g := randomGraph(rng, 5+rng.IntN(40))
 		if iter%3 == 2 {
 			scramble(rng, g)
@@ -134,6 +136,12 @@ func TestOnePassAgreesWithTwoPhase(t *testing.T) {
 func TestOnePassOnChain(t *testing.T) {
 	const n = 20
 	a, b := qLinearGraph(n), qLinearGraph(n)
+	for _, g := range []*fxgraph.Graph{a, b} {
+		for i := range n {
+			g.SetAttr(fmt.Sprintf("w%d", i), 1.0)
+			g.SetAttr(fmt.Sprintf("b%d", i), 1.0)
+		}
+	}
 	var st match.RecheckStats
 	resA, err := match.ReplacePattern(a, qLinearPattern(), qLinearReplacement(), match.WithRegistry(testRegistry()), match.WithRecheckStats(&st))
 	require.NoError(t, err)
@@ -145,6 +153,10 @@ func TestOnePassOnChain(t *testing.T) {
 	assert.Equal(t, dump(b), dump(a))
 	assert.Equal(t, replacedString(resB), replacedString(resA))
 	assert.Equal(t, "qlinear_19", resA[n-1].Replacements[0].Name())
+	// The names entered the name table in a batch: both graphs verify.
+	for _, g := range []*fxgraph.Graph{a, b} {
+		require.NoError(t, fxgraph.Verify(g, fxgraph.VerifyOptions{Registry: testRegistry(), AllowOpaque: true, SkipTypes: true}))
+	}
 }
 
 // TestOnePassCases covers, one graph each, what a one-pass rewrite must

@@ -168,7 +168,9 @@ func rewrite(g *fxgraph.Graph, pattern *Pattern, replace Replacer, static *fxgra
 		}
 		plans[i] = pl
 	}
-	// Phase 2: splice, on the order keys the search assigned.
+	// Phase 2: splice, on the order keys the search assigned. The new
+	// names enter the graph's name table together at the end.
+	defer g.BatchNames()()
 	s.claimed = nil
 	if m.incremental && !s.laterBound && !m.o.fullRecheck {
 		s.dirty = newNodeSet(g.Len())
@@ -283,6 +285,7 @@ func onePassPlan(g *fxgraph.Graph, m *Matcher, r *fxgraph.Graph) *plan {
 func (s *state) replaceInOnePass(pl *plan) ([]Replaced, error) {
 	g, m := s.g, s.m
 	a := m.anchors[0]
+	defer g.BatchNames()() // the new names enter the name table together
 	s.info = make([]nodeInfo, 0, g.Len()+1)
 	s.base = math.MaxInt // one table: original and new nodes
 	s.claimed = newNodeSet(g.Len())
