@@ -165,9 +165,13 @@ type Binding struct {
 // Match is one occurrence of a pattern in a graph (torch.fx's
 // InternalMatch). The graph nodes it names belong to the matched graph.
 type Match struct {
-	p     *Pattern
-	vals  []ops.Value // per pattern node
-	order []int32     // pattern nodes in binding order (the backward walk's pre-order)
+	p *Pattern
+	// vals holds per pattern node what it bound; the output, last, has no
+	// entry unless the matcher matches outputs.
+	vals []ops.Value
+	// order lists the pattern nodes in binding order (the backward walk's
+	// pre-order); matches that bound in the same order share it.
+	order *[]int32
 	// Anchors are the pattern nodes the match was found from. The slice is
 	// shared by all matches of one matcher: do not modify it.
 	Anchors []*fxgraph.Node
@@ -189,7 +193,7 @@ func (m *Match) Lookup(pn *fxgraph.Node) (ops.Value, bool) {
 	if !ok || int(i) >= len(m.vals) {
 		return nil, false
 	}
-	for _, j := range m.order {
+	for _, j := range *m.order {
 		if int(j) == i {
 			return m.vals[i], true
 		}
@@ -208,8 +212,8 @@ func (m *Match) NodeOf(pn *fxgraph.Node) *fxgraph.Node {
 // NodesMap returns every binding in binding order (anchors first, then the
 // backward walk's pre-order).
 func (m *Match) NodesMap() []Binding {
-	out := make([]Binding, len(m.order))
-	for i, j := range m.order {
+	out := make([]Binding, len(*m.order))
+	for i, j := range *m.order {
 		out[i] = Binding{Pattern: m.p.nodes[j].n, Value: m.vals[j]}
 	}
 	return out
@@ -222,6 +226,9 @@ func (m *Match) Named(name string) (ops.Value, bool) {
 	i, ok := m.p.nameIdx[name]
 	if !ok {
 		return nil, false
+	}
+	if i >= len(m.vals) {
+		return nil, true // the output, not matched
 	}
 	return m.vals[i], true
 }
@@ -298,7 +305,9 @@ func (m *Matcher) Match(g *fxgraph.Graph) ([]*Match, error) {
 	if g == nil {
 		return nil, errors.New("match: nil graph")
 	}
-	return newState(m, g, nil).run(), nil
+	s := newState(m, g, nil)
+	defer s.release()
+	return s.run(), nil
 }
 
 // MatchIndex is [Matcher.Match] on a prebuilt index, so that several

@@ -121,10 +121,13 @@ func rewrite(g *fxgraph.Graph, pattern *Pattern, replace Replacer, static *fxgra
 	}
 	if len(filters) == 0 {
 		if pl := onePassPlan(g, m, static); pl != nil {
-			return newState(m, g, nil).replaceInOnePass(pl)
+			s := newState(m, g, nil)
+			defer s.release()
+			return s.replaceInOnePass(pl)
 		}
 	}
 	s := newState(m, g, nil)
+	defer s.release()
 	found := s.run()
 	matches := found[:0]
 	for _, mt := range found {
@@ -286,7 +289,7 @@ func (s *state) replaceInOnePass(pl *plan) ([]Replaced, error) {
 	g, m := s.g, s.m
 	a := m.anchors[0]
 	defer g.BatchNames()() // the new names enter the name table together
-	s.info = make([]nodeInfo, 0, g.Len()+1)
+	s.info = getInfo(g.Len() + 1)
 	s.base = math.MaxInt // one table: original and new nodes
 	s.claimed = newNodeSet(g.Len())
 	s.originals = true

@@ -3,6 +3,7 @@ package match
 import (
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/fxquant/fxquant/fxgraph"
 	"github.com/fxquant/fxquant/ops"
@@ -131,7 +132,7 @@ type state struct {
 	// slab hands out match records in chunks; lastOrder is the binding
 	// order of the previous record, shared by the next one when equal.
 	slab      matchSlab
-	lastOrder []int32
+	lastOrder *[]int32
 	// laterBound is set when a match found by the fused search binds a
 	// node the pass has not reached, one after the anchor in the list:
 	// only a graph whose nodes are out of order has such a match, and the
@@ -181,7 +182,7 @@ func newState(m *Matcher, g *fxgraph.Graph, info []nodeInfo) *state {
 func (s *state) run() []*Match {
 	m, g := s.m, s.g
 	if cap(s.info) < g.Len()+1 {
-		s.info = make([]nodeInfo, 0, g.Len()+1)
+		s.info = getInfo(g.Len() + 1)
 	}
 	s.info = s.info[:0]
 	// Every node the pass numbers goes in info; nodes created afterwards
@@ -284,6 +285,29 @@ func (s *state) numberThrough(t *fxgraph.Node) {
 		}
 		s.frontier = f
 	}
+}
+
+// infoPool keeps the per-node tables of finished searches, so that a
+// search of a large graph reuses one instead of allocating and clearing a
+// table per call. Entries are cleared as a search appends them.
+var infoPool sync.Pool // of *[]nodeInfo
+
+// getInfo returns an empty table with room for n entries.
+func getInfo(n int) []nodeInfo {
+	if t, _ := infoPool.Get().(*[]nodeInfo); t != nil && cap(*t) >= n {
+		return (*t)[:0]
+	}
+	return make([]nodeInfo, 0, n)
+}
+
+// release returns the state's per-node table to infoPool; the state must
+// not be used afterwards.
+func (s *state) release() {
+	if cap(s.info) > 0 {
+		t := s.info[:0]
+		infoPool.Put(&t)
+	}
+	s.info, s.extra = nil, nil
 }
 
 // infoOf returns n's entry, zero when n has none.
@@ -557,7 +581,7 @@ func (s *state) holds() bool {
 
 // snapshot records the current binding as a Match.
 func (s *state) snapshot() *Match {
-	mt := s.slab.next(s.p)
+	mt := s.slab.next(s.p, s.m.o.matchOutput)
 	mt.Anchors = s.m.anchorNodes
 	s.fill(mt)
 	return mt
@@ -568,8 +592,9 @@ func (s *state) snapshot() *Match {
 func (s *state) fill(mt *Match) {
 	s.fillValues(mt)
 	// Matches of one pattern mostly bind in the same order: share it.
-	if !slices.Equal(s.lastOrder, s.log) {
-		s.lastOrder = slices.Clone(s.log)
+	if s.lastOrder == nil || !slices.Equal(*s.lastOrder, s.log) {
+		o := slices.Clone(s.log)
+		s.lastOrder = &o
 	}
 	mt.order = s.lastOrder
 }
@@ -605,8 +630,11 @@ const (
 
 // next returns a zeroed Match for p with vals, PlaceholderNodes and
 // ReturningNodes sized; each slice has its capacity capped at its length.
-func (sl *matchSlab) next(p *Pattern) *Match {
+func (sl *matchSlab) next(p *Pattern, withOutput bool) *Match {
 	nv, nr := len(p.nodes), len(p.returning)
+	if !withOutput {
+		nv-- // the output is last
+	}
 	np := 0
 	if p.phStart < 0 {
 		np = len(p.placeholders)
