@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/fxquant/fxquant/ops"
+	"github.com/fxquant/fxquant/ops/tensor"
 )
 
 // Format returns g in fxquant's golden text format: torch.fx's str(graph)
@@ -237,6 +238,11 @@ func typeHash(t ops.Type) (uint64, bool) {
 	}
 	h := uint64(14695981039346656037)
 	mix := func(v uint64) { h = (h ^ v) * 1099511628211 }
+	mixStorage := func(st, ex tensor.DType, lo, hi int64) {
+		mix(uint64(st)<<8 | uint64(ex))
+		mix(uint64(lo))
+		mix(uint64(hi))
+	}
 	mix(uint64(len(tt.Shape)))
 	for _, d := range tt.Shape {
 		mix(uint64(d))
@@ -249,16 +255,12 @@ func typeHash(t ops.Type) (uint64, bool) {
 		mix(uint64(e.DType))
 	case ops.UniformQuantized:
 		mix(3)
-		mix(uint64(e.StorageType)<<8 | uint64(e.Expressed))
-		mix(uint64(e.StorageMin))
-		mix(uint64(e.StorageMax))
+		mixStorage(e.StorageType, e.Expressed, e.StorageMin, e.StorageMax)
 		mix(math.Float64bits(e.Scale))
 		mix(uint64(e.ZeroPoint))
 	case ops.UniformQuantizedPerAxis:
 		mix(4)
-		mix(uint64(e.StorageType)<<8 | uint64(e.Expressed))
-		mix(uint64(e.StorageMin))
-		mix(uint64(e.StorageMax))
+		mixStorage(e.StorageType, e.Expressed, e.StorageMin, e.StorageMax)
 		mix(uint64(e.Axis))
 		for _, s := range e.Scales {
 			mix(math.Float64bits(s))

@@ -88,13 +88,7 @@ func TestParseOutputNameAvoidsLaterNames(t *testing.T) {
 			src := "graph():\n    %x : [num_users=1] = placeholder[target=x]\n    return (x,)\n" + tt.after
 			g, err := fxgraph.ParseString(src)
 			require.NoError(t, err)
-			var names []string
-			for n := range g.All() {
-				if n.Op() == fxgraph.Output {
-					names = append(names, n.Name())
-				}
-			}
-			assert.Equal(t, []string{tt.want}, names)
+			assert.Equal(t, []string{tt.want}, outputNames(g))
 		})
 	}
 }
@@ -112,13 +106,7 @@ func TestParseSeveralOutputLines(t *testing.T) {
 		"    return (x,)\n"
 	g, err := fxgraph.ParseString(src)
 	require.NoError(t, err)
-	var names []string
-	for n := range g.All() {
-		if n.Op() == fxgraph.Output {
-			names = append(names, n.Name())
-		}
-	}
-	assert.Equal(t, []string{"output", "output_2", "output_4", "output_5"}, names)
+	assert.Equal(t, []string{"output", "output_2", "output_4", "output_5"}, outputNames(g))
 }
 
 // Every reference resolves to the node of that name, whatever the order
@@ -347,4 +335,15 @@ func TestFormatLongLinesLate(t *testing.T) {
 	g2, err := fxgraph.ParseString(out)
 	require.NoError(t, err)
 	assert.Equal(t, out, fxgraph.Format(g2))
+}
+
+// outputNames lists the names of g's output nodes in program order.
+func outputNames(g *fxgraph.Graph) []string {
+	var names []string
+	for n := range g.All() {
+		if n.Op() == fxgraph.Output {
+			names = append(names, n.Name())
+		}
+	}
+	return names
 }
