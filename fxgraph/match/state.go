@@ -196,6 +196,13 @@ func (s *state) run() []*Match {
 	if len(m.anchors) == 1 {
 		a, nameMatch := m.anchors[0], m.o.nodeNameMatch
 		s.fused = true
+		// A binding is completed (containment, cycles, overlap) only when
+		// the pass reaches the next candidate, or its end: the cycle check
+		// reads the users of the bound nodes, which mostly follow them
+		// closely, and by then the pass has read them in order instead of
+		// ahead of it. Nodes numbered after the anchor count as later
+		// ones, as unnumbered nodes do (see later).
+		pending := false
 		var i int32
 		for n := g.First(); n != nil; n = n.Next() {
 			i++
@@ -203,16 +210,18 @@ func (s *state) run() []*Match {
 			if !m.isCandidate(a, n) {
 				continue
 			}
-			mark := len(s.log)
-			if s.matchNode(a, n, nameMatch) {
-				if mt := s.complete(); mt != nil {
-					found = append(found, mt)
-					s.laterBound = s.laterBound || s.bindsLaterNode()
-				}
+			if pending {
+				found = s.completeFused(found)
 			}
-			s.undo(mark)
+			s.anchorKey = i
+			if pending = s.matchNode(a, n, nameMatch); !pending {
+				s.undo(0)
+			}
 		}
-		s.fused = false
+		if pending {
+			found = s.completeFused(found)
+		}
+		s.fused, s.anchorKey = false, 0
 		return found
 	}
 	cands := make([][]*fxgraph.Node, len(m.anchors))
@@ -236,6 +245,17 @@ func (s *state) run() []*Match {
 	return found
 }
 
+// completeFused completes the binding of a fused search's anchor
+// (s.anchorKey), appends the match to found if it holds, and unbinds.
+func (s *state) completeFused(found []*Match) []*Match {
+	if mt := s.complete(); mt != nil {
+		found = append(found, mt)
+		s.laterBound = s.laterBound || s.bindsLaterNode()
+	}
+	s.undo(0)
+	return found
+}
+
 // bindsLaterNode reports whether the current binding holds a graph node
 // after the anchor being searched (see [state.later]).
 func (s *state) bindsLaterNode() bool {
@@ -248,17 +268,15 @@ func (s *state) bindsLaterNode() bool {
 }
 
 // later reports whether a node with key k comes after the anchor being
-// searched: in a fused search, a node the pass has not numbered yet; in a
-// one-pass rewrite, also a node numbered ahead of the pass. Elsewhere no
+// searched (s.anchorKey): a node the pass has not numbered yet, or one
+// it numbered after the anchor (a fused search completes a binding when
+// the pass has moved on; a one-pass rewrite numbers ahead). Elsewhere no
 // node counts as later.
 func (s *state) later(k int32) bool {
-	switch {
-	case s.fused:
-		return k == 0
-	case s.anchorKey > 0:
+	if s.anchorKey > 0 {
 		return k == 0 || k > s.anchorKey
 	}
-	return false
+	return s.fused && k == 0
 }
 
 // number gives n, reached by the pass of a one-pass rewrite, the next key
