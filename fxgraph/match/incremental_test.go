@@ -16,6 +16,21 @@ import (
 
 // replacedString describes a rewrite's result: per replacement, its match
 // (bindings in binding order) and the names of the new nodes.
+// requireSameRewrite checks that a rewrite under test (graph got, its
+// result and error) did what the reference rewrite did: both fail or
+// neither does (with the same message when sameErr), and the graphs and
+// the replacement records print the same.
+func requireSameRewrite(t *testing.T, name string, want *fxgraph.Graph, wantRes []match.Replaced, wantErr error,
+	got *fxgraph.Graph, gotRes []match.Replaced, gotErr error, sameErr bool) {
+	t.Helper()
+	require.Equal(t, wantErr == nil, gotErr == nil, "%s: %v / %v", name, gotErr, wantErr)
+	if sameErr && wantErr != nil {
+		require.Equal(t, wantErr.Error(), gotErr.Error(), name)
+	}
+	require.Equal(t, dump(want), dump(got), name)
+	require.Equal(t, replacedString(wantRes), replacedString(gotRes), name)
+}
+
 func replacedString(res []match.Replaced) string {
 	var b strings.Builder
 	for _, r := range res {
@@ -95,9 +110,7 @@ func TestIncrementalRecheckAgreesWithFull(t *testing.T) {
 						match.WithRegistry(ops.NewRegistry()), match.WithRecheckStats(&st))
 					resB, errB := match.ReplacePatternWithFilters(b, p, match.Static(r), nil, ign,
 						match.WithRegistry(ops.NewRegistry()), match.FullRecheck())
-					require.Equal(t, errB == nil, errA == nil, "%s: %v / %v", name, errA, errB)
-					require.Equal(t, dump(b), dump(a), name)
-					require.Equal(t, replacedString(resB), replacedString(resA), name)
+					requireSameRewrite(t, name, b, resB, errB, a, resA, errA, false)
 					inc, fl := st.Counts()
 					incremental += inc
 					full += fl
