@@ -102,6 +102,15 @@ func (g *Graph) internTarget(t ops.Target) *internedTarget {
 	return s
 }
 
+// target returns the stored target (nil for a nil it, which internTarget
+// returns for no target).
+func (it *internedTarget) target() ops.Target {
+	if it == nil {
+		return nil
+	}
+	return it.t
+}
+
 // candidate returns the name FX derives from the target for a new node,
 // already sanitised (the namespace's sanitize leaves it as it is).
 func (it *internedTarget) candidate() string {
@@ -381,10 +390,7 @@ func (g *Graph) unlink(n *Node) {
 func (g *Graph) CreateNode(op OpKind, target ops.Target, targetName string, args []ops.Value, kwargs []Kwarg, name string, typ ops.Type) *Node {
 	n := g.allocNode()
 	it := g.internTarget(target)
-	n.graph, n.id, n.op, n.targetName, n.typ = g, g.nextID, op, targetName, g.internType(typ)
-	if it != nil {
-		n.target = it.t
-	}
+	n.graph, n.id, n.op, n.target, n.targetName, n.typ = g, g.nextID, op, it.target(), targetName, g.internType(typ)
 	g.nextID++
 	if op == Output && targetName == "" {
 		n.targetName = "output"
@@ -625,12 +631,7 @@ func (g *Graph) DeleteKwarg(n *Node, name string) {
 }
 
 // SetTarget changes a call_function node's target.
-func (g *Graph) SetTarget(n *Node, t ops.Target) {
-	n.target = nil
-	if it := g.internTarget(t); it != nil {
-		n.target = it.t
-	}
-}
+func (g *Graph) SetTarget(n *Node, t ops.Target) { n.target = g.internTarget(t).target() }
 
 // replaceRefs returns v with every reference to old replaced by new.
 func replaceRefs(v ops.Value, old, new *Node) ops.Value {
@@ -727,11 +728,17 @@ func (g *Graph) Erase(n *Node) error {
 		}
 		return fmt.Errorf("fxgraph: erase %s: %w: %d users %v", n, ErrHasUsers, n.NumUsers(), names)
 	}
-	g.dropUses(n, true)
+	g.erase(n, true)
+	return nil
+}
+
+// erase unlinks n, which has no uses, and drops its uses of its inputs
+// (see dropUses for track). It keeps n's prev and next, so that iteration
+// over an erased cursor continues.
+func (g *Graph) erase(n *Node, track bool) {
+	g.dropUses(n, track)
 	g.unlink(n)
 	n.erased = true
-	// Keep prev/next so that iteration over an erased cursor continues.
-	return nil
 }
 
 // MoveBefore moves n to immediately before anchor (both in this graph).
@@ -1052,8 +1059,8 @@ func (g *Graph) FreshAttrName(prefix string) string {
 // and call_method nodes are pure, as in FX), and then every node left
 // without users by that, as FX's backward walk does. isImpure overrides
 // the purity test when non-nil. It reports whether anything was erased.
-// It visits only the nodes without uses and those it erases, so its cost
-// is linear in their number, not in the graph's size.
+// It is linear in the graph's size, and when few nodes are without uses
+// (see denseUnused) linear in their number and that of those it erases.
 func (g *Graph) EliminateDeadCode(reg *ops.Registry, isImpure func(*Node) bool) bool {
 	if reg == nil {
 		reg = ops.Default()
@@ -1101,9 +1108,7 @@ func (g *Graph) EliminateDeadCode(reg *ops.Registry, isImpure func(*Node) bool) 
 			if n.NumUses() > 0 || impure(n) {
 				continue
 			}
-			g.dropUses(n, true) // an input left without uses is listed
-			g.unlink(n)
-			n.erased = true
+			g.erase(n, true) // an input left without uses is listed
 			changed = true
 		}
 		g.compactUnused()
@@ -1116,11 +1121,9 @@ func (g *Graph) EliminateDeadCode(reg *ops.Registry, isImpure func(*Node) bool) 
 	kept := list[:0]
 	var extra, stack []*Node
 	for _, root := range list {
-		if root.erased || root.graph != g {
-			continue
-		}
-		if root.NumUses() > 0 {
-			root.inUnused = false
+		// Compacted above: every listed node was live and unused, and
+		// uses only go away here, so only an erasure can have changed it.
+		if root.erased {
 			continue
 		}
 		if impure(root) {
@@ -1146,9 +1149,7 @@ func (g *Graph) EliminateDeadCode(reg *ops.Registry, isImpure func(*Node) bool) 
 					stack = append(stack, r.def)
 				}
 			}
-			g.dropUses(n, false)
-			g.unlink(n)
-			n.erased = true
+			g.erase(n, false)
 			changed = true
 		}
 	}

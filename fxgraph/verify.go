@@ -476,7 +476,7 @@ func (v *verifier) checkName(n *Node, names map[string]*Node) {
 // the references and literals in its arguments.
 func (v *verifier) checkNode(n *Node, i int) {
 	g := v.g
-	if v.quiet && v.g.names.nonIdent != 0 && !ops.IsIdentifier(n.name) {
+	if v.quiet && g.names.nonIdent != 0 && !ops.IsIdentifier(n.name) {
 		// With no such key, a node that owns its name (checked after
 		// the sweep, see wellFormed) has an identifier for a name.
 		v.failed = true
@@ -750,30 +750,37 @@ func (v *verifier) checkUses() {
 	}
 }
 
-// countListedUnused counts the distinct listed nodes without uses in the
-// graph's list of unused nodes.
-func (v *verifier) countListedUnused() int {
-	listed := make(map[*Node]bool, len(v.g.unused))
-	for _, m := range v.g.unused {
-		if v.live(m) && m.NumUses() == 0 {
-			listed[m] = true
-		}
-	}
-	return len(listed)
-}
-
-// checkUnused checks that every listed node without uses is in the
-// graph's list of unused nodes, where dead-code elimination looks for
-// its candidates. The list is short on a graph without dead code.
-func (v *verifier) checkUnused() {
+// listedUnused marks, by position, the listed nodes that are in the
+// graph's list of unused nodes. The list is short on a graph without dead
+// code.
+func (v *verifier) listedUnused() []bool {
 	listed := make([]bool, len(v.nodes))
 	for _, m := range v.g.unused {
 		if v.live(m) {
 			listed[v.pos[m.id]-1] = true
 		}
 	}
-	for p, n := range v.nodes {
-		if !listed[p] && n.NumUses() == 0 {
+	return listed
+}
+
+// countListedUnused counts the listed nodes without uses that are in the
+// graph's list of unused nodes.
+func (v *verifier) countListedUnused() int {
+	count := 0
+	for p, in := range v.listedUnused() {
+		if in && v.nodes[p].NumUses() == 0 {
+			count++
+		}
+	}
+	return count
+}
+
+// checkUnused checks that every listed node without uses is in the
+// graph's list of unused nodes, where dead-code elimination looks for
+// its candidates.
+func (v *verifier) checkUnused() {
+	for p, in := range v.listedUnused() {
+		if n := v.nodes[p]; !in && n.NumUses() == 0 {
 			v.report(v.nodeErr(n, ErrUseList, "uses", "a node without uses to be in the graph's list of unused nodes", "a node missing from it"))
 		}
 	}
