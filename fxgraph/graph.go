@@ -39,6 +39,14 @@ type Graph struct {
 	// chunk lives as long as any of its nodes is reachable.
 	slab      []Node
 	slabChunk int
+	// chunks lists every node chunk the graph has handed nodes out of (the
+	// slab's and Clone's), in allocation order, and chunkNodes their total
+	// length, so that a pass may visit the nodes in memory order (see
+	// scanDeadCode). Chunks without live nodes are dropped from time to
+	// time (see pruneChunks).
+	chunks     [][]Node
+	chunkNodes int
+	pruneAt    int // chunkNodes at which addChunk next prunes the list
 	// Argument lists and use back pointers of new nodes come from chunks
 	// too, for the same reason.
 	vals arena[ops.Value]
@@ -204,11 +212,42 @@ func (g *Graph) allocNode() *Node {
 	if len(g.slab) == 0 {
 		g.slabChunk = min(max(2*g.slabChunk, minNodeChunk), maxNodeChunk)
 		g.slab = make([]Node, g.slabChunk)
+		g.addChunk(g.slab)
 	}
 	n := &g.slab[0]
 	g.slab = g.slab[1:]
 	n.Meta = &g.metas.take(1)[0]
 	return n
+}
+
+// addChunk records a new node chunk.
+func (g *Graph) addChunk(c []Node) {
+	if g.chunkNodes >= g.pruneAt && g.chunkNodes > 2*g.length+2*maxNodeChunk {
+		g.pruneChunks()
+	}
+	g.chunks = append(g.chunks, c)
+	g.chunkNodes += len(c)
+}
+
+// pruneChunks drops the chunks without a live node from the list, so that
+// the list keeps alive no memory that the graph's nodes do not. It runs
+// once the listed chunks have doubled since it last ran, which keeps its
+// cost amortised constant per node made.
+func (g *Graph) pruneChunks() {
+	kept := g.chunks[:0]
+	total := 0
+	for _, c := range g.chunks {
+		for i := range c {
+			if n := &c[i]; n.graph == g && !n.erased {
+				kept = append(kept, c)
+				total += len(c)
+				break
+			}
+		}
+	}
+	clear(g.chunks[len(kept):])
+	g.chunks, g.chunkNodes = kept, total
+	g.pruneAt = 2 * total
 }
 
 // New returns an empty graph.
@@ -487,23 +526,29 @@ func (g *Graph) setArgsKwargs(n *Node, args []ops.Value, kwargs []Kwarg) {
 // dead-code elimination, which erases or lists such inputs itself, passes
 // false.
 func (g *Graph) dropUses(n *Node, track bool) {
-	for i := range n.refs {
-		r := n.refs[i]
+	for _, r := range n.refs {
 		if r.def == nil {
 			continue
 		}
 		d := r.def
-		d.uses[r.idx] = Use{}
-		d.deadUses++
-		if 2*int(d.deadUses) > len(d.uses) {
-			compactUses(d)
-		}
+		dropUse(r)
 		if track && !d.inUnused && d.NumUses() == 0 {
 			g.trackUnused(d)
 		}
 	}
 	clear(n.refs)
 	n.refs = n.refs[:0]
+}
+
+// dropUse tombstones the use record r points at, compacting the input's
+// list once half of it is dead.
+func dropUse(r useRef) {
+	d := r.def
+	d.uses[r.idx] = Use{}
+	d.deadUses++
+	if 2*int(d.deadUses) > len(d.uses) {
+		compactUses(d)
+	}
 }
 
 // trackUnused adds n, which has no uses, to the graph's list of unused
@@ -875,6 +920,7 @@ func (g *Graph) Clone() (*Graph, map[*Node]*Node) {
 	valMap := make(map[*Node]*Node, g.length)
 	// One chunk holds every copied node, in program order.
 	chunk := make([]Node, g.length)
+	c.addChunk(chunk)
 	metas := make([]Meta, g.length)
 	i := 0
 	for n := range g.All() {
@@ -1099,11 +1145,15 @@ func (g *Graph) EliminateDeadCode(reg *ops.Registry, isImpure func(*Node) bool) 
 	// without uses can start that, and the graph keeps them in a list.
 	// When they are few, visiting them, and the inputs that an erasure
 	// leaves without uses, erases the same nodes at a fraction of the
-	// cost. When they are many, FX's walk is cheaper: it reads the nodes
-	// in order, which the processor fetches ahead, where the list's nodes
-	// and their inputs are each a separate cache miss.
-	g.compactUnused() // drop nodes that have gained uses since they were listed
+	// cost. When they are many, reading every node is cheaper: in memory
+	// order, which the processor fetches ahead, where the list's nodes and
+	// their inputs are each a separate cache miss. scanDeadCode reads the
+	// node chunks; FX's walk over the links is kept for a graph whose
+	// chunks are mostly erased nodes.
 	if len(g.unused)*denseUnused >= g.length {
+		if g.chunkNodes <= 2*g.length+2*maxNodeChunk {
+			return g.scanDeadCode(impure)
+		}
 		for n := range g.Backward() {
 			if n.NumUses() > 0 || impure(n) {
 				continue
@@ -1114,6 +1164,7 @@ func (g *Graph) EliminateDeadCode(reg *ops.Registry, isImpure func(*Node) bool) 
 		g.compactUnused()
 		return changed
 	}
+	g.compactUnused() // drop nodes that have gained uses since they were listed
 	// The list is filtered in place as it is walked: the impure nodes
 	// without uses stay, and inputs left without uses that are impure
 	// join them (extra), so that no node is read twice.
@@ -1159,6 +1210,76 @@ func (g *Graph) EliminateDeadCode(reg *ops.Registry, isImpure func(*Node) bool) 
 	return changed
 }
 
+// scanDeadCode is EliminateDeadCode for a graph with many unused nodes
+// whose node chunks hold few erased ones. It visits the chunks' nodes
+// from the last allocated to the first, which is FX's backward walk when
+// nodes were made in program order; otherwise an erasure may leave an
+// already visited input without uses, and that input is dealt with on the
+// spot. Pure nodes go exactly when all their users go whatever the order,
+// so the same nodes are erased as by FX's walk. The visit reads memory in
+// order at addresses known in advance, which the processor fetches many
+// at a time, where following the list's links waits for each node in turn.
+// It also rebuilds the list of unused nodes: the impure ones it kept.
+func (g *Graph) scanDeadCode(impure func(*Node) bool) bool {
+	passed := make([]uint64, (g.nextID+63)/64)
+	isPassed := func(n *Node) bool { return passed[n.id/64]&(1<<(n.id%64)) != 0 }
+	kept := g.unused[:0]
+	var stack []*Node
+	changed := false
+	for ci := len(g.chunks) - 1; ci >= 0; ci-- {
+		chunk := g.chunks[ci]
+		for i := len(chunk) - 1; i >= 0; i-- {
+			n := &chunk[i]
+			if n.graph != g || n.erased {
+				continue
+			}
+			passed[n.id/64] |= 1 << (n.id % 64)
+			if n.NumUses() > 0 {
+				if n.inUnused {
+					n.inUnused = false
+				}
+				continue
+			}
+			if impure(n) {
+				n.inUnused = true
+				kept = append(kept, n)
+				continue
+			}
+			stack = append(stack[:0], n)
+			for len(stack) > 0 {
+				n := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				for _, r := range n.refs {
+					d := r.def
+					if d == nil {
+						continue
+					}
+					dropUse(r)
+					// An unvisited input is judged when the scan reaches it.
+					if d.NumUses() > 0 || !isPassed(d) {
+						continue
+					}
+					if impure(d) {
+						d.inUnused = true
+						kept = append(kept, d)
+					} else {
+						stack = append(stack, d)
+					}
+				}
+				clear(n.refs)
+				n.refs = n.refs[:0]
+				g.unlink(n)
+				n.erased, n.inUnused = true, false
+				changed = true
+			}
+		}
+	}
+	clear(g.unused[len(kept):])
+	g.unused = kept
+	g.unusedKeep = len(kept)
+	return changed
+}
+
 // denseUnused: EliminateDeadCode walks the whole graph, as FX does, when
 // at least one node in denseUnused is without uses; below that it visits
 // the list of unused nodes. Visiting a listed node costs about as much as
@@ -1192,6 +1313,8 @@ func (g *Graph) ReplaceWith(other *Graph) {
 	g.attrNext = nil
 	g.insBefore, g.insAfter = nil, nil
 	g.unused, g.unusedKeep = other.unused, other.unusedKeep
+	g.slab, g.slabChunk = other.slab, other.slabChunk
+	g.chunks, g.chunkNodes, g.pruneAt = other.chunks, other.chunkNodes, other.pruneAt
 	*other = Graph{names: newNamespace(), attrs: map[string]any{}}
 	other.root.graph = other
 	other.root.next, other.root.prev = &other.root, &other.root
