@@ -277,6 +277,16 @@ func (ns *namespace) create(candidate string, owner int) string {
 	taken := ns.taken(candidate)
 	var b *nameBase
 	switch {
+	case !hasSuffix && !taken && !illegalNames[base]:
+		// FX sets base_count[base] to its value, 0 when base has no
+		// record: a record only matters once it holds something.
+		if i, ok := ns.bases[base]; ok {
+			b = &ns.recs[i]
+			num = b.count
+			break
+		}
+		ns.markUsed(candidate, owner, nil)
+		return candidate
 	case !hasSuffix:
 		i := ns.base(base) // candidate == base
 		b = &ns.recs[i]
