@@ -54,8 +54,10 @@ type Graph struct {
 	uses arena[Use] // for Clone, which knows each use list's length, and first uses
 	// metas holds the nodes' metadata, out of line (see [Node.Meta]).
 	metas arena[Meta]
-	// kwBoxes holds the nodes' kwargs slices (see Node.kw).
+	// kwBoxes holds the nodes' kwargs slices (see Node.kw), and kws
+	// their elements.
 	kwBoxes arena[[]Kwarg]
+	kws     arena[Kwarg]
 
 	// unused holds every live node without uses, so that dead-code
 	// elimination visits the candidates instead of the whole list. It may
@@ -185,6 +187,17 @@ func (g *Graph) kwargsBox(box *[]Kwarg, kwargs []Kwarg) *[]Kwarg {
 	}
 	*box = kwargs
 	return box
+}
+
+// cloneKwargs copies kwargs into the graph's kwargs arena (nil when there
+// are none, which is how a node without kwargs keeps them).
+func (g *Graph) cloneKwargs(kwargs []Kwarg) []Kwarg {
+	if len(kwargs) == 0 {
+		return nil
+	}
+	out := g.kws.take(len(kwargs))
+	copy(out, kwargs)
+	return out
 }
 
 // cloneValues copies vs into the graph's value arena (nil stays nil).
@@ -446,7 +459,7 @@ func (g *Graph) CreateNode(op OpKind, target ops.Target, targetName string, args
 	}
 	n.name = g.names.create(name, n.id)
 	g.link(n)
-	g.setArgsKwargs(n, g.cloneValues(args), slices.Clone(kwargs))
+	g.setArgsKwargs(n, g.cloneValues(args), g.cloneKwargs(kwargs))
 	return n
 }
 
@@ -633,7 +646,7 @@ func (g *Graph) SetArgs(n *Node, args ...ops.Value) {
 
 // SetKwargs replaces n's keyword arguments.
 func (g *Graph) SetKwargs(n *Node, kwargs []Kwarg) {
-	g.setArgsKwargs(n, n.args, slices.Clone(kwargs))
+	g.setArgsKwargs(n, n.args, g.cloneKwargs(kwargs))
 }
 
 // SetArg sets positional argument i (0 <= i < len(args)).
@@ -717,7 +730,7 @@ func (g *Graph) ReplaceInputWith(n, old, new *Node) {
 	for i, a := range n.args {
 		args[i] = replaceRefs(a, old, new)
 	}
-	kw := make([]Kwarg, len(n.Kwargs()))
+	kw := g.kws.take(len(n.Kwargs()))
 	for i, k := range n.Kwargs() {
 		kw[i] = Kwarg{Name: k.Name, Value: replaceRefs(k.Value, old, new)}
 	}
@@ -948,7 +961,7 @@ func (g *Graph) Clone() (*Graph, map[*Node]*Node) {
 			}
 		}
 		if kws := n.Kwargs(); len(kws) > 0 {
-			kw := make([]Kwarg, len(kws))
+			kw := c.kws.take(len(kws))
 			for i, k := range kws {
 				kw[i] = Kwarg{Name: k.Name, Value: mapRefs(k.Value, valMap)}
 			}
