@@ -1194,28 +1194,17 @@ func (g *Graph) EliminateDeadCode(reg *ops.Registry, isImpure func(*Node) bool) 
 			kept = append(kept, root)
 			continue
 		}
-		stack = append(stack[:0], root)
-		for len(stack) > 0 {
-			n := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			if n.erased || n.NumUses() > 0 {
-				continue
-			}
-			if n != root && impure(n) {
-				if !n.inUnused {
-					n.inUnused = true
-					extra = append(extra, n)
+		stack = g.eraseDead(root, stack, func(d *Node) bool {
+			if impure(d) {
+				if !d.inUnused {
+					d.inUnused = true
+					extra = append(extra, d)
 				}
-				continue
+				return false
 			}
-			for _, r := range n.refs {
-				if r.def != nil {
-					stack = append(stack, r.def)
-				}
-			}
-			g.erase(n, false)
-			changed = true
-		}
+			return true
+		})
+		changed = true
 	}
 	clear(list[len(kept):])
 	g.unused = append(kept, extra...)
@@ -1258,39 +1247,49 @@ func (g *Graph) scanDeadCode(impure func(*Node) bool) bool {
 				kept = append(kept, n)
 				continue
 			}
-			stack = append(stack[:0], n)
-			for len(stack) > 0 {
-				n := stack[len(stack)-1]
-				stack = stack[:len(stack)-1]
-				for _, r := range n.refs {
-					d := r.def
-					if d == nil {
-						continue
-					}
-					dropUse(r)
-					// An unvisited input is judged when the scan reaches it.
-					if d.NumUses() > 0 || !isPassed(d) {
-						continue
-					}
-					if impure(d) {
-						d.inUnused = true
-						kept = append(kept, d)
-					} else {
-						stack = append(stack, d)
-					}
+			stack = g.eraseDead(n, stack, func(d *Node) bool {
+				if !isPassed(d) {
+					return false // judged when the scan reaches it
 				}
-				clear(n.refs)
-				n.refs = n.refs[:0]
-				g.unlink(n)
-				n.erased, n.inUnused = true, false
-				changed = true
-			}
+				if impure(d) {
+					d.inUnused = true
+					kept = append(kept, d)
+					return false
+				}
+				return true
+			})
+			changed = true
 		}
 	}
 	clear(g.unused[len(kept):])
 	g.unused = kept
 	g.unusedKeep = len(kept)
 	return changed
+}
+
+// eraseDead erases root, a pure node without uses, then each input that
+// this leaves without uses and that follow accepts, and so on; an input
+// follow declines is the caller's to keep or to come back to. stack is
+// scratch space, returned for reuse.
+func (g *Graph) eraseDead(root *Node, stack []*Node, follow func(*Node) bool) []*Node {
+	stack = append(stack[:0], root)
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, r := range n.refs {
+			if d := r.def; d != nil {
+				dropUse(r)
+				if d.NumUses() == 0 && follow(d) {
+					stack = append(stack, d)
+				}
+			}
+		}
+		clear(n.refs)
+		n.refs = n.refs[:0]
+		g.unlink(n)
+		n.erased, n.inUnused = true, false
+	}
+	return stack
 }
 
 // denseUnused: EliminateDeadCode walks the whole graph, as FX does, when
