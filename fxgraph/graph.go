@@ -1117,7 +1117,8 @@ func (g *Graph) FreshAttrName(prefix string) string {
 // (placeholders, outputs, mutating and side-effecting ops stay; get_attr
 // and call_method nodes are pure, as in FX), and then every node left
 // without users by that, as FX's backward walk does. isImpure overrides
-// the purity test when non-nil. It reports whether anything was erased.
+// the purity test when non-nil; it is asked about nodes without users, in
+// no particular order. It reports whether anything was erased.
 // It is linear in the graph's size, and when few nodes are without uses
 // (see denseUnused) linear in their number and that of those it erases.
 func (g *Graph) EliminateDeadCode(reg *ops.Registry, isImpure func(*Node) bool) bool {
