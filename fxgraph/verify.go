@@ -90,11 +90,8 @@ type verifier struct {
 
 	buf   *verifyScratch // the tables below, from scratchPool
 	nodes []*Node
-	pos   []int // by node id: 1 + position in nodes; 0 when not live
-	// nameOf holds where the names of the live nodes are stored, by id
-	// (see nameAt).
-	nameOf []nameAt
-	order  bool // some reference points forward
+	ids   []idEntry // by node id
+	order bool      // some reference points forward
 	// ownNames: every live node is its name's owner in the namespace.
 	ownNames bool
 
@@ -119,30 +116,51 @@ type verifier struct {
 // every pass, and tables of a large graph's size, made anew each time,
 // would make the collector scan the whole heap again and again.
 type verifyScratch struct {
-	pos    []int
-	nameOf []nameAt
-	nodes  []*Node
+	ids   []idEntry
+	nodes []*Node
 }
 
-// nameAt records where a node's name is stored: the address of its bytes
-// and its length. A namespace key that a node owns is the very string the
-// namespace gave the node, so comparing addresses tells ownership without
-// reading the bytes; and a table without pointers costs the collector
-// nothing to scan. A name that equals its key but is stored elsewhere
-// counts as not owned, which sends Verify to its slower check of names.
-type nameAt struct {
-	p uintptr
-	n int
+// idEntry is what Verify records for a node id: 1 + the node's position in
+// nodes (0 when no listed node has the id), and where the node's name is
+// stored, the address of its bytes and its length. One 16-byte entry per
+// id keeps both in one cache line.
+//
+// A namespace key that a node owns is the very string the namespace gave
+// the node, so comparing addresses tells ownership without reading the
+// bytes; and a table without pointers costs the collector nothing to
+// scan. A name that equals its key but is stored elsewhere (or is longer
+// than an int32 counts) counts as not owned, which sends Verify to its
+// slower check of names.
+type idEntry struct {
+	name uintptr
+	size int32
+	pos  int32
 }
 
-func nameAtOf(s string) nameAt {
-	return nameAt{uintptr(unsafe.Pointer(unsafe.StringData(s))), len(s)}
+// setName records where s is stored.
+func (e *idEntry) setName(s string) {
+	e.name, e.size = uintptr(unsafe.Pointer(unsafe.StringData(s))), int32(len(s))
 }
+
+// holds reports whether e records a name stored where s is.
+func (e *idEntry) holds(s string) bool {
+	return e.name != 0 && e.name == uintptr(unsafe.Pointer(unsafe.StringData(s))) && int(e.size) == len(s)
+}
+
+// sameString reports whether a and b are one stored string: the same
+// bytes at the same address.
+func sameString(a, b string) bool {
+	return len(a) == len(b) && unsafe.StringData(a) == unsafe.StringData(b)
+}
+
+// posOf returns 1 + the position in v.nodes of the listed node with id
+// (0 when none has it); id must be in range.
+func (v *verifier) posOf(id int) int { return int(v.ids[id].pos) }
 
 var scratchPool sync.Pool
 
-// scratch sets up v's tables for g, from the pool when it can: pos and
-// nameOf are zeroed and nodes empty.
+// scratch sets up v's tables for g, from the pool when it can: ids is
+// zeroed and nodes empty.
 func (v *verifier) scratch(g *Graph) {
 	if v.buf == nil {
 		v.buf, _ = scratchPool.Get().(*verifyScratch)
@@ -151,21 +169,18 @@ func (v *verifier) scratch(g *Graph) {
 		}
 	}
 	b := v.buf
-	if cap(b.pos) < g.nextID {
-		b.pos = make([]int, g.nextID)
-		b.nameOf = make([]nameAt, g.nextID)
+	if cap(b.ids) < g.nextID {
+		b.ids = make([]idEntry, g.nextID)
 	} else {
-		b.pos = b.pos[:g.nextID]
-		b.nameOf = b.nameOf[:g.nextID]
-		clear(b.pos)
-		clear(b.nameOf)
+		b.ids = b.ids[:g.nextID]
+		clear(b.ids)
 	}
 	if k := min(max(g.length, 0), g.nextID); cap(b.nodes) < k {
 		b.nodes = make([]*Node, 0, k)
 	} else {
 		b.nodes = b.nodes[:0]
 	}
-	v.pos, v.nameOf, v.nodes = b.pos, b.nameOf, b.nodes
+	v.ids, v.nodes = b.ids, b.nodes
 	v.attrNext = 0
 }
 
@@ -179,7 +194,7 @@ func (v *verifier) release() {
 	v.buf.nodes = v.buf.nodes[:0]
 	scratchPool.Put(v.buf)
 	v.buf = nil
-	v.pos, v.nameOf, v.nodes = nil, nil, nil
+	v.ids, v.nodes = nil, nil
 }
 
 func (v *verifier) report(e *VerifyError) {
@@ -250,13 +265,12 @@ func (v *verifier) diagnose() {
 // Ownership is counted in one scan of the namespace, which reads the
 // map's memory in order, rather than by a lookup per node, which misses
 // the cache on big graphs. A node is counted at most once, for the one
-// key stored where its name is (see nameAt).
+// key stored where its name is (see idEntry).
 func (v *verifier) countOwnedNames() int {
 	owned := 0
 	for name, owner := range v.g.names.used {
-		// nameOf is zero but for listed nodes with a name: one read per
-		// key.
-		if id := owner - 1; id >= 0 && id < len(v.nameOf) && v.nameOf[id].p != 0 && v.nameOf[id] == nameAtOf(name) {
+		// Only listed nodes have a name recorded: one read per key.
+		if id := owner - 1; id >= 0 && id < len(v.ids) && v.ids[id].holds(name) {
 			owned++
 		}
 	}
@@ -288,14 +302,15 @@ func (v *verifier) wellFormed() bool {
 	slots, records, outputs, unused := 0, 0, 0, 0
 	for n := g.root.next; n != &g.root; n = n.next {
 		if n == nil || len(v.nodes) >= limit || n.prev != prev || n.graph != g || n.erased ||
-			n.id < 0 || n.id >= g.nextID || v.pos[n.id] != 0 {
+			n.id < 0 || n.id >= g.nextID || v.ids[n.id].pos != 0 {
 			return false
 		}
 		prev = n
 		i := len(v.nodes)
 		v.nodes = append(v.nodes, n)
-		v.nameOf[n.id] = nameAtOf(n.name)
-		v.pos[n.id] = i + 1
+		e := &v.ids[n.id]
+		e.setName(n.name)
+		e.pos = int32(i + 1)
 		if n.op == Output {
 			outputs++
 		}
@@ -366,7 +381,7 @@ func (v *verifier) slotsOwnRecords(n *Node, i int, val ops.Value, s *int) bool {
 		}
 		slot := *s
 		*s++
-		if slot >= len(n.refs) || !v.live(x) || v.pos[x.id]-1 >= i {
+		if slot >= len(n.refs) || !v.live(x) || v.posOf(x.id)-1 >= i {
 			return false
 		}
 		r := n.refs[slot]
@@ -425,13 +440,14 @@ func (v *verifier) walkList() bool {
 			v.report(v.nodeErr(n, ErrNodeList, "id", fmt.Sprintf("in [0, %d)", g.nextID), fmt.Sprint(n.id)))
 			continue
 		}
-		if p := v.pos[n.id]; p != 0 {
+		if p := v.posOf(n.id); p != 0 {
 			v.report(v.nodeErr(n, ErrNodeList, "id", "a unique id", fmt.Sprintf("%d, also the id of %s", n.id, v.nodes[p-1])))
 			continue
 		}
 		v.nodes = append(v.nodes, n)
-		v.nameOf[n.id] = nameAtOf(n.name)
-		v.pos[n.id] = len(v.nodes)
+		e := &v.ids[n.id]
+		e.setName(n.name)
+		e.pos = int32(len(v.nodes))
 	}
 	if g.root.prev != prev {
 		v.report(&VerifyError{Check: ErrNodeList, Field: "links", Want: fmt.Sprintf("last node %s", prev), Got: g.root.prev.String()})
@@ -444,10 +460,10 @@ func (v *verifier) walkList() bool {
 
 // live reports whether m is a live node of the list (by identity).
 func (v *verifier) live(m *Node) bool {
-	if m == nil || m.graph != v.g || m.id < 0 || m.id >= len(v.pos) {
+	if m == nil || m.graph != v.g || m.id < 0 || m.id >= len(v.ids) {
 		return false
 	}
-	p := v.pos[m.id]
+	p := v.posOf(m.id)
 	return p != 0 && v.nodes[p-1] == m
 }
 
@@ -465,7 +481,7 @@ func (v *verifier) checkName(n *Node, names map[string]*Node) {
 	if v.ownNames {
 		// unique: see run
 	} else if other, dup := names[n.name]; dup {
-		v.report(v.nodeErr(n, ErrDuplicateName, "name", "a unique name", fmt.Sprintf("%q, also the name of node %d", n.name, v.pos[other.id]-1)))
+		v.report(v.nodeErr(n, ErrDuplicateName, "name", "a unique name", fmt.Sprintf("%q, also the name of node %d", n.name, v.posOf(other.id)-1)))
 	} else {
 		names[n.name] = n
 	}
@@ -550,7 +566,7 @@ func (v *verifier) attrListed(path string) bool {
 	if g.attrDead != 0 || v.attrNext >= len(g.attrOrder) {
 		return false
 	}
-	if nameAtOf(g.attrOrder[v.attrNext]) != nameAtOf(path) {
+	if !sameString(g.attrOrder[v.attrNext], path) {
 		return false
 	}
 	v.attrNext++
@@ -566,7 +582,7 @@ func (v *verifier) valueClean(n *Node, i int, val ops.Value) bool {
 		ops.Overload, ops.Packet, ops.Callable:
 		return true
 	case *Node:
-		return x != nil && x != n && !x.erased && v.live(x) && v.pos[x.id]-1 <= i
+		return x != nil && x != n && !x.erased && v.live(x) && v.posOf(x.id)-1 <= i
 	case ops.List:
 		for _, e := range x {
 			if !v.valueClean(n, i, e) {
@@ -672,10 +688,10 @@ func (v *verifier) checkRef(n *Node, i int, x *Node, path argPath) {
 	case x == n:
 		v.order = true
 		v.report(v.nodeErr(n, ErrCycle, path.String(), "a node defined earlier", fmt.Sprintf("%s itself", x)))
-	case v.pos[x.id]-1 > i:
+	case v.posOf(x.id)-1 > i:
 		v.order = true
 		v.report(v.nodeErr(n, ErrOrder, path.String(), fmt.Sprintf("a node defined before %s (position %d)", n, i),
-			fmt.Sprintf("%s at position %d", x, v.pos[x.id]-1)))
+			fmt.Sprintf("%s at position %d", x, v.posOf(x.id)-1)))
 	}
 }
 
@@ -721,7 +737,7 @@ func (v *verifier) checkUses() {
 				v.report(v.nodeErr(d, ErrUseList, "uses", "uses by live nodes of this graph", got))
 				continue
 			}
-			p := v.pos[u.User.id] - 1
+			p := v.posOf(u.User.id) - 1
 			s := base[p] + u.Slot
 			if u.Slot < 0 || s >= base[p+1] || flat[s] != d {
 				v.report(v.nodeErr(d, ErrUseList, "uses", fmt.Sprintf("%s to refer to %s at slot %d", u.User, d, u.Slot), "no such reference"))
@@ -757,7 +773,7 @@ func (v *verifier) listedUnused() []bool {
 	listed := make([]bool, len(v.nodes))
 	for _, m := range v.g.unused {
 		if v.live(m) {
-			listed[v.pos[m.id]-1] = true
+			listed[v.posOf(m.id)-1] = true
 		}
 	}
 	return listed
@@ -821,7 +837,7 @@ func (v *verifier) checkCycles() {
 	for p, n := range v.nodes {
 		for _, m := range n.InputNodes() {
 			if v.live(m) {
-				q := v.pos[m.id] - 1
+				q := v.posOf(m.id) - 1
 				succ[q] = append(succ[q], p)
 				pred[p] = append(pred[p], q)
 				indeg[p]++
