@@ -30,7 +30,7 @@ type namespace struct {
 	// Names enter used only through markUsed, which also records a
 	// suffixed name in its base's record: the records answer "is base_k
 	// taken" without a lookup in used.
-	used map[string]int
+	used nameTable
 	// nonIdent counts (at least) the keys of used that are not
 	// identifiers; while it is 0, a name that is a key needs no identifier
 	// check (see Verify).
@@ -79,14 +79,14 @@ type nameBase struct {
 }
 
 func newNamespace() namespace {
-	return namespace{used: map[string]int{}, bases: map[string]int32{}}
+	return namespace{bases: map[string]int32{}}
 }
 
 // clone returns an independent copy of ns, whose used table is complete
 // (names pending in a batch of ns are moved to ns's table first).
 func (ns *namespace) clone() namespace {
 	ns.flush()
-	c := namespace{used: maps.Clone(ns.used), nonIdent: ns.nonIdent, bases: maps.Clone(ns.bases), recs: slices.Clone(ns.recs),
+	c := namespace{used: ns.used.clone(), nonIdent: ns.nonIdent, bases: maps.Clone(ns.bases), recs: slices.Clone(ns.recs),
 		last: ns.last, lastName: ns.lastName}
 	for i := range c.recs {
 		r := &c.recs[i]
@@ -339,7 +339,7 @@ func (ns *namespace) probe(b *nameBase, base string, num, owner int) string {
 
 // taken reports whether name is reserved.
 func (ns *namespace) taken(name string) bool {
-	if _, ok := ns.used[name]; ok {
+	if _, ok := ns.used.get(name); ok {
 		return true
 	}
 	if len(ns.pending) == 0 {
@@ -369,7 +369,7 @@ var errNotCanonical = errors.New("suffix with a leading zero")
 // flush moves the names pending in a batch to used.
 func (ns *namespace) flush() {
 	for _, p := range ns.pending {
-		ns.used[p.name] = p.owner + 1
+		ns.used.set(p.name, p.owner+1)
 	}
 	clear(ns.pending)
 	ns.pending = ns.pending[:0]
@@ -384,13 +384,13 @@ func (ns *namespace) markUsed(name string, owner int, b *nameBase) *nameBase {
 	}
 	base, num, ok := splitSuffix(name)
 	if !ok || canonicalSuffix(name, base) != nil {
-		ns.used[name] = owner + 1
+		ns.used.set(name, owner+1)
 		return nil // no suffix, or not canonical: base_07 is not base_7
 	}
 	if ns.batch > 0 {
 		ns.pending = append(ns.pending, pendingName{name, owner})
 	} else {
-		ns.used[name] = owner + 1
+		ns.used.set(name, owner+1)
 	}
 	if b == nil {
 		b = &ns.recs[ns.base(base)]

@@ -97,9 +97,9 @@ func testNamespaceMatchesFX(t *testing.T, batched bool) {
 				case op == 0:
 					// Continue on a clone; the original must not change.
 					cl := ns.clone()
-					before := len(ns.used)
+					before := ns.used.len()
 					cl.create("add", step)
-					require.Equal(t, before, len(ns.used), "step %d: clone shares the used table", step)
+					require.Equal(t, before, ns.used.len(), "step %d: clone shares the used table", step)
 					ns, ref = cl, ref.clone()
 					owners[ref.create("add")] = step
 					if batched {
@@ -123,9 +123,10 @@ func testNamespaceMatchesFX(t *testing.T, batched bool) {
 			}
 			ns.batch = 0
 			ns.flush()
-			require.Equal(t, len(ref.used), len(ns.used))
+			require.Equal(t, len(ref.used), ns.used.len())
 			for name, owner := range owners {
-				require.Equal(t, owner+1, ns.used[name], "owner of %q", name)
+				got, _ := ns.used.get(name)
+				require.Equal(t, owner+1, got, "owner of %q", name)
 			}
 		})
 	}

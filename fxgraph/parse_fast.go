@@ -7,8 +7,8 @@ package fxgraph
 // a parse that reserves a name per node does not rehash the table over
 // and over as it grows. It does nothing once names are in use.
 func (g *Graph) growNames(n int) {
-	if len(g.names.used) == 0 {
-		g.names.used = make(map[string]int, n)
+	if g.names.used.len() == 0 {
+		g.names.used.reserve(n)
 	}
 }
 
@@ -16,6 +16,6 @@ func (g *Graph) growNames(n int) {
 // name (the parser's lookup from a name to its node, which saves a second
 // table of every name).
 func (g *Graph) nameOwner(name string) (id int, ok bool) {
-	owner, ok := g.names.used[name]
+	owner, ok := g.names.used.get(name)
 	return owner - 1, ok
 }

@@ -268,7 +268,7 @@ func (v *verifier) diagnose() {
 // key stored where its name is (see idEntry).
 func (v *verifier) countOwnedNames() int {
 	owned := 0
-	for name, owner := range v.g.names.used {
+	for name, owner := range v.g.names.used.all() {
 		// Only listed nodes have a name recorded: one read per key.
 		if id := owner - 1; id >= 0 && id < len(v.ids) && v.ids[id].holds(name) {
 			owned++

@@ -95,7 +95,7 @@ func TestVerifyRules(t *testing.T) {
 		{name: "duplicate name owned by the later node", check: ErrDuplicateName, node: "linear_default",
 			corrupt: func(g *Graph, n nodes) {
 				n["relu"].name = "linear_default"
-				g.names.used["linear_default"] = n["relu"].id + 1
+				g.names.used.set("linear_default", n["relu"].id+1)
 			}, msg: "(aten.relu.default): name: want a unique name, got \"linear_default\", also the name of node 2"},
 		{name: "name not an identifier", check: ErrBadName, node: "1relu",
 			corrupt: func(g *Graph, n nodes) { n["relu"].name = "1relu"; g.names.markUsed("1relu", n["relu"].id, nil) }},
@@ -342,7 +342,8 @@ func TestNamespaceOwners(t *testing.T) {
 	owned := func(t *testing.T, g *Graph) {
 		t.Helper()
 		for n := range g.All() {
-			assert.Equal(t, n.id+1, g.names.used[n.name], "owner of %q", n.name)
+			owner, _ := g.names.used.get(n.name)
+			assert.Equal(t, n.id+1, owner, "owner of %q", n.name)
 		}
 	}
 	t.Run("created and renamed", func(t *testing.T) {
