@@ -65,7 +65,8 @@ func TestNameTableMatchesMap(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, 1, owner)
 	require.Zero(t, empty.len())
-	c.set("far", math.MaxInt32+1) // an owner beyond int32 is kept as unknown
+	far := int64(math.MaxInt32) + 1
+	c.set("far", int(far)) // an owner beyond int32 is kept as unknown
 	owner, ok = c.get("far")
 	require.True(t, ok)
 	require.Zero(t, owner)

@@ -15,7 +15,7 @@ import (
 )
 
 // maxRecord bounds the bytes read from one archive record.
-const maxRecord = 1 << 31
+const maxRecord int64 = 1 << 31
 
 // maxZeroFill bounds the element count of a tensor rebuilt from a
 // zero-length payload (PyTorch writes those for fake tensors).
@@ -67,7 +67,7 @@ func (z *zipRecords) read(name string) ([]byte, bool, error) {
 	if err != nil {
 		return nil, true, fmt.Errorf("record %q: %w", name, err)
 	}
-	if len(data) > maxRecord {
+	if int64(len(data)) > maxRecord {
 		return nil, true, fmt.Errorf("record %q: larger than %d bytes", name, maxRecord)
 	}
 	return data, true, nil

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -27,6 +28,10 @@ var npyDTypes = map[string]tensor.DType{
 // readNPY decodes a NumPy .npy file (format versions 1, 2 and 3) holding a
 // C-ordered array of little-endian float32, float64, int8, uint8, int32 or
 // int64. Errors say which part of the header or data is wrong.
+// maxNPYElems bounds an .npy array's element count, so that the count
+// times an element's size cannot overflow an int.
+const maxNPYElems = min(1<<40, math.MaxInt/8)
+
 func readNPY(data []byte) (*tensor.Tensor, error) {
 	if !bytes.HasPrefix(data, npyMagic) {
 		return nil, errors.New("npy: not a .npy file (no \\x93NUMPY magic)")
@@ -66,7 +71,7 @@ func readNPY(data []byte) (*tensor.Tensor, error) {
 	}
 	n := 1
 	for _, d := range shape {
-		if d < 0 || (d > 0 && n > (1<<40)/d) {
+		if d < 0 || (d > 0 && n > maxNPYElems/d) {
 			return nil, fmt.Errorf("npy: shape %v is too large", shape)
 		}
 		n *= d
