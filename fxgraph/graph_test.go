@@ -561,3 +561,33 @@ func TestUsersManyReferences(t *testing.T) {
 	assert.Equal(t, []*Node{x}, c.InputNodes())
 	assert.Equal(t, []*Node{y, x}, a.InputNodes())
 }
+
+// NumUsers counts each user once on a hub with many uses: users that
+// name the hub twice, users erased (tombstoned records) and a user that
+// comes to name it twice through ReplaceAllUsesWith.
+func TestNumUsersHub(t *testing.T) {
+	g := New()
+	x := g.Placeholder("x", nil)
+	y := g.Placeholder("y", nil)
+	var users []*Node
+	for i := range 60 {
+		if i%3 == 0 {
+			users = append(users, g.Call(irAdd, x, x)) // two uses, one user
+		} else {
+			users = append(users, g.Call(irRelu, x))
+		}
+	}
+	assert.Equal(t, 80, x.NumUses())
+	assert.Equal(t, 60, x.NumUsers())
+	for _, u := range users[:10] { // 4 of them (0, 3, 6, 9) name x twice
+		require.NoError(t, g.Erase(u))
+	}
+	assert.Equal(t, 80-14, x.NumUses())
+	assert.Equal(t, 50, x.NumUsers())
+	mixed := g.Call(irAdd, y, x) // add(x, x) once y's uses move to x
+	g.ReplaceAllUsesWith(y, x, nil)
+	assert.Equal(t, 80-14+2, x.NumUses())
+	assert.Equal(t, 51, x.NumUsers())
+	assert.Len(t, x.Users(), 51)
+	assert.Contains(t, x.Users(), mixed)
+}

@@ -2,7 +2,9 @@ package fxgraph
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
+	"unsafe"
 
 	"github.com/fxquant/fxquant/ops"
 )
@@ -279,13 +281,7 @@ func countUsers(n *Node) int {
 		return k
 	}
 	if len(n.uses) > smallDistinct {
-		seen := make(map[*Node]struct{}, len(n.uses))
-		for _, u := range n.uses {
-			if u.User != nil {
-				seen[u.User] = struct{}{}
-			}
-		}
-		return len(seen)
+		return countDistinctUsers(n.uses)
 	}
 	count := 0
 	for i, u := range n.uses {
@@ -300,6 +296,32 @@ func countUsers(n *Node) int {
 			}
 		}
 		if first {
+			count++
+		}
+	}
+	return count
+}
+
+// countDistinctUsers counts the distinct users of uses with a set of
+// their addresses, open-addressed in a table at least twice as long as
+// uses (nodes never move, and the set only compares addresses). A hub's
+// thousands of uses cost a Go map several times as much in hashing.
+func countDistinctUsers(uses []Use) int {
+	bits := bits.Len(uint(2 * len(uses)))
+	set := make([]uintptr, 1<<bits)
+	mask := uintptr(len(set) - 1)
+	count := 0
+	for _, u := range uses {
+		if u.User == nil {
+			continue
+		}
+		p := uintptr(unsafe.Pointer(u.User))
+		i := uintptr(uint64(p) * 0x9e3779b97f4a7c15 >> (64 - bits)) // Fibonacci hashing
+		for set[i] != 0 && set[i] != p {
+			i = (i + 1) & mask
+		}
+		if set[i] == 0 {
+			set[i] = p
 			count++
 		}
 	}
