@@ -931,6 +931,10 @@ func (g *Graph) GraphCopy(src *Graph, valMap map[*Node]*Node) (ops.Value, error)
 func (g *Graph) Clone() (*Graph, map[*Node]*Node) {
 	c := New()
 	valMap := make(map[*Node]*Node, g.length)
+	// The passes below find a node's copy through its id rather than
+	// valMap, which at tens of thousands of nodes misses the cache on
+	// every lookup.
+	cp := nodeCopies(make([]nodeCopy, g.nextID))
 	// One chunk holds every copied node, in program order.
 	chunk := make([]Node, g.length)
 	c.addChunk(chunk)
@@ -951,19 +955,22 @@ func (g *Graph) Clone() (*Graph, map[*Node]*Node) {
 			typ: n.typ, Meta: cm}
 		c.insertAtEnd(cn)
 		valMap[n] = cn
+		if n.id >= 0 && n.id < len(cp) {
+			cp[n.id] = nodeCopy{n, cn}
+		}
 	}
 	for n := range g.All() {
-		cn := valMap[n]
+		cn := cp.of(n, valMap)
 		if len(n.args) > 0 {
 			cn.args = c.vals.take(len(n.args))
 			for i, a := range n.args {
-				cn.args[i] = mapRefs(a, valMap)
+				cn.args[i] = cp.mapRefs(a, valMap)
 			}
 		}
 		if kws := n.Kwargs(); len(kws) > 0 {
 			kw := c.kws.take(len(kws))
 			for i, k := range kws {
-				kw[i] = Kwarg{Name: k.Name, Value: mapRefs(k.Value, valMap)}
+				kw[i] = Kwarg{Name: k.Name, Value: cp.mapRefs(k.Value, valMap)}
 			}
 			cn.kw = c.kwargsBox(nil, kw)
 		}
@@ -974,11 +981,11 @@ func (g *Graph) Clone() (*Graph, map[*Node]*Node) {
 	// Metadata values that refer to nodes (a quantizer's annotation) get
 	// the clone's nodes, so the clone never points into the original.
 	for n := range g.All() {
-		cn := valMap[n]
+		cn := cp.of(n, valMap)
 		for k, v := range cn.Meta.Extra {
 			if h, ok := v.(NodeRefHolder); ok {
 				cn.Meta.Extra[k] = h.RemapNodes(func(m *Node) *Node {
-					if cm, ok := valMap[m]; ok {
+					if cm := cp.of(m, valMap); cm != nil {
 						return cm
 					}
 					return m
@@ -988,13 +995,16 @@ func (g *Graph) Clone() (*Graph, map[*Node]*Node) {
 	}
 	// Rebuild use lists in the original order.
 	for n := range g.All() {
-		cd := valMap[n]
+		cd := cp.of(n, valMap)
 		if k := n.NumUses(); k > 0 {
 			cd.uses = c.uses.take(k)[:0]
 		}
 		for _, u := range n.uses {
-			cu, ok := valMap[u.User]
-			if u.User == nil || !ok || u.Slot < 0 || u.Slot >= len(cu.refs) {
+			if u.User == nil {
+				continue
+			}
+			cu := cp.of(u.User, valMap)
+			if cu == nil || u.Slot < 0 || u.Slot >= len(cu.refs) {
 				continue
 			}
 			cu.refs[u.Slot] = useRef{def: cd, idx: len(cd.uses)}
@@ -1014,17 +1024,38 @@ func (g *Graph) Clone() (*Graph, map[*Node]*Node) {
 	return c, valMap
 }
 
-func mapRefs(v ops.Value, m map[*Node]*Node) ops.Value {
+// nodeCopy pairs a node with its copy.
+type nodeCopy struct{ src, copy *Node }
+
+// nodeCopies holds Clone's copies by the original's id.
+type nodeCopies []nodeCopy
+
+// of returns n's copy, or nil when n is not a node of the list copied
+// (erased, of another graph); valMap answers for a node whose id is out
+// of range, which only a corrupted graph has.
+func (cp nodeCopies) of(n *Node, valMap map[*Node]*Node) *Node {
+	if n == nil {
+		return nil
+	}
+	if n.id >= 0 && n.id < len(cp) && cp[n.id].src == n {
+		return cp[n.id].copy
+	}
+	return valMap[n]
+}
+
+// mapRefs replaces each node reference in v by its copy; references to
+// nodes that were not copied stay.
+func (cp nodeCopies) mapRefs(v ops.Value, valMap map[*Node]*Node) ops.Value {
 	switch x := v.(type) {
 	case *Node:
-		if c, ok := m[x]; ok {
+		if c := cp.of(x, valMap); c != nil {
 			return c
 		}
 		return x
 	case ops.List, ops.Tuple, ops.Dict, ops.Slice:
 		out, _ := ops.MapValue(v, func(e ops.Value) (ops.Value, error) {
 			if n, ok := e.(*Node); ok {
-				if c, ok := m[n]; ok {
+				if c := cp.of(n, valMap); c != nil {
 					return c, nil
 				}
 			}

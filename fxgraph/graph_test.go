@@ -331,6 +331,23 @@ func TestCopies(t *testing.T) {
 		assert.Equal(t, "relu_default_1", g2.Name())
 		assert.Equal(t, "relu_default_1", g.Call(irRelu, n["x"]).Name())
 	})
+	t.Run("clone keeps references it did not copy", func(t *testing.T) {
+		g := New()
+		x := g.Placeholder("x", nil)
+		h := New()
+		foreign := h.Placeholder("f", nil) // the same id as x
+		require.Equal(t, x.ID(), foreign.ID())
+		gone := g.Call(irRelu, x)
+		require.NoError(t, g.Erase(gone))
+		a := g.Call(irAdd, foreign, ops.List{x, gone})
+		c, m := g.Clone()
+		ca := m[a]
+		assert.Same(t, foreign, ca.Arg(0), "a node of another graph stays")
+		assert.Equal(t, ops.List{m[x], gone}, ca.Arg(1), "an erased node stays; x becomes its copy")
+		assert.Equal(t, []*Node{ca}, m[x].Users())
+		assert.Zero(t, foreign.NumUses())
+		assert.Len(t, c.Nodes(), 2)
+	})
 	t.Run("clone keeps use order", func(t *testing.T) {
 		g := New()
 		x := g.Placeholder("x", nil)
