@@ -49,9 +49,9 @@ const (
 	maxGroupSlots = 1024
 )
 
-// full reports whether a group of size slots holding n names must grow
+// groupFull reports whether a group of size slots holding n names must grow
 // before it takes another: at most 3/4 of the slots are used.
-func full(n, size int) bool { return 4*(n+1) > 3*size }
+func groupFull(n, size int) bool { return 4*(n+1) > 3*size }
 
 func (t *nameTable) hash(name string) uint32 {
 	if h := uint32(maphash.String(t.seed, name)); h != 0 {
@@ -106,7 +106,7 @@ func (t *nameTable) set(name string, owner int) {
 			return
 		}
 	}
-	for full(g.n, len(g.slots)) {
+	for groupFull(g.n, len(g.slots)) {
 		if len(g.slots) < maxGroupSlots {
 			g.resize(2 * len(g.slots))
 		} else {
@@ -180,7 +180,7 @@ func (t *nameTable) reserve(n int) {
 		t.seed = maphash.MakeSeed()
 	}
 	depth, size := uint(0), minGroupSlots
-	for full(n>>depth, size) {
+	for groupFull(n>>depth, size) {
 		if size < maxGroupSlots {
 			size *= 2
 		} else {

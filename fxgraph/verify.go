@@ -153,6 +153,14 @@ func sameString(a, b string) bool {
 	return len(a) == len(b) && unsafe.StringData(a) == unsafe.StringData(b)
 }
 
+// list appends n to v.nodes and records its position and name by id.
+func (v *verifier) list(n *Node) {
+	v.nodes = append(v.nodes, n)
+	e := &v.ids[n.id]
+	e.setName(n.name)
+	e.pos = int32(len(v.nodes))
+}
+
 // posOf returns 1 + the position in v.nodes of the listed node with id
 // (0 when none has it); id must be in range.
 func (v *verifier) posOf(id int) int { return int(v.ids[id].pos) }
@@ -263,7 +271,7 @@ func (v *verifier) diagnose() {
 // reserved and unique (a name has one owner, and the listed nodes have
 // distinct ids); otherwise a set of the names seen finds duplicates.
 // Ownership is counted in one scan of the namespace, which reads the
-// map's memory in order, rather than by a lookup per node, which misses
+// name table's memory in order, rather than by a lookup per node, which misses
 // the cache on big graphs. A node is counted at most once, for the one
 // key stored where its name is (see idEntry).
 func (v *verifier) countOwnedNames() int {
@@ -307,10 +315,7 @@ func (v *verifier) wellFormed() bool {
 		}
 		prev = n
 		i := len(v.nodes)
-		v.nodes = append(v.nodes, n)
-		e := &v.ids[n.id]
-		e.setName(n.name)
-		e.pos = int32(i + 1)
+		v.list(n)
 		if n.op == Output {
 			outputs++
 		}
@@ -444,10 +449,7 @@ func (v *verifier) walkList() bool {
 			v.report(v.nodeErr(n, ErrNodeList, "id", "a unique id", fmt.Sprintf("%d, also the id of %s", n.id, v.nodes[p-1])))
 			continue
 		}
-		v.nodes = append(v.nodes, n)
-		e := &v.ids[n.id]
-		e.setName(n.name)
-		e.pos = int32(len(v.nodes))
+		v.list(n)
 	}
 	if g.root.prev != prev {
 		v.report(&VerifyError{Check: ErrNodeList, Field: "links", Want: fmt.Sprintf("last node %s", prev), Got: g.root.prev.String()})
