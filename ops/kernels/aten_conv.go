@@ -93,7 +93,10 @@ func (p *ConvParams) PaddingMode(mode string, kernel []int) error {
 // from its bias (zero without one) and adds its products sequentially in
 // (input channel, kernel row, kernel column) order, each product and sum
 // rounded to float32, so results are bit-identical to PyTorch's for
-// contiguous (not channels-last) inputs.
+// contiguous (not channels-last) inputs. A float32 convolution that PyTorch
+// sends to oneDNN ([ConvBackend]) sums in the order of the oneDNN
+// implementation that runs on an AVX-512 machine; [ConvolutionWith] picks
+// another machine.
 //
 // Integer operands (input, weight and optional bias all of one integer
 // dtype: int8, uint8, int16, int32 or int64, as out_dtype(convolution,
@@ -107,6 +110,12 @@ func (p *ConvParams) PaddingMode(mode string, kernel []int) error {
 // An empty batch or no output channels gives an empty result; no input
 // channels gives the bias (or zeros).
 func Convolution(input, weight, bias *tensor.Tensor, p ConvParams) (*tensor.Tensor, error) {
+	return ConvolutionWith(input, weight, bias, p, ConvOptions{})
+}
+
+// ConvolutionWith is [Convolution] reproducing PyTorch's float32 results
+// on the machine opt describes.
+func ConvolutionWith(input, weight, bias *tensor.Tensor, p ConvParams, opt ConvOptions) (*tensor.Tensor, error) {
 	if input == nil || weight == nil {
 		return nil, argErrf("convolution: input and weight are required")
 	}
@@ -173,6 +182,11 @@ func Convolution(input, weight, bias *tensor.Tensor, p ConvParams) (*tensor.Tens
 	bd, err := optFloatArg("bias", bias, O)
 	if err != nil {
 		return nil, err
+	}
+	if input.DType() == tensor.Float32 {
+		if impl := ConvBackend(convShapeOf(g2, nd, phb, pwr), opt); impl != ConvNative {
+			return convOneDNNTensor(impl, opt.ISA, g2, input.DType(), outShape, xd, wd, bd), nil
+		}
 	}
 	Og := O / g
 	K := Cg * kh * kw
