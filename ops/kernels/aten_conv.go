@@ -184,7 +184,7 @@ func ConvolutionWith(input, weight, bias *tensor.Tensor, p ConvParams, opt ConvO
 		return nil, err
 	}
 	if input.DType() == tensor.Float32 {
-		if impl := ConvBackend(convShapeOf(g2, nd, phb, pwr), opt); impl != ConvNative {
+		if impl := ConvBackend(convShapeOf(g2, phb, pwr), opt); impl != ConvNative {
 			return convOneDNNTensor(impl, opt.ISA, g2, input.DType(), outShape, xd, wd, bd), nil
 		}
 	}

@@ -46,12 +46,10 @@ const (
 	// zero and added to the previous blocks' sum (the first block adds the
 	// bias); on avx2 one accumulator starts from the bias.
 	ConvJit
-	// ConvJit1x1 is oneDNN's jit_1x1 kernel for 1×1 convolutions: bias
-	// first, then fused multiply-adds over the channels (checked on one
-	// avx2 shape). On avx512_core the sum restarts from zero at each reduce
-	// block, whose size comes from oneDNN's heuristics (80 channels or
-	// more); the whole reduction is taken as one block, which is exact up
-	// to 80 channels and not checked beyond.
+	// ConvJit1x1 is oneDNN's jit_1x1 kernel for 1×1 convolutions: fused
+	// multiply-adds over the channels in chunks (conv1x1Chunk); the first
+	// chunk starts from the bias, later ones from zero and are added to
+	// the sum so far.
 	ConvJit1x1
 	// ConvGemm is oneDNN's gemm convolution: im2col, oneDNN's sgemm, then
 	// the bias added (see convGemm for the sgemm's order).
@@ -86,14 +84,14 @@ type ConvOptions struct {
 }
 
 // ConvShape is a convolution's geometry as PyTorch's backend choice sees
-// it, in 2-D (a 1-D convolution has height 1 and kernel height 1).
+// it, in 2-D: PyTorch views a 1-D convolution as a 2-D one of height 1
+// (kernel height 1) before choosing, and oneDNN sees it so too.
 type ConvShape struct {
 	N, C, H, W     int // input batch, channels, height, width
 	O, KH, KW      int // output channels, kernel height and width
 	Groups         int
 	SH, SW, DH, DW int // strides and dilations
 	PT, PB, PL, PR int // padding top, bottom, left, right
-	OneD           bool
 }
 
 func (s ConvShape) outHW() (int, int) {
@@ -138,7 +136,7 @@ func ConvBackend(s ConvShape, opt ConvOptions) ConvImpl {
 	bPad := endPad(s.PT, oh, s.H, s.SH, extKH)
 	outside := extKW <= s.PL || extKW <= rPad || extKH <= s.PT || extKH <= bPad
 	// jit_uni_dw: one input and one output channel per group.
-	if Cg == 1 && Og == 1 && !s.OneD && !outside {
+	if Cg == 1 && Og == 1 && !outside {
 		urs := []int{4, 3} // jit_avx2_dw, jit_sse41_dw
 		if opt.ISA == ConvISAAVX512Core {
 			urs = []int{6, 4, 3}
@@ -200,10 +198,23 @@ func jitBlock(s ConvShape, isa ConvISA) int {
 	return 8
 }
 
-// convShapeOf gives the ConvShape of a convolution Convolution validated.
-func convShapeOf(g conv2dGeom, nd int, pb, pr int) ConvShape {
-	return ConvShape{N: g.B, C: g.C, H: g.H, W: g.W, O: g.O, KH: g.kh, KW: g.kw, Groups: g.G,
-		SH: g.sh, SW: g.sw, DH: g.dh, DW: g.dw, PT: g.pt, PB: pb, PL: g.pl, PR: pr, OneD: nd == 1}
+// convShapeOf gives the ConvShape PyTorch's backend choice sees for a
+// convolution Convolution validated. padding="same" with an odd total
+// (PadAfter = PadBefore + 1) reaches it as the input padded by the extra
+// zero row or column at the end and symmetric padding, as
+// _convolution_mode pads it; those zeros add nothing to any sum.
+func convShapeOf(g conv2dGeom, pb, pr int) ConvShape {
+	s := ConvShape{N: g.B, C: g.C, H: g.H, W: g.W, O: g.O, KH: g.kh, KW: g.kw, Groups: g.G,
+		SH: g.sh, SW: g.sw, DH: g.dh, DW: g.dw, PT: g.pt, PB: pb, PL: g.pl, PR: pr}
+	if s.PB > s.PT {
+		s.H += s.PB - s.PT
+		s.PB = s.PT
+	}
+	if s.PR > s.PL {
+		s.W += s.PR - s.PL
+		s.PR = s.PL
+	}
+	return s
 }
 
 // convOneDNN computes a float32 convolution in the summation order of the
@@ -222,10 +233,11 @@ func convOneDNN(impl ConvImpl, isa ConvISA, g conv2dGeom, xd, wd, bd []float32) 
 		block = jitBlock(ConvShape{C: g.C, O: g.O, Groups: g.G}, isa)
 		partial = isa == ConvISAAVX512Core
 	}
-	// ConvJitDW and ConvJit1x1: bias first, one accumulator over every
-	// channel (avx2's 1x1 kernel reloads the output between reduce blocks;
-	// avx512_core's restarts from zero at each reduce block of its
-	// heuristic size, at least 80 channels, taken here as one block).
+	if impl == ConvJit1x1 {
+		block = conv1x1Chunk(isa, Cg, Og, g.Ho, g.Ho*g.Wo)
+		partial = true
+	}
+	// ConvJitDW: bias first, one accumulator over the taps.
 	if block < 1 {
 		block = Cg
 	}
@@ -244,7 +256,7 @@ func convOneDNN(impl ConvImpl, isa ConvISA, g conv2dGeom, xd, wd, bd []float32) 
 					for c0 := 0; c0 < Cg; c0 += block {
 						c1 := min(c0+block, Cg)
 						acc := total
-						if partial {
+						if partial && (c0 > 0 || impl == ConvJit) {
 							acc = 0
 						}
 						// Row, column, then channel in the block.
@@ -264,9 +276,16 @@ func convOneDNN(impl ConvImpl, isa ConvISA, g conv2dGeom, xd, wd, bd []float32) 
 								}
 							}
 						}
-						if partial {
-							// avx512_core: the first block adds the bias,
-							// later ones the sum so far.
+						switch {
+						case partial && impl == ConvJit:
+							// avx512_core jit: each block summed from zero,
+							// the first one then adds the bias, later ones
+							// the sum so far.
+							acc += total
+						case partial && c0 > 0:
+							// jit_1x1: the first reduce chunk starts from
+							// the bias, later ones from zero and add the
+							// sum so far.
 							acc += total
 						}
 						total = acc
@@ -345,6 +364,70 @@ func convGemm(isa ConvISA, g conv2dGeom, xd, wd, bd []float32) []float32 {
 		}
 	}
 	return out
+}
+
+// conv1x1Chunk is the number of input channels oneDNN's jit_1x1 kernel sums
+// in one call (its reduce blocking, single-threaded, nchw data): 128 on
+// avx2; on avx512_core 80, 256 or 512 by the output height and channel
+// count, cut further when the input would alias in a 16-way L2 set
+// (jit_avx512_common_1x1_conv_kernel.cpp init_conf). Each call after the
+// first sums from zero and adds the output so far.
+func conv1x1Chunk(isa ConvISA, ic, oc, oh, os int) int {
+	if isa == ConvISAAVX2 {
+		return 128
+	}
+	ic = (ic + 15) / 16 * 16
+	oc = (oc + 15) / 16 * 16
+	maxR, minR := 9, 6
+	if oc > 128 && oc < 256 && oh > 10 && oh < 28 {
+		maxR, minR = 6, 5
+	}
+	ur := 1
+	for u := maxR; u >= minR; u-- {
+		if (oh >= 14 && oh%u == 0) || (oh < 14 && os%u == 0) {
+			ur = u
+			break
+		}
+	}
+	if ur == 1 {
+		ur = min(maxR, os)
+		tail := os % maxR
+		for i := maxR; i >= minR; i-- {
+			if t := os % i; t > tail || t == 0 {
+				ur, tail = i, t
+				if t == 0 {
+					break
+				}
+			}
+		}
+	}
+	var rb int
+	switch {
+	case oc <= 256 && oh > 10 && oh < 28:
+		rb = min(ic, 80)
+	case oh > 10:
+		rb = min(ic, 512)
+	default:
+		rb = min(ic, 256)
+	}
+	const way, maxHits = 64 * 1024 / 4, 7
+	if os*rb > way*maxHits {
+		nrb, wl := rb/16, way/16
+		for start := 0; start < ur; start++ {
+			hits := 0
+			for off := start; off < os*nrb; off += wl {
+				if off%os >= ur {
+					continue
+				}
+				if hits++; hits < maxHits {
+					continue
+				}
+				rb = min(rb, 16*max(1, (off+wl)/os))
+				break
+			}
+		}
+	}
+	return rb
 }
 
 // gemvTSum is the dot product of oneDNN's jit_avx_gemv_t_f32_kern, the

@@ -83,7 +83,7 @@ func (c onednnCase) ruleShape() kernels.ConvShape {
 	if len(c.Input) == 3 {
 		return kernels.ConvShape{N: c.Input[0], C: c.Input[1], H: 1, W: c.Input[2],
 			O: c.Weight[0], KH: 1, KW: c.Weight[2], Groups: c.Groups,
-			SH: 1, SW: c.Stride[0], DH: 1, DW: c.Dilation[0], PL: c.Padding[0], PR: c.Padding[0], OneD: true}
+			SH: 1, SW: c.Stride[0], DH: 1, DW: c.Dilation[0], PL: c.Padding[0], PR: c.Padding[0]}
 	}
 	return c.shape()
 }
@@ -241,4 +241,67 @@ func TestConvOneDNNZooAVX512(t *testing.T) {
 		}
 	}
 	t.Logf("zoo convolution shapes by avx512_core implementation: %v", impls)
+}
+
+// onednnMoreCase is a case of onednn_conv_more_avx2.json, whose padding may
+// be the string "same" and whose input may be 3-D (conv1d).
+type onednnMoreCase struct {
+	onednnCase
+	Padding json.RawMessage `json:"padding"`
+}
+
+// TestConvOneDNNMoreAVX2 checks conv1d (which PyTorch and oneDNN see as 2-D
+// of height 1), padding="same" with an even kernel (PyTorch pads the input
+// at the end first) and 1×1 kernels at batch 16 (jit_1x1) against
+// testdata/onednn/onednn_conv_more_avx2.json, bit for bit.
+func TestConvOneDNNMoreAVX2(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "onednn", "onednn_conv_more_avx2.json"))
+	require.NoError(t, err)
+	var d struct {
+		Format string           `json:"format"`
+		Cases  []onednnMoreCase `json:"cases"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &d))
+	require.Equal(t, "fxquant-onednn-conv/1", d.Format)
+	require.NotEmpty(t, d.Cases)
+	impls := map[string]int{}
+	for _, c := range d.Cases {
+		nd := len(c.Input) - 2
+		var pad []int
+		same := string(c.Padding) == `"same"`
+		if !same {
+			require.NoError(t, json.Unmarshal(c.Padding, &pad))
+		} else {
+			pad = []int{0}
+		}
+		p, err := kernels.NewConvParams(nd, c.Stride, pad, c.Dilation, c.Groups)
+		require.NoError(t, err)
+		if same {
+			require.NoError(t, p.PaddingMode("same", c.Weight[2:]))
+		}
+		nIn, nW := 1, 1
+		for _, v := range c.Input {
+			nIn *= v
+		}
+		for _, v := range c.Weight {
+			nW *= v
+		}
+		v := xorshiftValues(c.Seed, nIn+nW+c.Weight[0])
+		x, w := tensor.F32(c.Input, v[:nIn]...), tensor.F32(c.Weight, v[nIn:nIn+nW]...)
+		var b *tensor.Tensor
+		if c.Bias {
+			b = tensor.F32([]int{c.Weight[0]}, v[nIn+nW:]...)
+		}
+		y, err := kernels.ConvolutionWith(x, w, b, p, kernels.ConvOptions{ISA: kernels.ConvISAAVX2})
+		require.NoError(t, err)
+		require.Equal(t, c.Shape, y.Shape(), "%v", c.Input)
+		got, err := tensor.Data[float32](y)
+		require.NoError(t, err)
+		want := c.want(t)
+		for i := range want {
+			require.Equal(t, math.Float32bits(want[i]), math.Float32bits(got[i]), "in%v w%v pad %s (%s): output %d: want %g, got %g", c.Input, c.Weight, c.Padding, c.Impl, i, want[i], got[i])
+		}
+		impls[c.Impl]++
+	}
+	t.Logf("bit-exact: %v", impls)
 }
