@@ -124,9 +124,13 @@ func endPad(start, dst, src, stride, extK int) int {
 // runs for a contiguous float32 convolution of this shape, single-threaded
 // unless opt says otherwise: [UseMkldnn], then the first implementation in
 // oneDNN's list for the ISA whose conditions hold (PyTorch asks for
-// forward_training with blocked formats chosen by oneDNN).
+// forward_training with blocked formats chosen by oneDNN). A shape no
+// convolution has (groups, strides, dilations or kernel sides below 1, or
+// groups that do not divide the channels) gives ConvNative, whose kernel
+// reports the error.
 func ConvBackend(s ConvShape, opt ConvOptions) ConvImpl {
-	if !UseMkldnn(s, opt.Threads) {
+	if s.Groups < 1 || s.SH < 1 || s.SW < 1 || s.DH < 1 || s.DW < 1 || s.KH < 1 || s.KW < 1 ||
+		s.C%s.Groups != 0 || s.O%s.Groups != 0 || !UseMkldnn(s, opt.Threads) {
 		return ConvNative
 	}
 	Cg, Og := s.C/s.Groups, s.O/s.Groups

@@ -305,3 +305,21 @@ func TestConvOneDNNMoreAVX2(t *testing.T) {
 	}
 	t.Logf("bit-exact: %v", impls)
 }
+
+// TestConvBackendBadShapes: shapes no convolution has give ConvNative
+// (whose kernel reports the error) instead of dividing by zero.
+func TestConvBackendBadShapes(t *testing.T) {
+	ok := kernels.ConvShape{N: 2, C: 8, H: 5, W: 5, O: 8, KH: 3, KW: 3, Groups: 8, SH: 1, SW: 1, DH: 1, DW: 1}
+	require.Equal(t, kernels.ConvJitDW, kernels.ConvBackend(ok, kernels.ConvOptions{}))
+	for _, mut := range []func(*kernels.ConvShape){
+		func(s *kernels.ConvShape) { s.Groups = 0 },
+		func(s *kernels.ConvShape) { s.Groups = 3 },
+		func(s *kernels.ConvShape) { s.SH = 0 },
+		func(s *kernels.ConvShape) { s.DW = 0 },
+		func(s *kernels.ConvShape) { s.KW = 0 },
+	} {
+		s := ok
+		mut(&s)
+		require.Equal(t, kernels.ConvNative, kernels.ConvBackend(s, kernels.ConvOptions{}), "%+v", s)
+	}
+}
