@@ -42,6 +42,8 @@ type runConfig struct {
 	out         string
 	dot         string
 	progress    bool
+	allowOpaque bool // read operators the registry does not know
+	byTarget    bool // XNNPACKQuantizer.AnnotateByTarget
 }
 
 func parseRunFlags(e *env, args []string) (*runConfig, error) {
@@ -55,6 +57,8 @@ func parseRunFlags(e *env, args []string) (*runConfig, error) {
 	fs.StringVar(&c.out, "o", "", "write the quantized program to this .pt2 file")
 	fs.StringVar(&c.dot, "dot", "", "write the quantized graph as Graphviz DOT to this file")
 	noProgress := fs.Bool("no-progress", false, "never draw the progress bar")
+	fs.BoolVar(&c.allowOpaque, "allow-opaque", false, "read operators the registry does not know")
+	fs.BoolVar(&c.byTarget, "annotate-by-target", false, "quantize every cat and adaptive_avg_pool2d (torchao finds them through source partitions)")
 	pos, err := parseFlags(e, fs, args)
 	if err != nil {
 		return nil, err
@@ -73,7 +77,7 @@ func parseRunFlags(e *env, args []string) (*runConfig, error) {
 	if c.calibration < 1 {
 		return nil, usagef("--calibration %d: want at least 1 batch", c.calibration)
 	}
-	if _, err := makeQuantizer(c.quantizer); err != nil {
+	if _, err := makeQuantizer(c.quantizer, c.byTarget); err != nil {
 		return nil, &usageError{msg: err.Error()}
 	}
 	c.progress = !*noProgress
@@ -81,13 +85,16 @@ func parseRunFlags(e *env, args []string) (*runConfig, error) {
 }
 
 // makeQuantizer returns the quantizer named by the --quantizer flag.
-func makeQuantizer(name string) (convert.Quantizer, error) {
+// byTarget sets the XNNPACK quantizer's AnnotateByTarget.
+func makeQuantizer(name string, byTarget bool) (convert.Quantizer, error) {
 	switch {
 	case name == "xnnpack-static", name == "xnnpack-dynamic":
 		o := convert.DefaultSymmetricConfigOptions()
 		o.PerChannel = true
 		o.Dynamic = name == "xnnpack-dynamic"
-		return convert.NewXNNPACKQuantizer(convert.SymmetricQuantizationConfig(o)), nil
+		q := convert.NewXNNPACKQuantizer(convert.SymmetricQuantizationConfig(o))
+		q.AnnotateByTarget = byTarget
+		return q, nil
 	case strings.HasPrefix(name, "int4-groupwise:"):
 		gs := strings.TrimPrefix(name, "int4-groupwise:")
 		g, err := strconv.Atoi(gs)
@@ -147,11 +154,11 @@ type runResult struct {
 
 // runPipeline runs the whole flow; progress goes to stderr on a terminal.
 func runPipeline(c *runConfig, stderr io.Writer) (*runResult, error) {
-	in, err := loadProgram(c.file)
+	in, err := loadProgram(c.file, c.allowOpaque)
 	if err != nil {
 		return nil, err
 	}
-	q, err := makeQuantizer(c.quantizer)
+	q, err := makeQuantizer(c.quantizer, c.byTarget)
 	if err != nil {
 		return nil, err
 	}
@@ -247,7 +254,8 @@ func stageError(file, stage string, err error) error {
 }
 
 // loadProgram reads the program for run: the file, or the embedded model.
-func loadProgram(file string) (*input, error) {
+// allowOpaque reads operators the registry does not know.
+func loadProgram(file string, allowOpaque bool) (*input, error) {
 	var in *input
 	var err error
 	if file == "" {
@@ -256,7 +264,7 @@ func loadProgram(file string) (*input, error) {
 			in.name = embeddedName
 		}
 	} else {
-		in, err = loadFile(file, false)
+		in, err = loadFile(file, allowOpaque)
 	}
 	if err != nil {
 		return nil, err
