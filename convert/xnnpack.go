@@ -679,6 +679,14 @@ type Int4GroupwiseQuantizer struct {
 	// GroupSize is the number of consecutive weight elements along the
 	// input-feature axis that share one scale; it must be positive.
 	GroupSize int
+	// OwnActivationChains gives each linear its own dynamic activation
+	// chain (choose_qparams, quantize, dequantize). By default, as in
+	// torchao, linears that read the same tensor share one observer and
+	// so one chain (a decoder's wq, wk and wv; w1 and w3), and the
+	// reference rewrite, which needs a dequantize with one user, skips
+	// them. With this option every linear is rewritten to
+	// reference_dqlinear_int4, which goes beyond torchao.
+	OwnActivationChains bool
 }
 
 // TransformForAnnotation does nothing.
@@ -715,7 +723,7 @@ func (q Int4GroupwiseQuantizer) Annotate(g *fxgraph.Graph) error {
 		if !ok1 || !ok2 {
 			continue
 		}
-		a := &QuantizationAnnotation{Annotated: true}
+		a := &QuantizationAnnotation{Annotated: true, NoImplicitSharing: q.OwnActivationChains}
 		a.SetInput(x, act)
 		a.SetInput(wn, w)
 		SetAnnotation(n, a)
