@@ -315,6 +315,7 @@ func TestCatSharesObservers(t *testing.T) {
 	b := g.Placeholder("b", f32(2))
 	c := g.Call(catT, ops.List{a, b})
 	c.SetType(f32(4))
+	fromTorchCat(c)
 	g.SetOutput(ops.Tuple{c})
 	q := convert.NewXNNPACKQuantizer(convert.SymmetricQuantizationConfig(convert.DefaultSymmetricConfigOptions()))
 	require.NoError(t, convert.Prepare(g, q))

@@ -246,6 +246,7 @@ func TestXNNPACKPreparedObservers(t *testing.T) {
 				c := g.Placeholder("c", f32(2))
 				n := g.Call(catT, ops.List{a, b, c})
 				n.SetType(f32(6))
+				fromTorchCat(n)
 				g.SetOutput(ops.Tuple{n})
 				return g
 			},

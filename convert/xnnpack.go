@@ -116,6 +116,15 @@ type XNNPACKQuantizer struct {
 	// Filter, when set, limits annotation to nodes it accepts, on top of
 	// the per-module filters.
 	Filter func(n *fxgraph.Node) bool
+	// AnnotateByTarget makes the cat and adaptive_avg_pool2d annotators
+	// take every aten.cat.default and aten.adaptive_avg_pool2d.default
+	// node. By default they find their nodes as torchao does, through
+	// get_source_partitions: torch 2.14's export graphs carry no
+	// source_fn_stack, so torchao finds nn.AdaptiveAvgPool2d module calls
+	// (through nn_module_stack) but no torch.cat and no
+	// F.adaptive_avg_pool2d call, and leaves those unquantized. This option
+	// goes beyond torchao: it quantizes them as the annotators' rules say.
+	AnnotateByTarget bool
 
 	moduleName   []moduleConfig
 	moduleType   []moduleConfig
@@ -246,7 +255,8 @@ func notModuleFilter(types, names []string) func(n *fxgraph.Node) bool {
 
 // xnnAnnotator runs the annotators with one filter.
 type xnnAnnotator struct {
-	filter func(n *fxgraph.Node) bool
+	filter   func(n *fxgraph.Node) bool
+	byTarget bool // XNNPACKQuantizer.AnnotateByTarget
 }
 
 var (
@@ -320,49 +330,57 @@ func (q *XNNPACKQuantizer) Validate(*fxgraph.Graph) error { return nil }
 // is decided by the global config alone, as upstream.
 func (q *XNNPACKQuantizer) Annotate(g *fxgraph.Graph) error {
 	dynamic := q.Global != nil && q.Global.InputActivation != nil && q.Global.InputActivation.IsDynamic
-	run := func(c *QuantizationConfig, filter func(*fxgraph.Node) bool) {
+	run := func(c *QuantizationConfig, filter func(*fxgraph.Node) bool) error {
 		if c == nil {
-			return
+			return nil
 		}
 		user := q.Filter
-		a := &xnnAnnotator{filter: func(n *fxgraph.Node) bool {
+		a := &xnnAnnotator{byTarget: q.AnnotateByTarget, filter: func(n *fxgraph.Node) bool {
 			return (user == nil || user(n)) && (filter == nil || filter(n))
 		}}
-		a.annotateAll(g, c, dynamic)
+		return a.annotateAll(g, c, dynamic)
 	}
 	var names, types []string
 	for _, e := range q.moduleName {
 		names = append(names, e.key)
-		run(e.config, ModuleNameFilter(e.key))
+		if err := run(e.config, ModuleNameFilter(e.key)); err != nil {
+			return err
+		}
 	}
 	for _, e := range q.moduleType {
 		types = append(types, e.key)
-		run(e.config, ModuleTypeFilter(e.key))
+		if err := run(e.config, ModuleTypeFilter(e.key)); err != nil {
+			return err
+		}
 	}
 	var global func(*fxgraph.Node) bool
 	if len(names)+len(types) > 0 {
 		global = notModuleFilter(types, names)
 	}
-	run(q.Global, global)
+	if err := run(q.Global, global); err != nil {
+		return err
+	}
 	PropagateAnnotation(g)
 	return nil
 }
 
-func (q *xnnAnnotator) annotateAll(g *fxgraph.Graph, c *QuantizationConfig, dynamic bool) {
+func (q *xnnAnnotator) annotateAll(g *fxgraph.Graph, c *QuantizationConfig, dynamic bool) error {
 	if dynamic {
 		q.annotateLinear(g, c)
-		return
+		return nil
 	}
 	q.annotateLinearRelu(g, c)
 	q.annotateLinear(g, c)
 	q.annotateConvRelu(g, c)
 	q.annotateConv(g, c)
-	q.annotateAdaptiveAvgPool(g, c)
+	if err := q.annotateAdaptiveAvgPool(g, c); err != nil {
+		return err
+	}
 	q.annotateBinary(g, c, addTensor, addTensor_, true)
 	q.annotateBinary(g, c, addTensor, addTensor_, false)
 	q.annotateBinary(g, c, mulTensor, mulTensor_, true)
 	q.annotateBinary(g, c, mulTensor, mulTensor_, false)
-	q.annotateCat(g, c)
+	return q.annotateCat(g, c)
 }
 
 func (q *xnnAnnotator) ok(nodes ...*fxgraph.Node) bool {
@@ -531,9 +549,49 @@ func (q *xnnAnnotator) annotateBinary(g *fxgraph.Graph, c *QuantizationConfig, o
 	}
 }
 
-func (q *xnnAnnotator) annotateAdaptiveAvgPool(g *fxgraph.Graph, c *QuantizationConfig) {
-	for _, n := range g.Nodes() {
-		if n.Op() != fxgraph.CallFunction || n.Target() != aapDefault || anyAnnotated(n) || !q.ok(n) {
+// partitionOps returns the nodes an annotator that finds its op through
+// get_source_partitions handles, in torchao's order: the first output node
+// of each partition of the wanted sources (see [sourcePartitions]), or,
+// under AnnotateByTarget, every call_function node of target. A
+// partition whose output is another op is an error, as in torchao.
+func (q *xnnAnnotator) partitionOps(g *fxgraph.Graph, wanted []source, target ops.Overload) ([]*fxgraph.Node, error) {
+	var out []*fxgraph.Node
+	if q.byTarget {
+		for _, n := range g.Nodes() {
+			if n.Op() == fxgraph.CallFunction && n.Target() == target && q.ok(n) {
+				out = append(out, n)
+			}
+		}
+		return out, nil
+	}
+	for _, p := range sourcePartitions(g, wanted, q.filter) {
+		if len(p.outputs) == 0 {
+			continue
+		}
+		n := p.outputs[0]
+		if n.Op() != fxgraph.CallFunction || n.Target() != target {
+			return nil, fmt.Errorf("convert: node %q: the source partition of %s ends in %s, not %s", n.Name(), wantedName(wanted), n.Target(), target)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func wantedName(ws []source) string {
+	var names []string
+	for _, w := range ws {
+		names = append(names, w.module+w.fn)
+	}
+	return strings.Join(names, " or ")
+}
+
+func (q *xnnAnnotator) annotateAdaptiveAvgPool(g *fxgraph.Graph, c *QuantizationConfig) error {
+	nodes, err := q.partitionOps(g, []source{srcAdaptiveAvgPool2d, srcFAdaptiveAvgPool2d}, aapDefault)
+	if err != nil {
+		return err
+	}
+	for _, n := range nodes {
+		if anyAnnotated(n) {
 			continue
 		}
 		in, ok := n.Arg(0).(*fxgraph.Node)
@@ -548,11 +606,16 @@ func (q *xnnAnnotator) annotateAdaptiveAvgPool(g *fxgraph.Graph, c *Quantization
 		a.SetInput(in, inSpec)
 		SetAnnotation(n, a)
 	}
+	return nil
 }
 
-func (q *xnnAnnotator) annotateCat(g *fxgraph.Graph, c *QuantizationConfig) {
-	for _, n := range g.Nodes() {
-		if n.Op() != fxgraph.CallFunction || n.Target() != catDefault || anyAnnotated(n) || !q.ok(n) {
+func (q *xnnAnnotator) annotateCat(g *fxgraph.Graph, c *QuantizationConfig) error {
+	nodes, err := q.partitionOps(g, []source{srcCat}, catDefault)
+	if err != nil {
+		return err
+	}
+	for _, n := range nodes {
+		if anyAnnotated(n) {
 			continue
 		}
 		inputs, _ := ops.Sequence(n.Arg(0))
@@ -578,6 +641,7 @@ func (q *xnnAnnotator) annotateCat(g *fxgraph.Graph, c *QuantizationConfig) {
 		a.OutputQSpec = shared
 		SetAnnotation(n, a)
 	}
+	return nil
 }
 
 // PropagateAnnotation is torchao's propagate_annotation: each unannotated
@@ -615,6 +679,14 @@ type Int4GroupwiseQuantizer struct {
 	// GroupSize is the number of consecutive weight elements along the
 	// input-feature axis that share one scale; it must be positive.
 	GroupSize int
+	// OwnActivationChains gives each linear its own dynamic activation
+	// chain (choose_qparams, quantize, dequantize). By default, as in
+	// torchao, linears that read the same tensor share one observer and
+	// so one chain (a decoder's wq, wk and wv; w1 and w3), and the
+	// reference rewrite, which needs a dequantize with one user, skips
+	// them. With this option every linear is rewritten to
+	// reference_dqlinear_int4, which goes beyond torchao.
+	OwnActivationChains bool
 }
 
 // TransformForAnnotation does nothing.
@@ -651,7 +723,7 @@ func (q Int4GroupwiseQuantizer) Annotate(g *fxgraph.Graph) error {
 		if !ok1 || !ok2 {
 			continue
 		}
-		a := &QuantizationAnnotation{Annotated: true}
+		a := &QuantizationAnnotation{Annotated: true, NoImplicitSharing: q.OwnActivationChains}
 		a.SetInput(x, act)
 		a.SetInput(wn, w)
 		SetAnnotation(n, a)

@@ -141,11 +141,7 @@ func (e *encoder) prepare() error {
 		}
 		spec.Target = fqn
 		if spec.Name == "" || taken[spec.Name] {
-			base := map[InputKind]string{Parameter: "p_", Buffer: "b_", TensorConstant: "c_"}[spec.Kind] + strings.ReplaceAll(fqn, ".", "_")
-			spec.Name = base
-			for taken[spec.Name] {
-				spec.Name += "_"
-			}
+			spec.Name = liftedName(spec.Kind, fqn, taken)
 		}
 		taken[spec.Name] = true
 		byTarget[fqn] = spec.Name
@@ -1192,4 +1188,38 @@ func (e *encoder) signature() error {
 	w.endArray()
 	w.endObject()
 	return nil
+}
+
+// liftedName is the placeholder name torch.export gives a lifted
+// parameter, buffer or constant (torch._export.utils.placeholder_naming_pass):
+// "p_", "b_" or "c_" and the target with a leading "L__self___" or "self_"
+// removed, lower-cased, every character other than an ASCII letter or digit
+// replaced by "_" (module "block1-0" gives "block1_0": a name Python can
+// read back); a name already taken gets the suffix "_1", "_2", ... as
+// _rename_without_collisions gives placeholders.
+func liftedName(kind InputKind, fqn string, taken map[string]bool) string {
+	base := fqn
+	if b, ok := strings.CutPrefix(base, "L__self___"); ok {
+		base = b
+	} else if b, ok := strings.CutPrefix(base, "self_"); ok {
+		base = b
+	}
+	base = strings.Map(func(r rune) rune {
+		switch {
+		case 'a' <= r && r <= 'z', '0' <= r && r <= '9':
+			return r
+		case 'A' <= r && r <= 'Z':
+			return r + ('a' - 'A')
+		}
+		return '_'
+	}, base)
+	name := map[InputKind]string{Parameter: "p_", Buffer: "b_", TensorConstant: "c_"}[kind] + base
+	if !taken[name] {
+		return name
+	}
+	for i := 1; ; i++ {
+		if n := fmt.Sprintf("%s_%d", name, i); !taken[n] {
+			return n
+		}
+	}
 }

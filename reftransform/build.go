@@ -22,6 +22,7 @@ var (
 	tClampDefault      = ops.MustOverload("aten.clamp.default")
 	tTranspose         = ops.MustOverload("aten.transpose.int")
 	tUnsqueeze         = ops.MustOverload("aten.unsqueeze.default")
+	tView              = ops.MustOverload("aten.view.default")
 	tOutDType          = ops.MustOverload("higher_order.out_dtype.default")
 	tAffineChoose      = ops.MustOverload("torchao.choose_qparams_affine.default")
 	tAffineQuantize    = ops.MustOverload("torchao.quantize_affine.default")
@@ -35,13 +36,14 @@ var (
 // literals, as torch.fx's replace_pattern substitutes them.
 type rb struct {
 	b    *match.Builder
+	m    *match.Match
 	vals []ops.Value
 	err  error
 }
 
 // newRB creates one placeholder per binding of m, in order.
 func newRB(b *match.Builder, m *match.Match) *rb {
-	r := &rb{b: b, vals: make([]ops.Value, len(m.PlaceholderNodes))}
+	r := &rb{b: b, m: m, vals: make([]ops.Value, len(m.PlaceholderNodes))}
 	for i, v := range m.PlaceholderNodes {
 		ph := b.Placeholder(fmt.Sprintf("arg%d", i))
 		if _, isNode := v.(*fxgraph.Node); isNode {
@@ -54,6 +56,9 @@ func newRB(b *match.Builder, m *match.Match) *rb {
 }
 
 func (r *rb) v(i int) ops.Value { return r.vals[i] }
+
+// bound returns the graph value placeholder i of the match was bound to.
+func (r *rb) bound(i int) ops.Value { return r.m.PlaceholderNodes[i] }
 
 func (r *rb) fail(format string, args ...any) {
 	if r.err == nil {

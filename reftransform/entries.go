@@ -199,8 +199,33 @@ func filterInt4(m *match.Match, _ *fxgraph.Graph, _ *match.Pattern) bool {
 	return weightIsInt4 && actIsInt8
 }
 
+// refInt4 calls torchao.reference_dqlinear_int4. With one group per row
+// (group size = K) the weight's scale and zero point are 1-D, [N]; the op
+// in torchao broadcasts a 1-D scale as [1, N] (channel n would read the
+// scale of group n of row 0), so the replacement first views both as
+// [N, 1], which is what they mean, and the written program computes in
+// PyTorch what fxquant's interpreter computes.
 func refInt4(r *rb) ops.Value {
-	return r.call("reference_dqlinear_int4", tReferenceDQLinear, r.v(0), r.v(1), r.v(2), r.v(3), r.v(4), r.v(5), r.v(6))
+	scale, zp := r.asColumn("view", 3), r.asColumn("view_1", 4)
+	return r.call("reference_dqlinear_int4", tReferenceDQLinear, r.v(0), r.v(1), r.v(2), scale, zp, r.v(5), r.v(6))
+}
+
+// asColumn returns placeholder i's value, viewed as [N, 1] when the graph
+// value it was bound to is a 1-D tensor of N elements.
+func (r *rb) asColumn(name string, i int) ops.Value {
+	n, ok := r.bound(i).(*fxgraph.Node)
+	if !ok {
+		return r.v(i)
+	}
+	t, ok := n.Type().(ops.TensorType)
+	if !ok || t.Rank() != 1 || t.Shape[0] < 0 {
+		return r.v(i)
+	}
+	v := r.call(name, tView, r.v(i), ops.List{t.Shape[0], int64(1)})
+	if vn, ok := v.(*fxgraph.Node); ok {
+		vn.SetType(ops.TensorType{Shape: []int64{t.Shape[0], 1}, Elem: t.Elem})
+	}
+	return v
 }
 
 // Int4PassName is the pass name recorded in the from_node of the
@@ -218,14 +243,21 @@ type nodeSource struct {
 	FromNode json.RawMessage `json:"from_node"`
 }
 
-// portInt4Meta gives the new node the linear's metadata and a from_node
-// record naming the linear and the pass (torchao's port_metadata_fn).
+// portInt4Meta gives the new nodes the linear's metadata and a from_node
+// record naming the linear and the pass (torchao's port_metadata_fn); the
+// replacement is the reference_dqlinear_int4 node and, for a 1-D weight
+// scale, the views before it.
 func portInt4Meta(g *fxgraph.Graph, r match.Replaced) error {
-	if len(r.Replacements) != 1 || len(r.Match.ReturningNodes) != 1 {
-		return fmt.Errorf("int4 rewrite: want one replacement node for one linear, got %d for %d", len(r.Replacements), len(r.Match.ReturningNodes))
+	refs := 0
+	for _, n := range r.Replacements {
+		if n.Target() == tReferenceDQLinear {
+			refs++
+		}
 	}
-	lin, n := r.Match.ReturningNodes[0], r.Replacements[0]
-	*n.Meta = lin.Meta.Clone()
+	if refs != 1 || len(r.Match.ReturningNodes) != 1 {
+		return fmt.Errorf("int4 rewrite: want one reference_dqlinear_int4 node for one linear, got %d for %d", refs, len(r.Match.ReturningNodes))
+	}
+	lin := r.Match.ReturningNodes[0]
 	prev := json.RawMessage("[]")
 	if lin.Meta.FromNode != "" && json.Valid([]byte(lin.Meta.FromNode)) {
 		prev = json.RawMessage(lin.Meta.FromNode)
@@ -234,7 +266,10 @@ func portInt4Meta(g *fxgraph.Graph, r match.Replaced) error {
 	if err != nil {
 		return fmt.Errorf("int4 rewrite: from_node of %q: %w", lin.Name(), err)
 	}
-	n.Meta.FromNode = string(rec)
+	for _, n := range r.Replacements {
+		*n.Meta = lin.Meta.Clone()
+		n.Meta.FromNode = string(rec)
+	}
 	return nil
 }
 

@@ -41,7 +41,7 @@ var commands = []command{
 
 // synopses holds each subcommand's arguments for its usage line.
 var synopses = map[string]string{
-	"run":    "[FILE] [--quantizer Q] [--reference] [--calibration N | --calibration-data FILE] [-o OUT.pt2] [--dot OUT.dot]",
+	"run":    "[FILE] [--quantizer Q] [--reference] [--calibration N | --calibration-data FILE] [-o OUT.pt2] [--dot OUT.dot] [--allow-opaque] [--annotate-by-target]",
 	"print":  "[--allow-opaque] FILE",
 	"verify": "[--allow-opaque] FILE",
 	"diff":   "[--allow-opaque] A B",
@@ -75,6 +75,8 @@ run flags:
   -o OUT.pt2               write the quantized program as a PT2 archive
   --dot OUT.dot            write the quantized graph as Graphviz DOT
   --no-progress            never draw the progress bar
+  --annotate-by-target     quantize every cat and adaptive_avg_pool2d; torchao, on torch
+                           2.14 exports, finds only nn.AdaptiveAvgPool2d module calls
 
 match flags:
   --pattern PATTERN        the pattern program (.pt2, .json or .txt); required
@@ -83,7 +85,7 @@ match flags:
   --keep-overlapping       keep matches that share nodes
   --ignore-literals        let literal arguments of the pattern match anything
 
-print, verify, diff, dot and match accept --allow-opaque: read operators the
+run, print, verify, diff, dot and match accept --allow-opaque: read operators the
 registry does not know instead of failing.
 
 exit status: 0 success, 1 failure (or problems found, or graphs differ), 2 bad usage

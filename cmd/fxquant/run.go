@@ -42,6 +42,8 @@ type runConfig struct {
 	out         string
 	dot         string
 	progress    bool
+	allowOpaque bool // read operators the registry does not know
+	byTarget    bool // XNNPACKQuantizer.AnnotateByTarget
 }
 
 func parseRunFlags(e *env, args []string) (*runConfig, error) {
@@ -55,6 +57,8 @@ func parseRunFlags(e *env, args []string) (*runConfig, error) {
 	fs.StringVar(&c.out, "o", "", "write the quantized program to this .pt2 file")
 	fs.StringVar(&c.dot, "dot", "", "write the quantized graph as Graphviz DOT to this file")
 	noProgress := fs.Bool("no-progress", false, "never draw the progress bar")
+	fs.BoolVar(&c.allowOpaque, "allow-opaque", false, "read operators the registry does not know")
+	fs.BoolVar(&c.byTarget, "annotate-by-target", false, "quantize every cat and adaptive_avg_pool2d (torchao finds them through source partitions)")
 	pos, err := parseFlags(e, fs, args)
 	if err != nil {
 		return nil, err
@@ -73,7 +77,7 @@ func parseRunFlags(e *env, args []string) (*runConfig, error) {
 	if c.calibration < 1 {
 		return nil, usagef("--calibration %d: want at least 1 batch", c.calibration)
 	}
-	if _, err := makeQuantizer(c.quantizer); err != nil {
+	if _, err := makeQuantizer(c.quantizer, c.byTarget); err != nil {
 		return nil, &usageError{msg: err.Error()}
 	}
 	c.progress = !*noProgress
@@ -81,13 +85,16 @@ func parseRunFlags(e *env, args []string) (*runConfig, error) {
 }
 
 // makeQuantizer returns the quantizer named by the --quantizer flag.
-func makeQuantizer(name string) (convert.Quantizer, error) {
+// byTarget sets the XNNPACK quantizer's AnnotateByTarget.
+func makeQuantizer(name string, byTarget bool) (convert.Quantizer, error) {
 	switch {
 	case name == "xnnpack-static", name == "xnnpack-dynamic":
 		o := convert.DefaultSymmetricConfigOptions()
 		o.PerChannel = true
 		o.Dynamic = name == "xnnpack-dynamic"
-		return convert.NewXNNPACKQuantizer(convert.SymmetricQuantizationConfig(o)), nil
+		q := convert.NewXNNPACKQuantizer(convert.SymmetricQuantizationConfig(o))
+		q.AnnotateByTarget = byTarget
+		return q, nil
 	case strings.HasPrefix(name, "int4-groupwise:"):
 		gs := strings.TrimPrefix(name, "int4-groupwise:")
 		g, err := strconv.Atoi(gs)
@@ -147,11 +154,11 @@ type runResult struct {
 
 // runPipeline runs the whole flow; progress goes to stderr on a terminal.
 func runPipeline(c *runConfig, stderr io.Writer) (*runResult, error) {
-	in, err := loadProgram(c.file)
+	in, err := loadProgram(c.file, c.allowOpaque)
 	if err != nil {
 		return nil, err
 	}
-	q, err := makeQuantizer(c.quantizer)
+	q, err := makeQuantizer(c.quantizer, c.byTarget)
 	if err != nil {
 		return nil, err
 	}
@@ -229,14 +236,6 @@ func runPipeline(c *runConfig, stderr io.Writer) (*runResult, error) {
 	return res, nil
 }
 
-// cutLast slices s around the last instance of sep.
-func cutLast(s, sep string) (before, after string, found bool) {
-	if i := strings.LastIndex(s, sep); i >= 0 {
-		return s[:i], s[i+len(sep):], true
-	}
-	return s, "", false
-}
-
 // stageError names the input and the pipeline stage of err, unless the
 // stage's package already names it ("calibrate: batch 0: ...").
 func stageError(file, stage string, err error) error {
@@ -247,7 +246,8 @@ func stageError(file, stage string, err error) error {
 }
 
 // loadProgram reads the program for run: the file, or the embedded model.
-func loadProgram(file string) (*input, error) {
+// allowOpaque reads operators the registry does not know.
+func loadProgram(file string, allowOpaque bool) (*input, error) {
 	var in *input
 	var err error
 	if file == "" {
@@ -256,7 +256,7 @@ func loadProgram(file string) (*input, error) {
 			in.name = embeddedName
 		}
 	} else {
-		in, err = loadFile(file, false)
+		in, err = loadFile(file, allowOpaque)
 	}
 	if err != nil {
 		return nil, err
@@ -453,80 +453,8 @@ func (r *runResult) writeSummary(w io.Writer) {
 // become persistent buffers b_<name>. The file is read back to check that
 // it loads.
 func writeProgram(r *runResult, out string) error {
-	p := *r.program // shallow copy: keep the pass-through fields
-	g := r.quant
-	p.Graph = g
-	p.Unreadable = nil
-	// torchao's convert ends with GraphModule.delete_all_unused_submodules:
-	// a submodule no get_attr or call_module path goes through is deleted
-	// with its parameters and buffers (bn1 after the conv-bn fold), while
-	// a used submodule keeps all of them (fc1.weight stays next to the
-	// fc1.bias a node reads). Attributes of the root module always stay.
-	used := map[string]bool{}
-	for n := range g.All() {
-		if n.Op() == fxgraph.GetAttr || n.Op() == fxgraph.CallModule {
-			path := ""
-			for part := range strings.SplitSeq(n.TargetName(), ".") {
-				if path != "" {
-					path += "."
-				}
-				path += part
-				used[path] = true
-			}
-		}
-	}
-	p.LiftSpecs = map[string]pt2.InputSpec{}
-	for _, s := range r.program.Signature.Inputs {
-		switch s.Kind {
-		case pt2.Parameter, pt2.Buffer, pt2.TensorConstant:
-			if owner, _, ok := cutLast(s.Target, "."); ok && !used[owner] && !used[s.Target] {
-				continue
-			}
-			p.LiftSpecs[s.Target] = pt2.InputSpec{Kind: s.Kind, Name: s.Name, Persistent: s.Persistent}
-		}
-	}
-	var sig pt2.Signature
-	for _, ph := range g.Placeholders() {
-		sig.Inputs = append(sig.Inputs, pt2.InputSpec{Kind: pt2.UserInput, Name: ph.Name()})
-	}
-	on, ok := g.OutputNode()
-	if !ok {
-		return fmt.Errorf("%s: converted graph has no output node", out)
-	}
-	results := ops.AsSequence(on.Arg(0))
-	for i, v := range results {
-		n, ok := v.(*fxgraph.Node)
-		if !ok {
-			return fmt.Errorf("%s: output %d of the converted graph is %T, want a node", out, i, v)
-		}
-		sig.Outputs = append(sig.Outputs, pt2.OutputSpec{Kind: pt2.UserOutput, Name: n.Name()})
-	}
-	// The signature must be the float program's: same user inputs in the
-	// same order, as many user outputs.
-	var floatIn []string
-	nOut := 0
-	for _, s := range r.program.Signature.Inputs {
-		if s.Kind == pt2.UserInput {
-			floatIn = append(floatIn, s.Name)
-		}
-	}
-	for _, s := range r.program.Signature.Outputs {
-		if s.Kind == pt2.UserOutput {
-			nOut++
-		}
-	}
-	var gotIn []string
-	for _, s := range sig.Inputs {
-		gotIn = append(gotIn, s.Name)
-	}
-	if !slices.Equal(gotIn, floatIn) {
-		return fmt.Errorf("%s: converted graph's inputs %v differ from the float program's user inputs %v", out, gotIn, floatIn)
-	}
-	if len(sig.Outputs) != nOut {
-		return fmt.Errorf("%s: converted graph returns %d values, the float program %d user outputs", out, len(sig.Outputs), nOut)
-	}
-	p.Signature = sig
-	if err := fillTypes(g, nil); err != nil {
+	p, err := r.program.WithGraph(r.quant)
+	if err != nil {
 		return fmt.Errorf("%s: %w", out, err)
 	}
 	var buf bytes.Buffer

@@ -11,7 +11,9 @@ import (
 )
 
 // ErrBadPattern classifies errors about a pattern that cannot be used:
-// an unused placeholder, dead code, a missing output, a dangling reference.
+// an unused placeholder, dead code (a pure node without users; an impure
+// one, such as an assertion, is allowed and left unbound, as torch 2.14
+// does), a missing output, a dangling reference.
 var ErrBadPattern = errors.New("bad pattern")
 
 // PatternError reports a problem with one node of a pattern.
@@ -49,6 +51,9 @@ type pnode struct {
 	kwNames    []string
 	kwVals     []ops.Value // node references replaced by pref
 	returning  bool
+	// unbound marks an impure node without users: no anchor reaches it,
+	// so, as in torch's SubgraphMatcher, a match leaves it unbound.
+	unbound bool
 }
 
 // Pattern is a compiled pattern graph: read-only once built, and safe to
@@ -332,8 +337,16 @@ func compile(g *fxgraph.Graph, names map[string]*fxgraph.Node, sets map[*fxgraph
 			}
 		case fxgraph.Output:
 		default:
+			// torch 2.14's SubgraphMatcher refuses unused nodes as dead
+			// code unless they are impure (an exported .to(dtype) leaves an
+			// unused aten._assert_tensor_metadata). Such a node is reached
+			// from no anchor, so it is never bound: the search ignores it
+			// and a rewrite leaves the graph's own copy in place.
 			if n.NumUses() == 0 {
-				return nil, patternErr(n.Name(), "node has no users: pattern with dead code")
+				if !n.IsImpure(nil) {
+					return nil, patternErr(n.Name(), "node has no users: pattern with dead code")
+				}
+				pn.unbound = true
 			}
 		}
 	}

@@ -590,7 +590,7 @@ func (s *state) complete() *Match {
 // node bound (the output only under MatchOutput), containment, no cycle.
 func (s *state) holds() bool {
 	for i := range s.p.nodes {
-		if !s.bound[i] && (i != s.p.output || s.m.o.matchOutput) {
+		if !s.bound[i] && !s.p.nodes[i].unbound && (i != s.p.output || s.m.o.matchOutput) {
 			return false
 		}
 	}

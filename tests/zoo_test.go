@@ -1,0 +1,290 @@
+package tests
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fxquant/fxquant/convert"
+	"github.com/fxquant/fxquant/fxgraph"
+	"github.com/fxquant/fxquant/fxgraph/interp"
+	"github.com/fxquant/fxquant/ops"
+	"github.com/fxquant/fxquant/ops/tensor"
+	"github.com/fxquant/fxquant/pt2"
+)
+
+// zooDir holds real torchvision, transformer and decoder programs exported
+// by PyTorch 2.14 and quantized by torchao, with torchao's records
+// (testdata/zoo/README.md). Every NAME.float.pt2 in it is a model.
+const zooDir = "testdata/zoo"
+
+// zooMode is one quantizer mode of a model's record in expected.json.
+type zooMode struct {
+	QDQCounts map[string]int `json:"qdq_counts"`
+	SQNR      float64        `json:"sqnr_db_vs_float_on_eval"`
+}
+
+// zooRecord is a model's record in expected.json: its modes, each with
+// torchao's q/dq counts.
+type zooRecord struct {
+	Modes []string                   `json:"modes"`
+	Raw   map[string]json.RawMessage `json:"-"`
+}
+
+func (r *zooRecord) mode(t *testing.T, m string) zooMode {
+	t.Helper()
+	var zm zooMode
+	require.NoError(t, json.Unmarshal(r.Raw[m], &zm), "expected.json mode %s", m)
+	return zm
+}
+
+func zooRecords(t *testing.T) map[string]*zooRecord {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(zooDir, "expected.json"))
+	require.NoError(t, err)
+	var e struct {
+		Models map[string]json.RawMessage `json:"models"`
+	}
+	require.NoError(t, json.Unmarshal(data, &e))
+	out := map[string]*zooRecord{}
+	for stem, raw := range e.Models {
+		r := &zooRecord{}
+		require.NoError(t, json.Unmarshal(raw, r), stem)
+		require.NoError(t, json.Unmarshal(raw, &r.Raw), stem)
+		out[stem] = r
+	}
+	return out
+}
+
+// zooModels discovers the models: every NAME.float.pt2 of zooDir.
+func zooModels(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(zooDir, "*.float.pt2"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files, "no models in %s", zooDir)
+	var stems []string
+	for _, f := range files {
+		stems = append(stems, strings.TrimSuffix(filepath.Base(f), ".float.pt2"))
+	}
+	return stems
+}
+
+func zooOutputs(t *testing.T, stem string) *fixtureOutputs {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(zooDir, stem+".outputs.json"))
+	require.NoError(t, err)
+	var out fixtureOutputs
+	require.NoError(t, json.Unmarshal(data, &out), "%s.outputs.json", stem)
+	require.NoError(t, json.Unmarshal(data, &out.Modes))
+	return &out
+}
+
+func zooTensors(t *testing.T, fs []fixtureTensor) []*tensor.Tensor {
+	t.Helper()
+	var out []*tensor.Tensor
+	for i := range fs {
+		out = append(out, mustTensor(t, &fs[i]))
+	}
+	return out
+}
+
+// TestZooFloat reads, prints, verifies and runs every zoo model's float
+// program on its recorded eval inputs and compares with PyTorch's eager
+// outputs bit for bit, then writes the program, reads it back and requires
+// the same bits again.
+func TestZooFloat(t *testing.T) {
+	for _, stem := range zooModels(t) {
+		t.Run(stem, func(t *testing.T) {
+			prog, err := pt2.ReadFile(filepath.Join(zooDir, stem+".float.pt2"), nil)
+			require.NoError(t, err)
+			require.NoError(t, fxgraph.Verify(prog.Graph, fxgraph.VerifyOptions{}))
+			text := fxgraph.Format(prog.Graph)
+			again, err := fxgraph.ParseString(text)
+			require.NoError(t, err, "the printed graph parses")
+			assert.Equal(t, text, fxgraph.Format(again), "print -> parse -> print is stable")
+
+			outs := zooOutputs(t, stem)
+			for i := range outs.Inputs.Eval {
+				x := mustTensor(t, &outs.Inputs.Eval[i])
+				got, _ := runProgram(t, prog, x)
+				want := mustTensor(t, &outs.Float.Outputs[i])
+				require.Len(t, got, 1)
+				assert.NoError(t, tensor.Diff(got[0], want), "eval %d: float output bit for bit", i)
+			}
+		})
+	}
+}
+
+// zooQuantizer is the records' quantizer: torchao's XNNPACKQuantizer with
+// get_symmetric_quantization_config(is_per_channel=True[, is_dynamic=True]).
+func zooQuantizer(mode string) convert.Quantizer {
+	o := convert.DefaultSymmetricConfigOptions()
+	o.PerChannel = true
+	o.Dynamic = mode == "dynamic"
+	return convert.NewXNNPACKQuantizer(convert.SymmetricQuantizationConfig(o))
+}
+
+// zooQuantize runs torchao's flow on the model: prepare, calibrate on the
+// recorded calibration batches in order, convert with fold_quantize.
+func zooQuantize(t *testing.T, stem, mode string, outs *fixtureOutputs) (*pt2.Program, *fxgraph.Graph) {
+	t.Helper()
+	prog, err := pt2.ReadFile(filepath.Join(zooDir, stem+".float.pt2"), nil)
+	require.NoError(t, err)
+	g, err := prog.Unlifted()
+	require.NoError(t, err)
+	require.NoError(t, convert.Prepare(g, zooQuantizer(mode)))
+	var batches [][]*tensor.Tensor
+	for i := range outs.Inputs.Calibration {
+		batches = append(batches, []*tensor.Tensor{mustTensor(t, &outs.Inputs.Calibration[i])})
+	}
+	require.NoError(t, convert.Calibrate(g, batches, nil))
+	require.NoError(t, convert.Convert(g, convert.ConvertOptions{}))
+	require.NoError(t, fxgraph.Verify(g, fxgraph.VerifyOptions{}))
+	return prog, g
+}
+
+// qdqCounts counts the quantized_decomposed call targets of g.
+func qdqCounts(g *fxgraph.Graph) map[string]int {
+	out := map[string]int{}
+	for n := range g.All() {
+		if n.Op() == fxgraph.CallFunction && strings.HasPrefix(n.Target().String(), "quantized_decomposed.") {
+			out[n.Target().String()]++
+		}
+	}
+	return out
+}
+
+// activationQParams lists the (scale, zero point) literal pairs of the
+// quantize_per_tensor.default calls, sorted: torchao's activation qparams.
+func activationQParams(rows [][2]string) []string {
+	var out []string
+	for _, r := range rows {
+		out = append(out, r[0]+"/"+r[1])
+	}
+	slices.Sort(out)
+	return out
+}
+
+func graphQParams(t *testing.T, g *fxgraph.Graph) []string {
+	t.Helper()
+	var rows [][2]string
+	for n := range g.All() {
+		if n.Op() != fxgraph.CallFunction || n.Target().String() != "quantized_decomposed.quantize_per_tensor.default" {
+			continue
+		}
+		s, ok1 := n.Arg(1).(float64)
+		z, ok2 := n.Arg(2).(int64)
+		require.True(t, ok1 && ok2, "%s: literal scale and zero point", n.Name())
+		rows = append(rows, [2]string{strconv.FormatFloat(s, 'g', -1, 64), strconv.FormatInt(z, 10)})
+	}
+	return activationQParams(rows)
+}
+
+// listingQParams reads the same pairs from torchao's re-exported listing.
+func listingQParams(t *testing.T, path string) []string {
+	t.Helper()
+	rows := pgListing(t, path)
+	var out [][2]string
+	for _, r := range rows {
+		if r.Target != "quantized_decomposed.quantize_per_tensor.default" {
+			continue
+		}
+		require.GreaterOrEqual(t, len(r.Args), 3, "%s: %v", r.Name, r.Args)
+		s, ok1 := r.Args[1].(float64)
+		z, ok2 := r.Args[2].(int64)
+		require.True(t, ok1 && ok2, "%s: literal scale and zero point, got %v", r.Name, r.Args)
+		out = append(out, [2]string{strconv.FormatFloat(s, 'g', -1, 64), strconv.FormatInt(z, 10)})
+	}
+	return activationQParams(out)
+}
+
+// TestZooQuantized quantizes every zoo model as torchao's records did and
+// compares with torchao: the same q/dq nodes, the same activation qparams
+// (static), and the converted outputs on the eval inputs under the
+// fixtures' rule for quantized programs.
+func TestZooQuantized(t *testing.T) {
+	recs := zooRecords(t)
+	for _, stem := range zooModels(t) {
+		rec, ok := recs[stem]
+		require.True(t, ok, "%s has no record in expected.json", stem)
+		for _, mode := range rec.Modes {
+			if mode != "static" && mode != "dynamic" {
+				continue
+			}
+			t.Run(stem+"/"+mode, func(t *testing.T) {
+				outs := zooOutputs(t, stem)
+				prog, g := zooQuantize(t, stem, mode, outs)
+				zm := rec.mode(t, mode)
+				assert.Equal(t, zm.QDQCounts, qdqCounts(g), "q/dq nodes by target")
+				if mode == "static" {
+					want := listingQParams(t, filepath.Join(zooDir, stem+".static.export.graph.txt"))
+					assert.Equal(t, want, graphQParams(t, g), "activation scales and zero points")
+				}
+				want := outs.modeTensors(t, mode, "outputs")
+				var got []*tensor.Tensor
+				var scales []float64
+				for i := range outs.Inputs.Eval {
+					x := mustTensor(t, &outs.Inputs.Eval[i])
+					values := map[*fxgraph.Node]ops.Value{}
+					res, err := interp.Run(g, []*tensor.Tensor{x}, interp.Options{
+						Hook: func(n *fxgraph.Node, v ops.Value) error { values[n] = v; return nil },
+					})
+					require.NoError(t, err)
+					got = append(got, res[0].(*tensor.Tensor))
+					scales = append(scales, slices.Max(append(quantizeScales(t, g, values), math.SmallestNonzeroFloat64)))
+				}
+				zooWriteBack(t, prog, g, stem+"."+mode, outs, got)
+				for i := range got {
+					checkQuantizedOutput(t, stem+"/"+mode, mustTensor(t, &want[i]), got[i], scales[i])
+				}
+			})
+		}
+	}
+}
+
+// zooWriteBack writes the quantized graph as a program with the float
+// program's signature, reads it back and requires the same outputs bit for
+// bit. With FXQUANT_ZOO_WRITE=DIR it also keeps the program as
+// DIR/NAME.MODE.fxquant.pt2, and fxquant's outputs on the eval inputs as
+// NAME.MODE.fxquant.json, for testdata/zoo/oracle/check_written.py to run
+// the program in PyTorch and compare.
+func zooWriteBack(t *testing.T, prog *pt2.Program, g *fxgraph.Graph, name string, outs *fixtureOutputs, want []*tensor.Tensor) {
+	t.Helper()
+	wp, err := prog.WithGraph(g)
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	require.NoError(t, wp.WriteArchive(&buf, nil))
+	back, err := pt2.Read(buf.Bytes(), nil)
+	require.NoError(t, err, "the written program reads back")
+	require.NoError(t, fxgraph.Verify(back.Graph, fxgraph.VerifyOptions{}))
+	for i := range outs.Inputs.Eval {
+		got, _ := runProgram(t, back, mustTensor(t, &outs.Inputs.Eval[i]))
+		assert.NoError(t, tensor.Diff(got[0], want[i]), "eval %d: the written program computes what the graph computed", i)
+	}
+	if dir := os.Getenv("FXQUANT_ZOO_WRITE"); dir != "" {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name+".fxquant.pt2"), buf.Bytes(), 0o644))
+		var hex [][]string
+		for _, w := range want {
+			fs, err := tensor.Data[float32](w)
+			require.NoError(t, err)
+			var h []string
+			for _, f := range fs {
+				h = append(h, fmt.Sprintf("%08x", math.Float32bits(f)))
+			}
+			hex = append(hex, h)
+		}
+		js, err := json.Marshal(map[string]any{"outputs_hex": hex})
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name+".fxquant.json"), js, 0o644))
+	}
+}
