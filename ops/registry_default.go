@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 )
 
 // impureCallables are the plain Python callables DCE must keep
@@ -20,32 +21,39 @@ var impureCallables = []Callable{
 	{Module: "torch", Name: "_assert_async"},
 }
 
-// buildDefault parses and registers every row of [allRows], attaches the
-// kernels of quantKernels and atenKernels (keyed "ns.op.overload"), and
-// marks the impure callables. It reports every problem at once: a schema
-// that does not parse, a duplicate row, and a kernel key that names no
-// registered overload.
+// buildDefault registers every row of [allRows] (a table op with the
+// table's schema and tags; a row that also gives schema text must print as
+// the table's schema), attaches the kernels of quantKernels and atenKernels
+// (keyed "ns.op.overload") to rows or to table ops, and marks the impure
+// callables. Every other overload of the operator table gets its row on
+// first look-up. It reports every problem at once: a schema that does not
+// parse or differs from the table's, a duplicate row, and a kernel key that
+// names no known overload.
 func buildDefault() (*Registry, error) {
+	table, err := theTable()
+	if err != nil {
+		return nil, err
+	}
 	r := NewRegistry()
+	r.table = table
+	r.tdefs = make([]atomic.Pointer[OpDef], len(table.ops))
+	r.tkernels = map[Overload]KernelFunc{}
 	var errs []error
 	for i, row := range allRows() {
-		def, err := r.RegisterSchema(row.schema, row.result, nil)
+		def, err := rowDef(table, row)
+		if err == nil {
+			err = r.Register(def)
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("op row %d: %w", i, err))
-			continue
-		}
-		def.View = row.view
-		def.Doc = row.doc
-		if row.impure {
-			def.Impure = true
 		}
 	}
-	for _, table := range []struct {
+	for _, tbl := range []struct {
 		name    string
 		kernels map[string]KernelFunc
 	}{{"quantKernels", quantKernels}, {"atenKernels", atenKernels}} {
-		keys := make([]string, 0, len(table.kernels))
-		for k := range table.kernels {
+		keys := make([]string, 0, len(tbl.kernels))
+		for k := range tbl.kernels {
 			keys = append(keys, k)
 		}
 		slices.Sort(keys)
@@ -53,19 +61,26 @@ func buildDefault() (*Registry, error) {
 			t, err := ParseTarget(k)
 			o, ok := t.(Overload)
 			if err != nil || !ok {
-				errs = append(errs, fmt.Errorf("%s[%q]: key is not an overload name \"ns.op.overload\"", table.name, k))
+				errs = append(errs, fmt.Errorf("%s[%q]: key is not an overload name \"ns.op.overload\"", tbl.name, k))
 				continue
 			}
-			def, ok := r.Op(o)
-			if !ok {
-				errs = append(errs, fmt.Errorf("%s[%q]: no registered overload %s", table.name, k, o))
+			if def, ok := r.defs[o]; ok {
+				if def.Kernel != nil {
+					errs = append(errs, fmt.Errorf("%s[%q]: %s already has a kernel", tbl.name, k, o))
+					continue
+				}
+				def.Kernel = tbl.kernels[k]
 				continue
 			}
-			if def.Kernel != nil {
-				errs = append(errs, fmt.Errorf("%s[%q]: %s already has a kernel", table.name, k, o))
+			if _, ok := table.index[o]; !ok {
+				errs = append(errs, fmt.Errorf("%s[%q]: no registered overload %s", tbl.name, k, o))
 				continue
 			}
-			def.Kernel = table.kernels[k]
+			if r.tkernels[o] != nil {
+				errs = append(errs, fmt.Errorf("%s[%q]: %s already has a kernel", tbl.name, k, o))
+				continue
+			}
+			r.tkernels[o] = tbl.kernels[k]
 		}
 	}
 	for _, c := range impureCallables {
@@ -75,4 +90,44 @@ func buildDefault() (*Registry, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// rowDef builds the row's OpDef: schema and tags from the operator table
+// for a table op, from the row's schema text otherwise.
+func rowDef(table *opTable, row opRow) (*OpDef, error) {
+	var o Overload
+	var own *Schema
+	if row.schema != "" {
+		ns, s, err := ParseQualifiedSchema(row.schema)
+		if err != nil {
+			return nil, err
+		}
+		own = s
+		o = Overload{Packet: Packet{NS: ns, Name: s.Name}, Name: s.Overload}
+		if row.op != "" && row.op != o.String() {
+			return nil, fmt.Errorf("row op %s but its schema names %s", row.op, o)
+		}
+	} else {
+		t, err := ParseTarget(row.op)
+		ov, ok := t.(Overload)
+		if err != nil || !ok {
+			return nil, fmt.Errorf("row op %q is not an overload name \"ns.op.overload\"", row.op)
+		}
+		o = ov
+	}
+	def := &OpDef{Target: o, Schema: own, Result: row.result, Impure: row.impure, View: row.view, Doc: row.doc}
+	if k, ok := table.index[o]; ok {
+		e := table.entry(k)
+		if e.err != nil {
+			return nil, e.err
+		}
+		if own != nil && own.String() != e.schema.String() {
+			return nil, fmt.Errorf("%s: row schema %q differs from the operator table's %q", o, own.String(), e.schema.String())
+		}
+		def.Schema, def.Tags = e.schema, e.tags
+		def.Impure = def.Impure || impureByTorch(o, e.schema, e.tags)
+	} else if own == nil {
+		return nil, fmt.Errorf("row op %s: not in the operator table, and the row gives no schema", o)
+	}
+	return def, nil
 }

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,16 +14,40 @@ import (
 func TestDefaultBuilds(t *testing.T) {
 	r, err := buildDefault()
 	require.NoError(t, err)
+	table, err := theTable()
+	require.NoError(t, err)
 	for _, row := range allRows() {
-		t.Run(row.schema[:strings.IndexByte(row.schema, '(')], func(t *testing.T) {
-			ns, s, err := ParseQualifiedSchema(row.schema)
-			require.NoError(t, err)
-			o := Overload{Packet: Packet{NS: ns, Name: s.Name}, Name: s.Overload}
+		name := row.op
+		if name == "" {
+			name = row.schema[:strings.IndexByte(row.schema, '(')]
+		}
+		t.Run(name, func(t *testing.T) {
+			var o Overload
+			if row.schema != "" {
+				ns, s, err := ParseQualifiedSchema(row.schema)
+				require.NoError(t, err)
+				o = Overload{Packet: Packet{NS: ns, Name: s.Name}, Name: s.Overload}
+			} else {
+				o = MustOverload(row.op)
+			}
 			def, ok := r.Op(o)
 			require.True(t, ok, "row %s not registered", o)
 			assert.NotNil(t, def.Result, "every row has a result-type rule")
 			assert.NotEmpty(t, def.Doc)
-			assert.Equal(t, row.schema, def.Schema.Text)
+			if k, inTable := table.index[o]; inTable {
+				// The registered schema is the table's, verbatim.
+				assert.Equal(t, table.entry(k).schema, def.Schema)
+				var raw struct{ Schema string }
+				require.NoError(t, json.Unmarshal([]byte(table.lines[k]), &raw))
+				assert.Equal(t, raw.Schema, def.Schema.Text, "schema text is the table's")
+				if row.schema != "" {
+					_, own, err := ParseQualifiedSchema(row.schema)
+					require.NoError(t, err)
+					assert.Equal(t, def.Schema.String(), own.String(), "a row's own schema text prints as the table's")
+				}
+			} else {
+				assert.Equal(t, row.schema, def.Schema.Text)
+			}
 		})
 	}
 	assert.NotPanics(t, func() { Default() })
@@ -86,5 +111,6 @@ func TestDefaultFlags(t *testing.T) {
 	require.True(t, ok)
 	assert.True(t, def.View)
 	assert.True(t, r.Known(MustPacket("aten.clamp")))
-	assert.Equal(t, []Overload{MustOverload("aten.clamp.default"), MustOverload("aten.clamp.Tensor")}, r.Overloads(MustPacket("aten.clamp")))
+	assert.Equal(t, []Overload{MustOverload("aten.clamp.default"), MustOverload("aten.clamp.Tensor"), MustOverload("aten.clamp.Tensor_out"), MustOverload("aten.clamp.out")},
+		r.Overloads(MustPacket("aten.clamp")), "rows first, then the table's others in table order")
 }

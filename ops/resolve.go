@@ -47,8 +47,9 @@ func AllowsNumbersAsTensors(p Packet) bool {
 }
 
 // Resolve picks the overload of packet p that an eager call with these
-// arguments dispatches to: the overloads are tried in registration order
-// and the first whose schema binds the arguments (see [Schema.Normalize])
+// arguments dispatches to: the overloads are tried in the order
+// [Registry.Overloads] gives (the hand-written rows in their order, which
+// is eager resolution's, then the operator table's) and the first whose schema binds the arguments (see [Schema.Normalize])
 // and whose argument kinds fit wins. A tensor is any non-literal Value (a
 // node, a run-time tensor or a static type, see [CheckLiteral]); a Python
 // number fits int, float, Scalar and SymInt arguments as PyTorch's parser
@@ -59,15 +60,19 @@ func AllowsNumbersAsTensors(p Packet) bool {
 // aten.clamp(x, -128, 127) picks clamp.default. The error lists why each
 // overload was rejected.
 func (r *Registry) Resolve(p Packet, args []Value, kwargs []Kwarg) (Overload, error) {
-	ovs := r.packets[p]
+	ovs := r.overloads(p)
 	if len(ovs) == 0 {
 		return Overload{}, fmt.Errorf("ops: resolve %s: %w: the packet has no registered overloads", p, ErrNoOverload)
 	}
 	wrap := AllowsNumbersAsTensors(p)
 	var why []string
 	for _, o := range ovs {
-		s := r.defs[o].Schema
-		err := s.accepts(args, kwargs, wrap)
+		def, ok := r.Op(o)
+		if !ok {
+			why = append(why, fmt.Sprintf("%s: its schema does not parse", o.Name))
+			continue
+		}
+		err := def.Schema.accepts(args, kwargs, wrap)
 		if err == nil {
 			return o, nil
 		}

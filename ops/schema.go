@@ -12,9 +12,23 @@ type ArgType struct {
 	Optional bool   // "T?" (for a list "T[]?" the list is optional; "T?[]" sets ElemOptional)
 	// ElemOptional marks a list of optional elements, "Tensor?[]".
 	ElemOptional bool
-	Alias        string // alias set, "a" in "Tensor(a!)"; empty if none
+	Alias        string // alias set, "a" in "Tensor(a!)", "b|a" in "Tensor(b|a)"; empty if none
 	Write        bool   // the alias annotation has "!": the op mutates this argument
+	// AliasAfter is the alias set after "->" in "Tensor(a -> *)" (the
+	// elements of a list result join the wildcard set); empty if none.
+	AliasAfter string
+	// AliasOnList marks an annotation written after the list brackets,
+	// "Tensor[](a!)": it names the list itself, not its elements.
+	AliasOnList bool
+	// Elems are the type parameters of a container or tuple type: the key
+	// and value of "Dict(str, Tensor)" (Base "Dict"), the element of
+	// "Future(t)" (Base "Future"), the members of "(Tensor, int)" (Base
+	// [TupleBase]). Nil for every other type.
+	Elems []ArgType
 }
+
+// TupleBase is the Base of a tuple type such as "(Tensor, Tensor)".
+const TupleBase = "Tuple"
 
 // Argument is one schema argument or return value.
 type Argument struct {
