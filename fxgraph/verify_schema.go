@@ -424,9 +424,8 @@ func argFits(val ops.Value, t ops.ArgType) (bool, string) {
 			}
 			return false, describe(val)
 		}
-		if t.ListLen > 0 && len(elems) != t.ListLen && len(elems) != 1 {
-			return false, fmt.Sprintf("%s of %d elements", describe(val)[:4], len(elems))
-		}
+		// The N of "int[N]" lets a bare int stand for the list but does
+		// not fix its length: "int[1]? dim" takes [2, 3].
 		for i, e := range elems {
 			if e == nil && t.ElemOptional {
 				continue

@@ -135,9 +135,9 @@ func fits(t ArgType, v Value, wrap bool) error {
 			}
 			return fmt.Errorf("want a list, got %s", describe(v))
 		}
-		if t.ListLen > 0 && len(elems) != t.ListLen && len(elems) != 1 {
-			return fmt.Errorf("want %d elements, got %d", t.ListLen, len(elems))
-		}
+		// The N of "int[N]" only lets a bare int stand for the list; it
+		// does not fix the list's length (PyTorch's parser accepts
+		// aten.mean.dim(x, [2, 3]) for "int[1]? dim").
 		for k, e := range elems {
 			if e == nil && t.ElemOptional {
 				continue

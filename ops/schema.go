@@ -95,3 +95,55 @@ func (s *Schema) NumPositional() int {
 //	    the canonical call form torch.export writes: positional values for
 //	    arguments that are not kwarg-only, keywords for kwarg-only ones,
 //	    trailing arguments equal to their defaults left out.
+
+// MutatedArgs returns the positions of the arguments the op writes: those
+// whose alias annotation has "!" ("Tensor(a!) self", "Tensor(a!) out",
+// "Tensor(a!)[] self").
+func (s *Schema) MutatedArgs() []int {
+	var out []int
+	for i, a := range s.Args {
+		if a.Type.Write {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// AliasedArg returns the position of the argument that return ret aliases
+// (the first argument whose alias set equals the return's, as "Tensor(a!)
+// self" for "-> Tensor(a!)"), or -1 when the return is a fresh value.
+func (s *Schema) AliasedArg(ret int) int {
+	if ret < 0 || ret >= len(s.Returns) {
+		return -1
+	}
+	r := s.Returns[ret].Type
+	if r.Alias == "" || r.Alias == "*" {
+		return -1
+	}
+	for i, a := range s.Args {
+		if a.Type.Alias == r.Alias {
+			return i
+		}
+	}
+	return -1
+}
+
+// InPlace reports whether the op writes its first argument and returns it,
+// as aten's in-place forms do ("add_.Tensor(Tensor(a!) self, ...) ->
+// Tensor(a!)"). An out= form writes its "out" argument instead and is not
+// in place.
+func (s *Schema) InPlace() bool {
+	return len(s.Args) > 0 && s.Args[0].Type.Write && len(s.Returns) == 1 && s.Returns[0].Type.Write && s.AliasedArg(0) == 0
+}
+
+// Aliases reports whether the op is view-like: some return aliases an
+// argument without writing it ("view(Tensor(a) self, ...) -> Tensor(a)",
+// "split.Tensor(Tensor(a -> *) self, ...) -> Tensor(a)[]").
+func (s *Schema) Aliases() bool {
+	for i, r := range s.Returns {
+		if !r.Type.Write && s.AliasedArg(i) >= 0 {
+			return true
+		}
+	}
+	return false
+}
