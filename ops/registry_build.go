@@ -95,7 +95,7 @@ func (r *Registry) Op(o Overload) (*OpDef, bool) {
 	if r.table == nil {
 		return nil, false
 	}
-	k, ok := r.table.index[o]
+	k, ok := r.table.find(o)
 	if !ok {
 		return nil, false
 	}
@@ -134,11 +134,11 @@ func (r *Registry) overloads(p Packet) []Overload {
 		return v.([]Overload)
 	}
 	rows := r.packets[p]
-	ks := r.table.packets[p]
-	out := make([]Overload, 0, len(rows)+len(ks))
+	start, end := r.table.overloads(p)
+	out := make([]Overload, 0, len(rows)+end-start)
 	out = append(out, rows...)
-	for _, k := range ks {
-		if o := r.table.ops[k]; r.defs[o] == nil {
+	for k := start; k < end; k++ {
+		if o := r.table.op(k); r.defs[o] == nil {
 			out = append(out, o)
 		}
 	}
@@ -162,7 +162,7 @@ func (r *Registry) Known(t Target) bool {
 			return true
 		}
 		if r.table != nil {
-			_, ok := r.table.index[v]
+			_, ok := r.table.find(v)
 			return ok
 		}
 		return false
@@ -170,7 +170,11 @@ func (r *Registry) Known(t Target) bool {
 		if len(r.packets[v]) > 0 {
 			return true
 		}
-		return r.table != nil && len(r.table.packets[v]) > 0
+		if r.table == nil {
+			return false
+		}
+		start, end := r.table.overloads(v)
+		return start < end
 	case Callable:
 		return v == GetItem || r.impureFn[v]
 	}
@@ -185,8 +189,8 @@ func (r *Registry) All() []Overload {
 		out = append(out, o)
 	}
 	if r.table != nil {
-		for _, o := range r.table.ops {
-			if r.defs[o] == nil {
+		for k := range r.table.len() {
+			if o := r.table.op(k); r.defs[o] == nil {
 				out = append(out, o)
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync/atomic"
 )
 
@@ -34,9 +35,14 @@ func buildDefault() (*Registry, error) {
 	if err != nil {
 		return nil, err
 	}
+	return buildDefaultFrom(table)
+}
+
+// buildDefaultFrom is buildDefault on a given index of the table.
+func buildDefaultFrom(table *opTable) (*Registry, error) {
 	r := NewRegistry()
 	r.table = table
-	r.tdefs = make([]atomic.Pointer[OpDef], len(table.ops))
+	r.tdefs = make([]atomic.Pointer[OpDef], table.len())
 	r.tkernels = map[Overload]KernelFunc{}
 	var errs []error
 	for i, row := range allRows() {
@@ -72,7 +78,7 @@ func buildDefault() (*Registry, error) {
 				def.Kernel = tbl.kernels[k]
 				continue
 			}
-			if _, ok := table.index[o]; !ok {
+			if _, ok := table.find(o); !ok {
 				errs = append(errs, fmt.Errorf("%s[%q]: no registered overload %s", tbl.name, k, o))
 				continue
 			}
@@ -93,41 +99,43 @@ func buildDefault() (*Registry, error) {
 }
 
 // rowDef builds the row's OpDef: schema and tags from the operator table
-// for a table op, from the row's schema text otherwise.
+// for a table op (a row's own schema text then only names the op:
+// TestDefaultBuilds checks that it prints as the table's), from the row's
+// schema text otherwise.
 func rowDef(table *opTable, row opRow) (*OpDef, error) {
-	var o Overload
-	var own *Schema
-	if row.schema != "" {
-		ns, s, err := ParseQualifiedSchema(row.schema)
-		if err != nil {
-			return nil, err
+	name := row.op
+	if name == "" {
+		head, _, ok := strings.Cut(row.schema, "(")
+		if !ok {
+			return nil, fmt.Errorf("row schema %q has no argument list", row.schema)
 		}
-		own = s
-		o = Overload{Packet: Packet{NS: ns, Name: s.Name}, Name: s.Overload}
-		if row.op != "" && row.op != o.String() {
-			return nil, fmt.Errorf("row op %s but its schema names %s", row.op, o)
-		}
-	} else {
-		t, err := ParseTarget(row.op)
-		ov, ok := t.(Overload)
-		if err != nil || !ok {
-			return nil, fmt.Errorf("row op %q is not an overload name \"ns.op.overload\"", row.op)
-		}
-		o = ov
+		name = head
 	}
-	def := &OpDef{Target: o, Schema: own, Result: row.result, Impure: row.impure, View: row.view, Doc: row.doc}
-	if k, ok := table.index[o]; ok {
+	t, err := ParseTarget(name)
+	o, ok := t.(Overload)
+	if err != nil || !ok {
+		return nil, fmt.Errorf("row op %q is not an overload name \"ns.op.overload\"", name)
+	}
+	def := &OpDef{Target: o, Result: row.result, Impure: row.impure, View: row.view, Doc: row.doc}
+	if k, ok := table.find(o); ok {
 		e := table.entry(k)
 		if e.err != nil {
 			return nil, e.err
 		}
-		if own != nil && own.String() != e.schema.String() {
-			return nil, fmt.Errorf("%s: row schema %q differs from the operator table's %q", o, own.String(), e.schema.String())
-		}
 		def.Schema, def.Tags = e.schema, e.tags
 		def.Impure = def.Impure || impureByTorch(o, e.schema, e.tags)
-	} else if own == nil {
+		return def, nil
+	}
+	if row.schema == "" {
 		return nil, fmt.Errorf("row op %s: not in the operator table, and the row gives no schema", o)
 	}
+	ns, s, err := ParseQualifiedSchema(row.schema)
+	if err != nil {
+		return nil, err
+	}
+	if got := (Overload{Packet: Packet{NS: ns, Name: s.Name}, Name: s.Overload}); got != o {
+		return nil, fmt.Errorf("row op %s but its schema names %s", o, got)
+	}
+	def.Schema = s
 	return def, nil
 }

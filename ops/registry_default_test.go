@@ -34,7 +34,7 @@ func TestDefaultBuilds(t *testing.T) {
 			require.True(t, ok, "row %s not registered", o)
 			assert.NotNil(t, def.Result, "every row has a result-type rule")
 			assert.NotEmpty(t, def.Doc)
-			if k, inTable := table.index[o]; inTable {
+			if k, inTable := table.find(o); inTable {
 				// The registered schema is the table's, verbatim.
 				assert.Equal(t, table.entry(k).schema, def.Schema)
 				var raw struct{ Schema string }

@@ -135,3 +135,57 @@ func TestAliasHelpers(t *testing.T) {
 		t.Errorf("packet impurity: aten.add %v (want false), aten.dropout %v (want true)", r.IsImpure(MustPacket("aten.add")), r.IsImpure(MustPacket("aten.dropout")))
 	}
 }
+
+// TestSchemaTableSorted checks what the table's binary search relies on:
+// the entries are sorted by target, byte by byte, without duplicates, and
+// each look-up finds its entry and its packet's overloads.
+func TestSchemaTableSorted(t *testing.T) {
+	table, err := theTable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if table.len() != 3932 {
+		t.Fatalf("%d entries, want 3932", table.len())
+	}
+	count := map[Packet]int{}
+	for k := range table.len() {
+		o := table.op(k)
+		count[o.Packet]++
+		if k > 0 && table.op(k-1).String() >= o.String() {
+			t.Fatalf("entry %d: %s does not sort after %s", k, o, table.op(k-1))
+		}
+		if got, ok := table.find(o); !ok || got != k {
+			t.Fatalf("find(%s) = %d, %v; want %d", o, got, ok, k)
+		}
+	}
+	for p, n := range count {
+		start, end := table.overloads(p)
+		if end-start != n {
+			t.Errorf("overloads(%s): %d entries, want %d", p, end-start, n)
+		}
+	}
+	for _, o := range []string{"foo.bar.default", "aten.add.nosuch", "aten.ad.Tensor", "aten.add_.nosuch", "zzz.a.b", "a.a.a"} {
+		if _, ok := table.find(MustOverload(o)); ok {
+			t.Errorf("find(%s) found an entry", o)
+		}
+	}
+	if s, e := table.overloads(MustPacket("aten.ad")); s != e {
+		t.Errorf("packet aten.ad has %d overloads, want none", e-s)
+	}
+}
+
+// TestDecodeLine checks the table's fast line decoder against
+// encoding/json on every entry.
+func TestDecodeLine(t *testing.T) {
+	table, err := theTable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range table.len() {
+		s, tags, err := decodeLine(table.lines[k])
+		js, jtags, jerr := decodeLineJSON(table.lines[k])
+		if err != nil || jerr != nil || s != js || !slices.Equal(tags, jtags) {
+			t.Fatalf("entry %d: fast %q %q %v, json %q %q %v", k, s, tags, err, js, jtags, jerr)
+		}
+	}
+}
