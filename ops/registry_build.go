@@ -35,11 +35,14 @@ var (
 	defaultErr  error
 )
 
-// Default returns the registry of every op fxquant knows: the
-// quantized_decomposed and torchao ops, the aten ops of CNN and transformer
-// graphs, and the ops the reference rewrites emit, each with its kernel.
-// It panics only if the built-in tables are inconsistent, which the tests
-// rule out.
+// Default returns the registry of every op fxquant knows: every overload
+// of PyTorch 2.14.1's operator table (aten, prims, quantized_decomposed and
+// torchao; ops/schemas), with its schema and tags, and the higher-order
+// out_dtype. The hand-written rows add a result-type rule, flags and a doc
+// line to the ops fxquant derives types for (ops/RULES.md lists them);
+// kernels attach by overload name. A table op without a row gets its row
+// on first look-up. It panics only if the built-in tables are
+// inconsistent, which the tests rule out.
 func Default() *Registry {
 	defaultOnce.Do(func() {
 		defaultReg, defaultErr = buildDefault()
