@@ -23,13 +23,13 @@ var impureCallables = []Callable{
 }
 
 // buildDefault registers every row of [allRows] (a table op with the
-// table's schema and tags; a row that also gives schema text must print as
-// the table's schema), attaches the kernels of quantKernels and atenKernels
-// (keyed "ns.op.overload") to rows or to table ops, and marks the impure
-// callables. Every other overload of the operator table gets its row on
-// first look-up. It reports every problem at once: a schema that does not
-// parse or differs from the table's, a duplicate row, and a kernel key that
-// names no known overload.
+// table's schema and tags: TestDefaultBuilds checks that a row which also
+// gives schema text prints as the table's), attaches the kernels of
+// quantKernels and atenKernels (keyed "ns.op.overload") to rows or to
+// table ops, and marks the impure callables. Every other overload of the
+// operator table gets its row on first look-up. It reports every problem at
+// once: a schema that does not parse, a row naming no overload, a duplicate
+// row, and a kernel key that names no known overload.
 func buildDefault() (*Registry, error) {
 	table, err := theTable()
 	if err != nil {
