@@ -78,3 +78,20 @@ func BenchmarkResolveAndResult(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkOpLookup looks up a hand-written row and a table op (after its
+// first look-up built the row).
+func BenchmarkOpLookup(b *testing.B) {
+	r := Default()
+	for _, name := range []string{"aten.linear.default", "aten.hardswish_.default"} {
+		o := MustOverload(name)
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, ok := r.Op(o); !ok {
+					b.Fatal("not found")
+				}
+			}
+		})
+	}
+}

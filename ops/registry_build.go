@@ -19,9 +19,13 @@ type Registry struct {
 	// The operator table, for the default registry: every overload of it
 	// without a registered row gets one on first look-up.
 	table    *opTable
-	tdefs    []atomic.Pointer[OpDef] // rows built from the table, by table index
 	tkernels map[Overload]KernelFunc // kernels of table ops without a row
-	merged   sync.Map                // Packet -> []Overload: rows first, then the table's
+	// tdefs holds the rows built from the table so far: an immutable map,
+	// replaced under tmu by a copy with one more row, so that look-ups
+	// take no lock.
+	tdefs  atomic.Pointer[map[Overload]*OpDef]
+	tmu    sync.Mutex
+	merged sync.Map // Packet -> []Overload: rows first, then the table's
 }
 
 // NewRegistry returns an empty registry.
@@ -98,21 +102,42 @@ func (r *Registry) Op(o Overload) (*OpDef, bool) {
 	if r.table == nil {
 		return nil, false
 	}
+	if m := r.tdefs.Load(); m != nil {
+		if d, ok := (*m)[o]; ok {
+			return d, true
+		}
+	}
+	return r.tableOp(o)
+}
+
+// tableOp builds the row of table op o on its first look-up.
+func (r *Registry) tableOp(o Overload) (*OpDef, bool) {
 	k, ok := r.table.find(o)
 	if !ok {
 		return nil, false
-	}
-	if d := r.tdefs[k].Load(); d != nil {
-		return d, true
 	}
 	e := r.table.entry(k)
 	if e.err != nil {
 		return nil, false
 	}
-	d := &OpDef{Target: o, Schema: e.schema, Tags: e.tags, Kernel: r.tkernels[o], Impure: impureByTorch(o, e.schema, e.tags)}
-	if !r.tdefs[k].CompareAndSwap(nil, d) {
-		d = r.tdefs[k].Load()
+	r.tmu.Lock()
+	defer r.tmu.Unlock()
+	old := r.tdefs.Load()
+	if old != nil {
+		if d, ok := (*old)[o]; ok {
+			return d, true
+		}
 	}
+	d := &OpDef{Target: o, Schema: e.schema, Tags: e.tags, Kernel: r.tkernels[o], Impure: impureByTorch(o, e.schema, e.tags)}
+	m := make(map[Overload]*OpDef, 1)
+	if old != nil {
+		m = make(map[Overload]*OpDef, len(*old)+1)
+		for k, v := range *old {
+			m[k] = v
+		}
+	}
+	m[o] = d
+	r.tdefs.Store(&m)
 	return d, true
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync/atomic"
 )
 
 // impureCallables are the plain Python callables DCE must keep
@@ -42,7 +41,6 @@ func buildDefault() (*Registry, error) {
 func buildDefaultFrom(table *opTable) (*Registry, error) {
 	r := NewRegistry()
 	r.table = table
-	r.tdefs = make([]atomic.Pointer[OpDef], table.len())
 	r.tkernels = map[Overload]KernelFunc{}
 	var errs []error
 	for i, row := range allRows() {
