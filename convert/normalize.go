@@ -16,7 +16,7 @@ const (
 )
 
 // NormalizeOverloads turns every call_function node whose target is a packet
-// with exactly one registered overload into a call of that overload (for
+// with exactly one registered overload besides its out= forms into a call of that overload (for
 // example torchao.quantize_affine into torchao.quantize_affine.default), so
 // that graphs written by older tools, which hold packets, match the exact
 // targets of the rewrite patterns. The node keeps its name, arguments,
@@ -42,7 +42,7 @@ func NormalizeOverloads(g *fxgraph.Graph, reg *ops.Registry) (fxgraph.Result, er
 		if !ok {
 			continue
 		}
-		ovs := reg.Overloads(p)
+		ovs := callableOverloads(reg, p)
 		switch {
 		case len(ovs) == 0:
 			res.Notes = append(res.Notes, fmt.Sprintf("node %q: packet %s has no registered overload; left as a packet", n.Name(), p))
@@ -93,4 +93,18 @@ func RemoveTensorOverloadForQDQOps(g *fxgraph.Graph) (fxgraph.Result, error) {
 // pipeline pass.
 func RemoveTensorOverloadForQDQPass() fxgraph.Pass {
 	return reftransform.RemoveTensorOverloadPass()
+}
+
+// callableOverloads returns the overloads of p that a call without out=
+// can name: all but the out= forms (tag "out", such as aten.relu.out),
+// which PyTorch's table lists beside nearly every aten op.
+func callableOverloads(reg *ops.Registry, p ops.Packet) []ops.Overload {
+	var out []ops.Overload
+	for _, o := range reg.Overloads(p) {
+		if def, ok := reg.Op(o); ok && def.HasTag("out") {
+			continue
+		}
+		out = append(out, o)
+	}
+	return out
 }

@@ -15,8 +15,11 @@ var ErrNoTypeRule = errors.New("no result-type rule applies")
 
 // InferType derives n's type from its op's result-type rule applied to its
 // inputs' types (arguments normalised with the schema; a packet resolves to
-// the first overload whose schema fits, as an eager call would). For
-// operator.getitem it is the indexed element of the source's tuple type.
+// the first overload whose schema fits, as an eager call would). An op
+// without a rule (see ops/RULES.md) has a type only when its schema says
+// the result is an argument it writes (an in-place or out= op): that
+// argument's type. For operator.getitem it is the indexed element of the
+// source's tuple type.
 // It does not change n. reg nil means ops.Default().
 func InferType(n *Node, reg *ops.Registry) (ops.Type, error) {
 	if reg == nil {
@@ -45,8 +48,11 @@ func InferType(n *Node, reg *ops.Registry) (ops.Type, error) {
 	default:
 		return nil, fmt.Errorf("node %s: callable %s: %w", n, n.target, ErrNoTypeRule)
 	}
-	if def == nil || def.Result == nil {
+	if def == nil {
 		return nil, fmt.Errorf("node %s (%s): %w", n, n.target, ErrNoTypeRule)
+	}
+	if def.Result == nil {
+		return inferWritten(n, def)
 	}
 	full, err := def.Schema.Normalize(n.args, n.Kwargs())
 	if err != nil {
@@ -74,6 +80,26 @@ func InferType(n *Node, reg *ops.Registry) (ops.Type, error) {
 		return nil, fmt.Errorf("node %s (%s): %w", n, n.target, err)
 	}
 	return t, nil
+}
+
+// inferWritten types a node of an op without a result-type rule when its
+// schema settles the type: a single result that is a written argument
+// ("add_.Tensor(Tensor(a!) self, ...) -> Tensor(a!)", an out= form) has
+// that argument's type. Any other op without a rule has no type to infer.
+func inferWritten(n *Node, def *ops.OpDef) (ops.Type, error) {
+	s := def.Schema
+	if len(s.Returns) == 1 && s.Returns[0].Type.Write && !s.Returns[0].Type.List {
+		if k := s.AliasedArg(0); k >= 0 {
+			full, err := s.Normalize(n.args, n.Kwargs())
+			if err != nil {
+				return nil, fmt.Errorf("node %s: %w", n, err)
+			}
+			if src, ok := full[k].(*Node); ok && src != nil && src.typ != nil {
+				return src.typ, nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("node %s (%s): %w", n, n.target, ErrNoTypeRule)
 }
 
 func inferGetItem(n *Node) (ops.Type, error) {

@@ -49,3 +49,24 @@ func TestInferTypeErrors(t *testing.T) {
 	_, err = InferType(gi, nil)
 	require.ErrorIs(t, err, ErrNoTypeRule)
 }
+
+// TestInferTypeWithoutRule: an op without a result-type rule gets the type
+// of the argument its schema says it writes and returns (in-place and out=
+// forms); any other such op has no type to infer.
+func TestInferTypeWithoutRule(t *testing.T) {
+	g := New()
+	x := g.Placeholder("x", ops.Plain(tensor.Float32, 2, 3))
+	o := g.Placeholder("o", ops.Plain(tensor.Float64, 6))
+	hs := g.Call(ops.MustOverload("aten.hardswish_.default"), x)
+	neg := g.CallKw(ops.MustOverload("aten.neg.out"), []ops.Value{x}, []Kwarg{{Name: "out", Value: o}})
+	hsig := g.Call(ops.MustOverload("aten.hardsigmoid.default"), x)
+	got, err := InferType(hs, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "f32[2, 3]", got.String())
+	got, err = InferType(neg, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "f64[6]", got.String(), "an out= form has its out argument's type")
+	_, err = InferType(hsig, nil)
+	require.ErrorIs(t, err, ErrNoTypeRule)
+	assert.Contains(t, err.Error(), "aten.hardsigmoid.default")
+}

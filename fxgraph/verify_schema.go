@@ -220,7 +220,13 @@ func numbersAsTensors(t ops.Target) bool {
 // checkResult applies def's result-type rule to the normalised arguments
 // (node references replaced by their types) and compares with n's type.
 func (v *verifier) checkResult(n *Node, def *ops.OpDef, full []ops.Value) {
-	if v.opts.SkipTypes || (def.Result == nil && v.opts.ResultType == nil) {
+	if v.opts.SkipTypes {
+		return
+	}
+	if def.Result == nil {
+		// An op without a rule keeps its recorded type; what its schema
+		// says about the result is that a written argument comes back.
+		v.checkWritten(n, def, full)
 		return
 	}
 	if n.typ == nil && !v.opts.RequireTypes {
@@ -282,6 +288,45 @@ func (v *verifier) checkResult(n *Node, def *ops.OpDef, full []ops.Value) {
 		return
 	}
 	v.compareType(n, want)
+}
+
+// checkWritten checks, for an op without a result-type rule, that every
+// result the schema declares as a written argument ("add_.Tensor(Tensor(a!)
+// self, ...) -> Tensor(a!)", an out= form's "out") has that argument's type.
+func (v *verifier) checkWritten(n *Node, def *ops.OpDef, full []ops.Value) {
+	if n.typ == nil {
+		return
+	}
+	s := def.Schema
+	for i, r := range s.Returns {
+		if !r.Type.Write || r.Type.List {
+			continue
+		}
+		k := s.AliasedArg(i)
+		if k < 0 || k >= len(full) {
+			continue
+		}
+		src, ok := full[k].(*Node)
+		if !ok || src == nil || src.typ == nil {
+			continue
+		}
+		got := n.typ
+		if len(s.Returns) != 1 {
+			tt, ok := n.typ.(ops.TupleType)
+			if !ok || i >= len(tt.Elems) || tt.Elems[i] == nil {
+				continue
+			}
+			got = tt.Elems[i]
+		}
+		if !ops.TypesEqual(src.typ, got) {
+			field := "type"
+			if len(s.Returns) != 1 {
+				field = fmt.Sprintf("type (result %d)", i)
+			}
+			e := v.nodeErr(n, ErrTypeMismatch, field, src.typ.String()+" (the type of "+s.Args[k].Name+", which it writes and returns)", got.String())
+			v.report(e)
+		}
+	}
 }
 
 func (v *verifier) compareType(n *Node, want ops.Type) {
@@ -424,9 +469,8 @@ func argFits(val ops.Value, t ops.ArgType) (bool, string) {
 			}
 			return false, describe(val)
 		}
-		if t.ListLen > 0 && len(elems) != t.ListLen && len(elems) != 1 {
-			return false, fmt.Sprintf("%s of %d elements", describe(val)[:4], len(elems))
-		}
+		// The N of "int[N]" lets a bare int stand for the list but does
+		// not fix its length: "int[1]? dim" takes [2, 3].
 		for i, e := range elems {
 			if e == nil && t.ElemOptional {
 				continue

@@ -1,12 +1,19 @@
 package ops
 
-// opRow is one op of the built-in registry, as data: the qualified
-// PyTorch schema string exactly as PyTorch declares it, the result-type
-// rule, the DCE and view flags, and a one-line description. buildDefault
+// opRow is one hand-written op of the built-in registry: what fxquant adds
+// to PyTorch's operator table (ops/schemas), namely the result-type rule,
+// the DCE and view flags and a one-line description. Kernels live in the
+// kernel tables, keyed by overload name. buildDefault
 // parses and registers every row; the tables are oprows_quant.go and
 // oprows_aten.go.
 type opRow struct {
-	schema string   // "ns::op.overload(args) -> returns"
+	// op names an overload of the operator table, "aten.relu_.default"; the
+	// row then takes its schema and tags from the table.
+	op string
+	// schema is the qualified schema "ns::op.overload(args) -> returns": the
+	// only source for an op the table lacks (higher_order::out_dtype); for a
+	// table op it may be given too and must then print as the table's.
+	schema string
 	result TypeFunc // result-type rule
 	impure bool     // keep under DCE even when unused (assertions, randomness)
 	view   bool     // result aliases argument 0; typed rewrites keep the element type

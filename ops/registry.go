@@ -36,4 +36,19 @@ type OpDef struct {
 	View bool
 	// Doc is a one-line description of the op's semantics.
 	Doc string
+	// Tags are the overload's torch.Tags from PyTorch's operator table
+	// ("core", "pointwise", "inplace", "nondeterministic_seeded", ...); nil
+	// for an op the table does not list.
+	Tags []string
+}
+
+// HasTag reports whether the op carries torch.Tag tag ("inplace",
+// "pointwise", "core", "view_copy", ...).
+func (d *OpDef) HasTag(tag string) bool {
+	for _, t := range d.Tags {
+		if t == tag {
+			return true
+		}
+	}
+	return false
 }

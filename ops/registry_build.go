@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // Registry maps overloads to their [OpDef] rows and packets to their
@@ -14,6 +15,17 @@ type Registry struct {
 	defs     map[Overload]*OpDef
 	packets  map[Packet][]Overload // registration order
 	impureFn map[Callable]bool
+
+	// The operator table, for the default registry: every overload of it
+	// without a registered row gets one on first look-up.
+	table    *opTable
+	tkernels map[Overload]KernelFunc // kernels of table ops without a row
+	// tdefs holds the rows built from the table so far: an immutable map,
+	// replaced under tmu by a copy with one more row, so that look-ups
+	// take no lock.
+	tdefs  atomic.Pointer[map[Overload]*OpDef]
+	tmu    sync.Mutex
+	merged sync.Map // Packet -> []Overload: rows first, then the table's
 }
 
 // NewRegistry returns an empty registry.
@@ -27,11 +39,14 @@ var (
 	defaultErr  error
 )
 
-// Default returns the registry of every op fxquant knows: the
-// quantized_decomposed and torchao ops, the aten ops of CNN and transformer
-// graphs, and the ops the reference rewrites emit, each with its kernel.
-// It panics only if the built-in tables are inconsistent, which the tests
-// rule out.
+// Default returns the registry of every op fxquant knows: every overload
+// of PyTorch 2.14.1's operator table (aten, prims, quantized_decomposed and
+// torchao; ops/schemas), with its schema and tags, and the higher-order
+// out_dtype. The hand-written rows add a result-type rule, flags and a doc
+// line to the ops fxquant derives types for (ops/RULES.md lists them);
+// kernels attach by overload name. A table op without a row gets its row
+// on first look-up. It panics only if the built-in tables are
+// inconsistent, which the tests rule out.
 func Default() *Registry {
 	defaultOnce.Do(func() {
 		defaultReg, defaultErr = buildDefault()
@@ -77,45 +92,136 @@ func (r *Registry) RegisterSchema(text string, result TypeFunc, kernel KernelFun
 // impure for DCE.
 func (r *Registry) MarkImpureCallable(c Callable) { r.impureFn[c] = true }
 
-// Op returns the row of overload o.
+// Op returns the row of overload o: a registered row, or (in the default
+// registry) the row of a table op, built on first look-up with its schema,
+// tags and kernel and no result rule.
 func (r *Registry) Op(o Overload) (*OpDef, bool) {
-	d, ok := r.defs[o]
-	return d, ok
+	if d, ok := r.defs[o]; ok {
+		return d, true
+	}
+	if r.table == nil {
+		return nil, false
+	}
+	if m := r.tdefs.Load(); m != nil {
+		if d, ok := (*m)[o]; ok {
+			return d, true
+		}
+	}
+	return r.tableOp(o)
+}
+
+// tableOp builds the row of table op o on its first look-up.
+func (r *Registry) tableOp(o Overload) (*OpDef, bool) {
+	k, ok := r.table.find(o)
+	if !ok {
+		return nil, false
+	}
+	e := r.table.entry(k)
+	if e.err != nil {
+		return nil, false
+	}
+	r.tmu.Lock()
+	defer r.tmu.Unlock()
+	old := r.tdefs.Load()
+	if old != nil {
+		if d, ok := (*old)[o]; ok {
+			return d, true
+		}
+	}
+	d := &OpDef{Target: o, Schema: e.schema, Tags: e.tags, Kernel: r.tkernels[o], Impure: impureByTorch(o, e.schema, e.tags)}
+	m := make(map[Overload]*OpDef, 1)
+	if old != nil {
+		m = make(map[Overload]*OpDef, len(*old)+1)
+		for k, v := range *old {
+			m[k] = v
+		}
+	}
+	m[o] = d
+	r.tdefs.Store(&m)
+	return d, true
 }
 
 // Schema returns the schema of overload o.
 func (r *Registry) Schema(o Overload) (*Schema, bool) {
-	d, ok := r.defs[o]
+	d, ok := r.Op(o)
 	if !ok {
 		return nil, false
 	}
 	return d.Schema, true
 }
 
-// Overloads returns the overloads of p in registration order.
-func (r *Registry) Overloads(p Packet) []Overload { return slices.Clone(r.packets[p]) }
+// overloads returns the overloads of p: the registered rows in
+// registration order (the order eager resolution tries them), then the
+// table's other overloads in table order. The result is shared: callers
+// must not modify it.
+func (r *Registry) overloads(p Packet) []Overload {
+	if r.table == nil {
+		return r.packets[p]
+	}
+	if v, ok := r.merged.Load(p); ok {
+		return v.([]Overload)
+	}
+	rows := r.packets[p]
+	start, end := r.table.overloads(p)
+	out := make([]Overload, 0, len(rows)+end-start)
+	out = append(out, rows...)
+	for k := start; k < end; k++ {
+		if o := r.table.op(k); r.defs[o] == nil {
+			out = append(out, o)
+		}
+	}
+	v, _ := r.merged.LoadOrStore(p, out)
+	return v.([]Overload)
+}
 
-// Known reports whether t is a registered overload, a packet with at least
-// one registered overload, or the callable operator.getitem (the only
-// callable fxquant runs).
+// Overloads returns the overloads of p: registered rows in registration
+// order, then (in the default registry) the operator table's other
+// overloads of p in the table's order.
+func (r *Registry) Overloads(p Packet) []Overload { return slices.Clone(r.overloads(p)) }
+
+// Known reports whether t is a registered overload or an overload of the
+// operator table, a packet with at least one of those, or the callable
+// operator.getitem (the only callable fxquant runs) or a callable marked
+// impure.
 func (r *Registry) Known(t Target) bool {
 	switch v := t.(type) {
 	case Overload:
-		_, ok := r.defs[v]
-		return ok
+		if _, ok := r.defs[v]; ok {
+			return true
+		}
+		if r.table != nil {
+			_, ok := r.table.find(v)
+			return ok
+		}
+		return false
 	case Packet:
-		return len(r.packets[v]) > 0
+		if len(r.packets[v]) > 0 {
+			return true
+		}
+		if r.table == nil {
+			return false
+		}
+		start, end := r.table.overloads(v)
+		return start < end
 	case Callable:
 		return v == GetItem || r.impureFn[v]
 	}
 	return false
 }
 
-// Overloads lists every registered overload, sorted by name.
+// All lists every known overload (registered rows and the table's),
+// sorted by name.
 func (r *Registry) All() []Overload {
 	out := make([]Overload, 0, len(r.defs))
 	for o := range r.defs {
 		out = append(out, o)
+	}
+	if r.table != nil {
+		for k := range r.table.len() {
+			if o := r.table.op(k); r.defs[o] == nil {
+				out = append(out, o)
+			}
+		}
 	}
 	slices.SortFunc(out, func(a, b Overload) int {
 		if a.String() < b.String() {
@@ -129,20 +235,20 @@ func (r *Registry) All() []Overload {
 	return out
 }
 
-// IsImpure reports whether a node calling t must survive DCE when unused:
-// a registered impure or mutable overload, a packet any of whose overloads
-// is impure, or a callable marked impure.
+// IsImpure reports whether a node calling t must survive DCE when unused,
+// as torch 2.14's torch._library.utils.is_impure answers: an overload that
+// is marked impure, has a mutable schema, is random (tag
+// nondeterministic_seeded) or is one of FX's side-effectful functions; a
+// packet whose "default" overload is impure (a packet without one is
+// pure); a callable marked impure.
 func (r *Registry) IsImpure(t Target) bool {
 	switch v := t.(type) {
 	case Overload:
-		d, ok := r.defs[v]
+		d, ok := r.Op(v)
 		return ok && d.Impure
 	case Packet:
-		for _, o := range r.packets[v] {
-			if r.defs[o].Impure {
-				return true
-			}
-		}
+		d, ok := r.Op(Overload{Packet: v, Name: "default"})
+		return ok && d.Impure
 	case Callable:
 		return r.impureFn[v]
 	}

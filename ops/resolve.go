@@ -47,8 +47,9 @@ func AllowsNumbersAsTensors(p Packet) bool {
 }
 
 // Resolve picks the overload of packet p that an eager call with these
-// arguments dispatches to: the overloads are tried in registration order
-// and the first whose schema binds the arguments (see [Schema.Normalize])
+// arguments dispatches to: the overloads are tried in the order
+// [Registry.Overloads] gives (the hand-written rows in their order, which
+// is eager resolution's, then the operator table's) and the first whose schema binds the arguments (see [Schema.Normalize])
 // and whose argument kinds fit wins. A tensor is any non-literal Value (a
 // node, a run-time tensor or a static type, see [CheckLiteral]); a Python
 // number fits int, float, Scalar and SymInt arguments as PyTorch's parser
@@ -59,15 +60,19 @@ func AllowsNumbersAsTensors(p Packet) bool {
 // aten.clamp(x, -128, 127) picks clamp.default. The error lists why each
 // overload was rejected.
 func (r *Registry) Resolve(p Packet, args []Value, kwargs []Kwarg) (Overload, error) {
-	ovs := r.packets[p]
+	ovs := r.overloads(p)
 	if len(ovs) == 0 {
 		return Overload{}, fmt.Errorf("ops: resolve %s: %w: the packet has no registered overloads", p, ErrNoOverload)
 	}
 	wrap := AllowsNumbersAsTensors(p)
 	var why []string
 	for _, o := range ovs {
-		s := r.defs[o].Schema
-		err := s.accepts(args, kwargs, wrap)
+		def, ok := r.Op(o)
+		if !ok {
+			why = append(why, fmt.Sprintf("%s: its schema does not parse", o.Name))
+			continue
+		}
+		err := def.Schema.accepts(args, kwargs, wrap)
 		if err == nil {
 			return o, nil
 		}
@@ -130,9 +135,9 @@ func fits(t ArgType, v Value, wrap bool) error {
 			}
 			return fmt.Errorf("want a list, got %s", describe(v))
 		}
-		if t.ListLen > 0 && len(elems) != t.ListLen && len(elems) != 1 {
-			return fmt.Errorf("want %d elements, got %d", t.ListLen, len(elems))
-		}
+		// The N of "int[N]" only lets a bare int stand for the list; it
+		// does not fix the list's length (PyTorch's parser accepts
+		// aten.mean.dim(x, [2, 3]) for "int[1]? dim").
 		for k, e := range elems {
 			if e == nil && t.ElemOptional {
 				continue

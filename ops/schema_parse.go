@@ -247,13 +247,72 @@ func (p *schemaParser) argument(isArg bool) (Argument, error) {
 	return a, nil
 }
 
+// containerTypes are the TorchScript type constructors whose parentheses
+// hold type parameters, not an alias annotation.
+var containerTypes = map[string]bool{"Dict": true, "Future": true, "Await": true, "RRef": true, "Union": true, "Optional": true, "List": true}
+
+// typeName reads a type name: an identifier, or a dotted class name such
+// as "__torch__.torch.classes.rnn.CellParamsBase".
+func (p *schemaParser) typeName() string {
+	p.space()
+	start := p.pos
+	for {
+		if p.ident() == "" {
+			break
+		}
+		if !p.peekNoSpace(".") || p.pos+1 >= len(p.src) || !isIdentByte(p.src[p.pos+1], true) {
+			break
+		}
+		p.pos++
+	}
+	return p.src[start:p.pos]
+}
+
+// typeParams parses "(T1, T2, ...)" at the cursor: the members of a tuple
+// type or the parameters of a container type.
+func (p *schemaParser) typeParams() ([]ArgType, error) {
+	p.pos++ // "("
+	var elems []ArgType
+	if p.accept(")") {
+		return []ArgType{}, nil
+	}
+	for {
+		e, err := p.argType()
+		if err != nil {
+			return nil, err
+		}
+		elems = append(elems, e)
+		if p.accept(")") {
+			return elems, nil
+		}
+		if err := p.expect(","); err != nil {
+			return nil, err
+		}
+	}
+}
+
 func (p *schemaParser) argType() (ArgType, error) {
 	var t ArgType
 	p.space()
 	at := p.pos
-	t.Base = p.ident()
-	if t.Base == "" {
-		return t, p.errAt(at, "want a type, found %s", p.found())
+	if p.peekNoSpace("(") {
+		elems, err := p.typeParams()
+		if err != nil {
+			return t, err
+		}
+		t.Base, t.Elems = TupleBase, elems
+	} else {
+		t.Base = p.typeName()
+		if t.Base == "" {
+			return t, p.errAt(at, "want a type, found %s", p.found())
+		}
+		if containerTypes[t.Base] && p.peekNoSpace("(") {
+			elems, err := p.typeParams()
+			if err != nil {
+				return t, err
+			}
+			t.Elems = elems
+		}
 	}
 	if p.peekNoSpace("(") {
 		if err := p.alias(&t); err != nil {
@@ -290,11 +349,14 @@ func (p *schemaParser) argType() (ArgType, error) {
 			}
 			p.pos++
 		case p.peekNoSpace("(") && t.List:
-			// Alias annotations on list types: "Tensor(a!)[]" is handled above;
-			// "Tensor[](a!)" is accepted too.
+			// "Tensor[](a!)": the annotation names the list itself.
+			if t.Alias != "" {
+				return t, p.errAt(p.pos, "second alias annotation")
+			}
 			if err := p.alias(&t); err != nil {
 				return t, err
 			}
+			t.AliasOnList = true
 		default:
 			return t, nil
 		}
@@ -303,7 +365,8 @@ func (p *schemaParser) argType() (ArgType, error) {
 
 func (p *schemaParser) peekNoSpace(s string) bool { return strings.HasPrefix(p.src[p.pos:], s) }
 
-// alias parses "(a)", "(a!)", "(a -> *)", "(a|b)", "(b!)" after a type.
+// alias parses "(a)", "(a!)", "(a -> *)", "(b|a)", "(a! -> a|*)" after a
+// type.
 func (p *schemaParser) alias(t *ArgType) error {
 	open := p.pos
 	p.pos++ // "("
@@ -313,19 +376,31 @@ func (p *schemaParser) alias(t *ArgType) error {
 	}
 	body := strings.TrimSpace(p.src[p.pos : p.pos+end])
 	p.pos += end + 1
-	if before, _, ok := strings.Cut(body, "->"); ok {
-		body = strings.TrimSpace(before)
-	}
-	if strings.HasSuffix(body, "!") {
+	before, after, arrow := strings.Cut(body, "->")
+	before = strings.TrimSpace(before)
+	if strings.HasSuffix(before, "!") {
 		t.Write = true
-		body = strings.TrimSpace(strings.TrimSuffix(body, "!"))
+		before = strings.TrimSpace(strings.TrimSuffix(before, "!"))
 	}
-	for _, part := range strings.Split(body, "|") {
-		if !IsIdentifier(strings.TrimSpace(part)) && strings.TrimSpace(part) != "*" {
-			return p.errAt(open, "want an alias set such as \"a\" or \"a!\", found %q", body)
+	valid := func(sets string) bool {
+		for _, part := range strings.Split(sets, "|") {
+			if part = strings.TrimSpace(part); !IsIdentifier(part) && part != "*" {
+				return false
+			}
 		}
+		return true
 	}
-	t.Alias = body
+	if !valid(before) {
+		return p.errAt(open, "want an alias set such as \"a\" or \"a!\", found %q", body)
+	}
+	if arrow {
+		after = strings.TrimSpace(after)
+		if !valid(after) {
+			return p.errAt(open, "want an alias set after \"->\", found %q", body)
+		}
+		t.AliasAfter = after
+	}
+	t.Alias = before
 	return nil
 }
 
@@ -354,14 +429,37 @@ func (p *schemaParser) defaultValue(t ArgType) (Value, error) {
 		}
 		return l, nil
 	}
+	if t.Optional && t.Base == "float" {
+		// TorchScript keeps "float? correction=1" an int.
+		return v, nil
+	}
 	return coerceDefault(t.Base, v), nil
 }
 
 // coerceDefault turns an integer default of a float argument into a float,
-// as the TorchScript schema parser does.
+// as the TorchScript schema parser does, and a numeric default of an enum
+// argument (ScalarType, MemoryFormat, Layout: "ScalarType dtype=6") into
+// the enum value it numbers.
 func coerceDefault(base string, v Value) Value {
-	if i, ok := v.(int64); ok && base == "float" {
+	i, ok := v.(int64)
+	if !ok {
+		return v
+	}
+	switch base {
+	case "float":
 		return float64(i)
+	case "ScalarType":
+		if d, ok := dtypeOfScalarType(i); ok {
+			return d
+		}
+	case "MemoryFormat":
+		if m, ok := memoryFormatOfCode(i); ok {
+			return m
+		}
+	case "Layout":
+		if l, ok := layoutOfCode(i); ok {
+			return l
+		}
 	}
 	return v
 }
@@ -449,6 +547,16 @@ func (p *schemaParser) stringLit() (Value, error) {
 				b.WriteByte('\n')
 			case 't':
 				b.WriteByte('\t')
+			case 'f':
+				b.WriteByte('\f')
+			case 'v':
+				b.WriteByte('\v')
+			case 'a':
+				b.WriteByte('\a')
+			case 'b':
+				b.WriteByte('\b')
+			case 'r':
+				b.WriteByte('\r')
 			default:
 				b.WriteByte(e)
 			}
@@ -498,32 +606,4 @@ done:
 		return nil, p.errAt(at, "bad number %q", lit)
 	}
 	return f, nil
-}
-
-// String prints the type as a schema writes it: "Tensor(a!)", "int[2]",
-// "Tensor?[]", "ScalarType?".
-func (t ArgType) String() string {
-	var b strings.Builder
-	b.WriteString(t.Base)
-	if t.Alias != "" {
-		b.WriteString("(" + t.Alias)
-		if t.Write {
-			b.WriteString("!")
-		}
-		b.WriteString(")")
-	}
-	if t.ElemOptional {
-		b.WriteString("?")
-	}
-	if t.List {
-		b.WriteString("[")
-		if t.ListLen > 0 {
-			b.WriteString(strconv.Itoa(t.ListLen))
-		}
-		b.WriteString("]")
-	}
-	if t.Optional {
-		b.WriteString("?")
-	}
-	return b.String()
 }

@@ -117,7 +117,7 @@ func TestParseSchema(t *testing.T) {
 			name: "list return",
 			text: "unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]",
 			want: Schema{Name: "unbind", Overload: "int", Args: []Argument{
-				{Name: "self", Type: ArgType{Base: "Tensor", Alias: "a"}},
+				{Name: "self", Type: ArgType{Base: "Tensor", Alias: "a", AliasAfter: "*"}},
 				{Name: "dim", Type: ArgType{Base: "int"}, HasDefault: true, Default: int64(0)},
 			}, Returns: []Argument{{Type: ArgType{Base: "Tensor", Alias: "a", List: true}}}},
 		},

@@ -16,6 +16,12 @@ import (
 // of the value it replaces.
 var ErrTypeContract = errors.New("replacement breaks the type contract")
 
+// ErrNoRule is wrapped by the error of a rewrite that creates a node of an
+// op without a result-type rule (or of an op the registry does not know):
+// a typed rewrite must be able to derive every type it writes. The error
+// names the op.
+var ErrNoRule = errors.New("op has no result-type rule")
+
 // Pattern is one typed canonicalisation. Match is read-only: it checks
 // every condition and computes every constant, attribute and type the
 // rewrite needs, and returns a Plan, or nil and the reason it does not
@@ -47,6 +53,8 @@ type Rewriter struct {
 	pattern string
 	created []*fxgraph.Node
 	attrs   []string
+	reg     *ops.Registry // nil means ops.Default()
+	err     error         // the first node Call could not create soundly
 }
 
 // NewRewriter returns a rewriter on g for the named pattern.
@@ -62,13 +70,49 @@ func (rw *Rewriter) InsertBefore(n *fxgraph.Node) (restore func()) {
 	return rw.g.InsertingBefore(n)
 }
 
-// Call creates a call_function node with the given type.
+// Call creates a call_function node with the given type. The op must have
+// a result-type rule in the rewriter's registry (for a packet: some
+// overload with one): otherwise the node is still created, so the plan can
+// go on, but [Rewriter.Err], Replace and CheckReplace report [ErrNoRule]
+// naming the op, and the rewrite fails.
 func (rw *Rewriter) Call(t ops.Target, args []ops.Value, kwargs []ops.Kwarg, typ ops.Type) *fxgraph.Node {
+	if rw.err == nil {
+		rw.err = rw.checkRule(t)
+	}
 	n := rw.g.CallKw(t, args, kwargs)
 	n.SetType(typ)
 	rw.created = append(rw.created, n)
 	return n
 }
+
+// checkRule reports [ErrNoRule] when no overload t may name has a rule.
+func (rw *Rewriter) checkRule(t ops.Target) error {
+	reg := rw.reg
+	if reg == nil {
+		reg = ops.Default()
+	}
+	switch x := t.(type) {
+	case ops.Overload:
+		if def, ok := reg.Op(x); ok && def.Result != nil {
+			return nil
+		}
+	case ops.Packet:
+		for _, o := range reg.Overloads(x) {
+			if def, ok := reg.Op(o); ok && def.Result != nil {
+				return nil
+			}
+		}
+	case ops.Callable:
+		if x == ops.GetItem {
+			return nil
+		}
+	}
+	return fmt.Errorf("typed: pattern %s: creating a node of %s: %w", rw.pattern, t, ErrNoRule)
+}
+
+// Err returns the first error of a node the rewriter created without a
+// result-type rule ([ErrNoRule]), or nil.
+func (rw *Rewriter) Err() error { return rw.err }
 
 // Constant stores t under a fresh attribute path starting with prefix and
 // creates a get_attr node of type typ reading it.
@@ -85,6 +129,9 @@ func (rw *Rewriter) Constant(prefix string, t *tensor.Tensor, typ ops.Type) *fxg
 // types must be equal exactly. The error names the pattern and the
 // differing field.
 func (rw *Rewriter) CheckReplace(old *fxgraph.Node, typ ops.Type) error {
+	if rw.err != nil {
+		return rw.err
+	}
 	if ops.TypesEqual(old.Type(), typ) {
 		return nil
 	}
@@ -241,7 +288,12 @@ func Canonicalize(g *fxgraph.Graph, opts CanonOptions) (fxgraph.Result, error) {
 					continue
 				}
 				rw := NewRewriter(g, p.Name())
-				if err := plan.Apply(rw); err != nil {
+				rw.reg = opts.Registry
+				err := plan.Apply(rw)
+				if err == nil {
+					err = rw.Err()
+				}
+				if err != nil {
 					rw.Rollback()
 					return res, err
 				}
