@@ -41,6 +41,12 @@ type VerifyOptions struct {
 	// uses it to accept quantized element types as the contracts of
 	// compute nodes.
 	ResultType func(n *Node, def *ops.OpDef, args []ops.Value) (ops.Type, error)
+	// Lifted gives the values of placeholders that stand for lifted
+	// state (parameters, buffers, tensor constants), by placeholder
+	// name, so that qparams read from them are checked by value as
+	// get_attr values already are (pt2.Program.LiftedAttrs provides it).
+	// A placeholder not in it is a runtime input and is not checked.
+	Lifted map[string]*tensor.Tensor
 }
 
 // Verify checks g and reports every problem at once, as *[VerifyError]

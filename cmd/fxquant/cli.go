@@ -41,7 +41,7 @@ var commands = []command{
 
 // synopses holds each subcommand's arguments for its usage line.
 var synopses = map[string]string{
-	"run":    "[FILE] [--quantizer Q] [--reference] [--calibration N | --calibration-data FILE] [-o OUT.pt2] [--dot OUT.dot]",
+	"run":    "[FILE] [--quantizer Q] [--reference] [--calibration N | --calibration-data FILE] [-o OUT.pt2] [--dot OUT.dot] [--force]",
 	"print":  "[--allow-opaque] FILE",
 	"verify": "[--allow-opaque] FILE",
 	"diff":   "[--allow-opaque] A B",
@@ -75,6 +75,12 @@ run flags:
   -o OUT.pt2               write the quantized program as a PT2 archive
   --dot OUT.dot            write the quantized graph as Graphviz DOT
   --no-progress            never draw the progress bar
+  --force                  run an input that fails verification, and write -o even
+                           when the quantized graph fails it (both with a warning)
+
+run verifies its input first and refuses a broken one. -o and --dot are
+written atomically (a temporary file renamed over the target), never over an
+input file, and -o not at all when the quantized graph fails verification.
 
 match flags:
   --pattern PATTERN        the pattern program (.pt2, .json or .txt); required
