@@ -152,3 +152,33 @@ func TestRunDoesNotWriteUnverified(t *testing.T) {
 	got, _ = os.ReadFile(out)
 	assert.True(t, bytes.HasPrefix(got, []byte("PK")), "the archive was written")
 }
+
+// TestVerifyChecksLiftedQParams corrupts one per-channel scale of the
+// quantized MLP fixture (the lifted buffer _scale_0, element 5, set to
+// -1.0): verify names the node, the argument, the element and the
+// lifted input, and run refuses the file.
+func TestVerifyChecksLiftedQParams(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "..", "tests", "testdata", "pt2e", "mlp.static.pt2"))
+	require.NoError(t, err)
+	data := rezip(t, src, func(name string, data []byte) []byte {
+		if !strings.HasSuffix(name, "data/weights/weight_4") { // _scale_0, f32[64]
+			return data
+		}
+		require.Len(t, data, 64*4)
+		out := bytes.Clone(data)
+		copy(out[5*4:], []byte{0x00, 0x00, 0x80, 0xbf}) // -1.0f, little-endian
+		return out
+	})
+	bad := filepath.Join(t.TempDir(), "bad.pt2")
+	require.NoError(t, os.WriteFile(bad, data, 0o644))
+
+	code, _, errs := runCmd(t, "verify", bad)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, errs, `(quantized_decomposed.dequantize_per_channel.default): arg 1 (scales): want finite scales > 0, got element 5 = -1 (lifted input "b__scale_0")`)
+	assert.Contains(t, errs, ": 1 problem\n")
+
+	code, out, errs := runCmd(t, "run", bad, "--no-progress")
+	assert.Equal(t, exitFail, code)
+	assert.Empty(t, out)
+	assert.Contains(t, errs, `lifted input "b__scale_0"`)
+}
