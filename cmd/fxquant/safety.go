@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/fxquant/fxquant/fxgraph"
+	"github.com/fxquant/fxquant/ops"
 )
 
 // checkOutputs refuses a run whose -o or --dot names one of its input
@@ -120,6 +121,30 @@ func verifyInput(in *input, force bool, stderr io.Writer) error {
 	}
 	for _, p := range problems {
 		fmt.Fprintf(stderr, "  %v\n", p)
+	}
+	return nil
+}
+
+// knownTargets refuses a text graph that calls an operator the registry
+// does not know, naming the first such node; --allow-opaque reads it.
+func knownTargets(g *fxgraph.Graph) error {
+	reg := ops.Default()
+	for n := range g.All() {
+		if n.Op() != fxgraph.CallFunction {
+			continue
+		}
+		known := true
+		switch t := n.Target().(type) {
+		case ops.Overload:
+			_, known = reg.Op(t)
+		case ops.Packet:
+			known = len(reg.Overloads(t)) > 0
+		case ops.Callable:
+			known = reg.Known(t)
+		}
+		if !known {
+			return fmt.Errorf("node %q calls %s, which is not in the op registry (--allow-opaque reads it)", n.Name(), n.Target())
+		}
 	}
 	return nil
 }

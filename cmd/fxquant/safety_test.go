@@ -182,3 +182,29 @@ func TestVerifyChecksLiftedQParams(t *testing.T) {
 	assert.Empty(t, out)
 	assert.Contains(t, errs, `lifted input "b__scale_0"`)
 }
+
+// TestTextGraphUnknownOpRefused: a text graph (golden text or listing)
+// calling an operator the registry does not know is refused by every
+// reading command, naming the node; --allow-opaque reads it.
+func TestTextGraphUnknownOpRefused(t *testing.T) {
+	dir := t.TempDir()
+	txt := filepath.Join(dir, "g.txt")
+	require.NoError(t, os.WriteFile(txt, []byte("graph():\n"+
+		"    %x : f32[2] [num_users=1] = placeholder[target=x]\n"+
+		"    %f : f32[2] [num_users=1] = call_function[target=torch.ops.aten.frobnicate.default](args = (%x,), kwargs = {})\n"+
+		"    return (f,)\n"), 0o644))
+	listing := filepath.Join(dir, "g.listing")
+	require.NoError(t, os.WriteFile(listing, []byte("x | placeholder | x | () | {}\n"+
+		"f | call_function | aten.frobnicate.default | (%x,) | {}\n"+
+		"output | output | output | ((%f,),) | {}\n"), 0o644))
+	for _, file := range []string{txt, listing} {
+		for _, cmd := range []string{"print", "verify", "dot"} {
+			code, _, errs := runCmd(t, cmd, file)
+			assert.Equal(t, exitFail, code, "%s %s", cmd, file)
+			assert.Contains(t, errs, `node "f" calls aten.frobnicate.default, which is not in the op registry (--allow-opaque reads it)`, "%s %s", cmd, file)
+		}
+		code, out, errs := runCmd(t, "print", "--allow-opaque", file)
+		assert.Equal(t, exitOK, code, errs)
+		assert.Contains(t, out, "aten.frobnicate.default")
+	}
+}
