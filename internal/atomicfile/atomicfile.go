@@ -52,9 +52,11 @@ func Write(name string, perm fs.FileMode, fill func(io.Writer) error) (err error
 	if err != nil {
 		return fmt.Errorf("write %s: %w", name, err)
 	}
+	// Until the rename, any way out (an error, or a panic in fill)
+	// removes the temporary file.
 	renamed := false
 	defer func() {
-		if err != nil && !renamed {
+		if !renamed {
 			f.Close() // a second Close after a failed one is harmless
 			os.Remove(tmp)
 		}

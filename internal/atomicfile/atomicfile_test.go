@@ -128,6 +128,23 @@ func TestWriteFillError(t *testing.T) {
 	assert.Equal(t, []string{"x.dot"}, dirNames(t, dir))
 }
 
+// TestWritePanicInFill: a panic while filling the file also removes the
+// temporary file and leaves the old one.
+func TestWritePanicInFill(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "x")
+	require.NoError(t, os.WriteFile(name, []byte("old"), 0o644))
+	assert.PanicsWithValue(t, "boom", func() {
+		_ = Write(name, 0o644, func(w io.Writer) error {
+			io.WriteString(w, "partial")
+			panic("boom")
+		})
+	})
+	got, _ := os.ReadFile(name)
+	assert.Equal(t, "old", string(got))
+	assert.Equal(t, []string{"x"}, dirNames(t, dir))
+}
+
 func TestWriteThroughSymlink(t *testing.T) {
 	dir := t.TempDir()
 	real := filepath.Join(dir, "real.pt2")
