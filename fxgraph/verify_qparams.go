@@ -61,11 +61,69 @@ func storageBounds(d tensor.DType) (lo, hi int64, ok bool) {
 	return 0, 0, false
 }
 
+// qparamLayout is where an op's qparam arguments are in its schema
+// (-1: absent), worked out once per schema.
+type qparamLayout struct {
+	s                                       *ops.Schema
+	scale, zp, qmin, qmax, axis, eps, group int
+	dtype                                   int // the storage dtype argument
+}
+
+// qparamLayoutCacheSize bounds the verifier's cache of layouts; a graph
+// uses few distinct q/dq schemas.
+const qparamLayoutCacheSize = 8
+
+// layoutOf returns the qparam layout of o's schema s, through a small
+// cache to which new layouts are added at the front.
+func (v *verifier) layoutOf(o ops.Overload, s *ops.Schema) *qparamLayout {
+	for i := range v.qpN {
+		if v.qpLayouts[i].s == s {
+			return &v.qpLayouts[i]
+		}
+	}
+	idx := func(names ...string) int {
+		for _, name := range names {
+			if name == "" {
+				continue
+			}
+			if i := s.ArgIndex(name); i >= 0 {
+				return i
+			}
+		}
+		return -1
+	}
+	// The storage dtype: "dtype", or torchao's target_dtype, input_dtype
+	// (dequantize_affine) or output_dtype (quantize_affine).
+	// dequantize_per_token's output_dtype is its float result, so "dtype"
+	// comes first.
+	third := ""
+	switch {
+	case strings.HasPrefix(o.Packet.Name, "dequantize_"):
+		third = "input_dtype"
+	case strings.HasPrefix(o.Packet.Name, "quantize_"):
+		third = "output_dtype"
+	}
+	l := qparamLayout{
+		s:     s,
+		scale: idx("scale", "scales"), zp: idx("zero_point", "zero_points"),
+		qmin: idx("quant_min"), qmax: idx("quant_max"), axis: idx("axis"),
+		eps: idx("eps"), group: idx("group_size"),
+		dtype: idx("dtype", "target_dtype", third),
+	}
+	if v.qpN < len(v.qpLayouts) {
+		v.qpN++
+	}
+	copy(v.qpLayouts[1:v.qpN], v.qpLayouts[:v.qpN-1])
+	v.qpLayouts[0] = l
+	return &v.qpLayouts[0]
+}
+
 // qparamCheck is the state of one node's qparam check.
 type qparamCheck struct {
 	v        *verifier
 	n        *Node
 	s        *ops.Schema
+	l        *qparamLayout
 	full     []ops.Value
 	problems int
 }
@@ -76,25 +134,25 @@ func (v *verifier) checkQParams(n *Node, o ops.Overload, s *ops.Schema, full []o
 	if !qparamOp(o) {
 		return false
 	}
-	c := &qparamCheck{v: v, n: n, s: s, full: full}
-	d, haveDType := c.storageDType(o)
+	c := &qparamCheck{v: v, n: n, s: s, l: v.layoutOf(o, s), full: full}
+	d, haveDType := c.storageDType()
 
-	if i := c.index("scale", "scales"); i >= 0 {
+	if i := c.index(c.l.scale); i >= 0 {
 		c.scale(i)
 	}
-	if i := c.index("zero_point", "zero_points"); i >= 0 && haveDType {
+	if i := c.index(c.l.zp); i >= 0 && haveDType {
 		c.zeroPoint(i, d)
 	}
 	c.quantRange(d, haveDType)
-	if i := c.index("axis"); i >= 0 {
+	if i := c.index(c.l.axis); i >= 0 {
 		c.axis(i)
 	}
-	if i := c.index("eps"); i >= 0 {
+	if i := c.index(c.l.eps); i >= 0 {
 		if f, ok := asFloat(c.arg(i)); ok && (math.IsNaN(f) || math.IsInf(f, 0) || f < 0) {
 			c.report(i, "a finite eps >= 0", fmt.Sprint(f), "")
 		}
 	}
-	if i := c.index("group_size"); i >= 0 {
+	if i := c.index(c.l.group); i >= 0 {
 		if g, ok := c.arg(i).(int64); ok && g <= 0 {
 			c.report(i, "a group_size > 0", fmt.Sprint(g), "")
 		}
@@ -102,31 +160,20 @@ func (v *verifier) checkQParams(n *Node, o ops.Overload, s *ops.Schema, full []o
 	return c.problems > 0
 }
 
-// index returns the schema position of the first of names, or -1.
-func (c *qparamCheck) index(names ...string) int {
-	for _, name := range names {
-		if i := c.s.ArgIndex(name); i >= 0 && i < len(c.full) {
-			return i
-		}
+// index returns the layout position i when the normalised arguments
+// hold it, or -1.
+func (c *qparamCheck) index(i int) int {
+	if i >= len(c.full) {
+		return -1
 	}
-	return -1
+	return i
 }
 
 func (c *qparamCheck) arg(i int) ops.Value { return c.full[i] }
 
-// storageDType returns the dtype the op stores quantized values in:
-// "dtype", or torchao's target_dtype, input_dtype (dequantize_affine) or
-// output_dtype (quantize_affine). dequantize_per_token's output_dtype is
-// its float result, so "dtype" comes first.
-func (c *qparamCheck) storageDType(o ops.Overload) (tensor.DType, bool) {
-	names := []string{"dtype", "target_dtype"}
-	switch {
-	case strings.HasPrefix(o.Packet.Name, "dequantize_"):
-		names = append(names, "input_dtype")
-	case strings.HasPrefix(o.Packet.Name, "quantize_"):
-		names = append(names, "output_dtype")
-	}
-	if i := c.index(names...); i >= 0 {
+// storageDType returns the dtype the op stores quantized values in.
+func (c *qparamCheck) storageDType() (tensor.DType, bool) {
+	if i := c.index(c.l.dtype); i >= 0 {
 		if d, ok := c.arg(i).(tensor.DType); ok && d.Valid() {
 			return d, true
 		}
@@ -142,25 +189,31 @@ func (c *qparamCheck) report(i int, want, got, detail string) {
 	c.problems++
 }
 
-// constOf returns the value of a constant tensor argument and says where
-// it comes from, or nil for a value the graph computes.
-func (v *verifier) constOf(x *Node) (*tensor.Tensor, string) {
+// constOf returns the value of a constant tensor argument, or nil for a
+// value the graph computes.
+func (v *verifier) constOf(x *Node) *tensor.Tensor {
 	if x == nil {
-		return nil, ""
+		return nil
 	}
 	switch x.op {
 	case GetAttr:
 		if a, ok := v.g.Attr(x.targetName); ok {
 			if t, ok := a.(*tensor.Tensor); ok {
-				return t, fmt.Sprintf("get_attr %q", x.targetName)
+				return t
 			}
 		}
 	case Placeholder:
-		if t := v.opts.Lifted[x.name]; t != nil {
-			return t, fmt.Sprintf("lifted input %q", x.name)
-		}
+		return v.opts.Lifted[x.name]
 	}
-	return nil, ""
+	return nil
+}
+
+// constSource says where constOf found x's value, for messages.
+func constSource(x *Node) string {
+	if x.op == GetAttr {
+		return fmt.Sprintf("get_attr %q", x.targetName)
+	}
+	return fmt.Sprintf("lifted input %q", x.name)
 }
 
 // asFloat reads a literal number.
@@ -179,13 +232,13 @@ func (c *qparamCheck) scale(i int) {
 	const want = "a finite scale > 0"
 	switch x := c.arg(i).(type) {
 	case *Node:
-		t, src := c.v.constOf(x)
+		t := c.v.constOf(x)
 		if t == nil {
 			return
 		}
 		vals, err := t.Float64s()
 		if err != nil {
-			c.report(i, "a float tensor of scales", t.DType().String(), src)
+			c.report(i, "a float tensor of scales", t.DType().String(), constSource(x))
 			return
 		}
 		bad, first := 0, -1
@@ -198,7 +251,7 @@ func (c *qparamCheck) scale(i int) {
 			}
 		}
 		if bad > 0 {
-			c.report(i, "finite scales > 0", elementGot(t, first, fmt.Sprint(vals[first]), bad), src)
+			c.report(i, "finite scales > 0", elementGot(t, first, fmt.Sprint(vals[first]), bad), constSource(x))
 		}
 	default:
 		if f, ok := asFloat(x); ok && (math.IsNaN(f) || math.IsInf(f, 0) || f <= 0) {
@@ -226,18 +279,18 @@ func (c *qparamCheck) zeroPoint(i int, d tensor.DType) {
 	if !ok {
 		return
 	}
-	want := fmt.Sprintf("a zero point in %s's range [%d, %d]", d, lo, hi)
+	want := func() string { return fmt.Sprintf("a zero point in %s's range [%d, %d]", d, lo, hi) }
 	switch x := c.arg(i).(type) {
 	case int64:
 		if x < lo || x > hi {
-			c.report(i, want, fmt.Sprint(x), "")
+			c.report(i, want(), fmt.Sprint(x), "")
 		}
 	case float64:
 		if math.IsNaN(x) || x < float64(lo) || x > float64(hi) {
-			c.report(i, want, fmt.Sprint(x), "")
+			c.report(i, want(), fmt.Sprint(x), "")
 		}
 	case *Node:
-		t, src := c.v.constOf(x)
+		t := c.v.constOf(x)
 		if t == nil {
 			return
 		}
@@ -249,7 +302,7 @@ func (c *qparamCheck) zeroPoint(i int, d tensor.DType) {
 			}
 			for k, f := range vals {
 				if math.IsNaN(f) || math.IsInf(f, 0) {
-					c.report(i, "finite zero points", elementGot(t, k, fmt.Sprint(f), 1), src)
+					c.report(i, "finite zero points", elementGot(t, k, fmt.Sprint(f), 1), constSource(x))
 					return
 				}
 			}
@@ -257,7 +310,7 @@ func (c *qparamCheck) zeroPoint(i int, d tensor.DType) {
 		}
 		vals, err := t.Int64s()
 		if err != nil {
-			c.report(i, "an integer or float tensor of zero points", t.DType().String(), src)
+			c.report(i, "an integer or float tensor of zero points", t.DType().String(), constSource(x))
 			return
 		}
 		bad, first := 0, -1
@@ -270,39 +323,48 @@ func (c *qparamCheck) zeroPoint(i int, d tensor.DType) {
 			}
 		}
 		if bad > 0 {
-			c.report(i, fmt.Sprintf("zero points in %s's range [%d, %d]", d, lo, hi), elementGot(t, first, fmt.Sprint(vals[first]), bad), src)
+			c.report(i, fmt.Sprintf("zero points in %s's range [%d, %d]", d, lo, hi), elementGot(t, first, fmt.Sprint(vals[first]), bad), constSource(x))
 		}
 	}
 }
 
 // boundValue reads a quant_min/quant_max argument: a literal, or a
 // one-element constant tensor (the .tensor2 overloads). ok is false when
-// the value is absent or computed; bad names a malformed one.
-func (c *qparamCheck) boundValue(i int) (val float64, ok bool, src, bad string) {
+// the value is absent or computed; bad names a malformed one. src is the
+// constant it came from (nil for a literal).
+func (c *qparamCheck) boundValue(i int) (val float64, ok bool, src *Node, bad string) {
 	switch x := c.arg(i).(type) {
 	case *Node:
-		t, src := c.v.constOf(x)
+		t := c.v.constOf(x)
 		if t == nil {
-			return 0, false, "", ""
+			return 0, false, nil, ""
 		}
 		if t.Numel() != 1 {
-			return 0, false, src, fmt.Sprintf("%d elements", t.Numel())
+			return 0, false, x, fmt.Sprintf("%d elements", t.Numel())
 		}
 		vals, err := t.Float64s()
 		if err != nil {
-			return 0, false, src, t.DType().String()
+			return 0, false, x, t.DType().String()
 		}
-		return vals[0], true, src, ""
+		return vals[0], true, x, ""
 	default:
 		f, ok := asFloat(x)
-		return f, ok, "", ""
+		return f, ok, nil, ""
 	}
+}
+
+// sourceOf is constSource for a constant, "" for a literal.
+func sourceOf(x *Node) string {
+	if x == nil {
+		return ""
+	}
+	return constSource(x)
 }
 
 // quantRange checks quant_min and quant_max against the storage dtype d
 // (when known) and against each other.
 func (c *qparamCheck) quantRange(d tensor.DType, haveDType bool) {
-	iMin, iMax := c.index("quant_min"), c.index("quant_max")
+	iMin, iMax := c.index(c.l.qmin), c.index(c.l.qmax)
 	if iMin < 0 || iMax < 0 {
 		return
 	}
@@ -311,20 +373,20 @@ func (c *qparamCheck) quantRange(d tensor.DType, haveDType bool) {
 	qmin, okMin, srcMin, badMin := c.boundValue(iMin)
 	qmax, okMax, srcMax, badMax := c.boundValue(iMax)
 	if badMin != "" {
-		c.report(iMin, "one number", badMin, srcMin)
+		c.report(iMin, "one number", badMin, sourceOf(srcMin))
 	}
 	if badMax != "" {
-		c.report(iMax, "one number", badMax, srcMax)
+		c.report(iMax, "one number", badMax, sourceOf(srcMax))
 	}
 	problems := c.problems
 	if okMin && (math.IsNaN(qmin) || bounded && (qmin < float64(lo) || qmin > float64(hi))) {
-		c.report(iMin, fmt.Sprintf("a quant_min in %s's range [%d, %d]", d, lo, hi), fmt.Sprint(qmin), srcMin)
+		c.report(iMin, fmt.Sprintf("a quant_min in %s's range [%d, %d]", d, lo, hi), fmt.Sprint(qmin), sourceOf(srcMin))
 	}
 	if okMax && (math.IsNaN(qmax) || bounded && (qmax < float64(lo) || qmax > float64(hi))) {
-		c.report(iMax, fmt.Sprintf("a quant_max in %s's range [%d, %d]", d, lo, hi), fmt.Sprint(qmax), srcMax)
+		c.report(iMax, fmt.Sprintf("a quant_max in %s's range [%d, %d]", d, lo, hi), fmt.Sprint(qmax), sourceOf(srcMax))
 	}
 	if c.problems == problems && okMin && okMax && qmin > qmax {
-		c.report(iMin, fmt.Sprintf("quant_min <= quant_max (%v)", qmax), fmt.Sprint(qmin), srcMin)
+		c.report(iMin, fmt.Sprintf("quant_min <= quant_max (%v)", qmax), fmt.Sprint(qmin), sourceOf(srcMin))
 	}
 }
 
@@ -338,7 +400,7 @@ func (c *qparamCheck) shapeOf(val ops.Value) ([]int64, bool) {
 	if tt, ok := x.typ.(ops.TensorType); ok {
 		return tt.Shape, true
 	}
-	if t, _ := c.v.constOf(x); t != nil {
+	if t := c.v.constOf(x); t != nil {
 		return ops.ShapeInts(t.Shape()), true
 	}
 	return nil, false
@@ -363,7 +425,7 @@ func (c *qparamCheck) axis(i int) {
 	if n < 0 {
 		return // a symbolic size
 	}
-	for _, j := range []int{c.index("scales", "scale"), c.index("zero_points", "zero_point")} {
+	for _, j := range [2]int{c.index(c.l.scale), c.index(c.l.zp)} {
 		if j < 0 {
 			continue
 		}

@@ -2,6 +2,7 @@ package fxgraph
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -194,4 +195,57 @@ func TestVerifyQParamReportedOnce(t *testing.T) {
 		fields = append(fields, p.Field)
 	}
 	assert.Equal(t, []string{"arg 1 (scale)", "arg 2 (zero_point)", "arg 3 (quant_min)"}, fields)
+}
+
+// TestVerifyQParamsManySchemas: one graph calls eleven q/dq ops (more than
+// the verifier's layout cache holds), each with one bad qparam, and then
+// the first ones again: every node's problem is found at its argument.
+func TestVerifyQParamsManySchemas(t *testing.T) {
+	calls := []struct{ call, field string }{
+		{"quantized_decomposed.quantize_per_tensor.default](args = (%x, -1.0, 0, -128, 127, torch.int8)", "arg 1 (scale)"},
+		{"quantized_decomposed.dequantize_per_tensor.default](args = (%x, 0.1, 300, -128, 127, torch.int8)", "arg 2 (zero_point)"},
+		{"quantized_decomposed.choose_qparams.tensor](args = (%x, 5, 4, 1e-5, torch.int8)", "arg 1 (quant_min)"},
+		{"quantized_decomposed.choose_qparams_symmetric.tensor](args = (%x, -128, 127, nan, torch.int8)", "arg 3 (eps)"},
+		{"torchao.choose_qparams_affine.default](args = (%x, 'ASYMMETRIC', [1, 3], torch.int8, -129, 127)", "arg 4 (quant_min)"},
+		{"quantized_decomposed.quantize_per_tensor.tensor](args = (%x, %s, %zbad, -128, 127, torch.int8)", "arg 2 (zero_point)"},
+		{"quantized_decomposed.dequantize_per_tensor.tensor](args = (%x, %sbad, %z, -128, 127, torch.int8)", "arg 1 (scale)"},
+		{"quantized_decomposed.quantize_per_channel.default](args = (%x, %sc, %zc, 5, -128, 127, torch.int8)", "arg 3 (axis)"},
+		{"quantized_decomposed.dequantize_per_channel.default](args = (%x, %sc, %zc, 1, -128, 300, torch.int8)", "arg 5 (quant_max)"},
+		{"torchao.quantize_affine.default](args = (%x, [1, 3], %sbad, %z, torch.int8)", "arg 2 (scale)"},
+		{"torchao.dequantize_affine.default](args = (%x, [1, 3], %s, %zbad, torch.int8)", "arg 3 (zero_point)"},
+	}
+	calls = append(calls, calls[:3]...)
+	var b strings.Builder
+	b.WriteString("graph():\n")
+	users := map[string]int{"x": len(calls)}
+	for _, c := range calls {
+		for _, ref := range []string{"%sbad,", "%s,", "%zbad,", "%z,", "%sc,", "%zc,"} {
+			if strings.Contains(c.call, ref) {
+				users[strings.TrimSuffix(ref[1:], ",")]++
+			}
+		}
+	}
+	fmt.Fprintf(&b, "    %%x : f32[4, 3] [num_users=%d] = placeholder[target=x]\n", users["x"])
+	for _, a := range []string{"s", "sbad", "z", "zbad", "sc", "zc"} {
+		fmt.Fprintf(&b, "    %%%s : [num_users=%d] = get_attr[target=%s]\n", a, users[a], a)
+	}
+	var names []string
+	for i, c := range calls {
+		name := fmt.Sprintf("q%d", i)
+		names = append(names, name)
+		fmt.Fprintf(&b, "    %%%s : [num_users=1] = call_function[target=torch.ops.%s, kwargs = {})\n", name, c.call)
+	}
+	fmt.Fprintf(&b, "    return (%s,)\n", strings.Join(names, ", "))
+	g := qpGraph(t, b.String(), map[string]*tensor.Tensor{
+		"s": f32s(t, nil, 0.5), "sbad": f32s(t, nil, float32(math.Inf(1))),
+		"z": i64s(t, nil, 0), "zbad": i64s(t, nil, -129),
+		"sc": f32s(t, []int{3}, 1, 1, 1), "zc": i64s(t, []int{3}, 0, 0, 0),
+	})
+	problems := VerifyErrors(Verify(g, VerifyOptions{}))
+	require.Len(t, problems, len(calls), "%v", problems)
+	for i, p := range problems {
+		assert.Equal(t, names[i], p.Node, "%v", p)
+		assert.Equal(t, calls[i].field, p.Field, "%v", p)
+		assert.ErrorIs(t, p, ErrQParam)
+	}
 }
