@@ -3,8 +3,10 @@ package main
 import (
 	"archive/zip"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -207,4 +209,28 @@ func TestTextGraphUnknownOpRefused(t *testing.T) {
 		assert.Equal(t, exitOK, code, errs)
 		assert.Contains(t, out, "aten.frobnicate.default")
 	}
+}
+
+// TestRunCalibrationDataNaN: a NaN in --calibration-data (batch 1,
+// element [2, 5] of input x: flat index 2*32+5 = 69) is reported against
+// the batch, the placeholder and the element, and nothing is written.
+func TestRunCalibrationDataNaN(t *testing.T) {
+	dir := t.TempDir()
+	n := 2 * 4 * 32
+	data := make([]byte, 4*n)
+	for i := range n {
+		v := float32(i%7-3) / 4
+		if i == 4*32+69 {
+			v = float32(math.NaN())
+		}
+		binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(v))
+	}
+	calib := filepath.Join(dir, "nan.npy")
+	require.NoError(t, os.WriteFile(calib, npyFile(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 4, 32), }", data), 0o644))
+	out := filepath.Join(dir, "q.pt2")
+	code, _, errs := runCmd(t, "run", "--calibration-data", calib, "-o", out, "--no-progress")
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, errs, `calibrate: batch 1: bad calibration batch: placeholder "x": element 69 (index [2 5]) is NaN; calibration data must be finite`)
+	_, err := os.Stat(out)
+	assert.ErrorIs(t, err, os.ErrNotExist)
 }
