@@ -51,7 +51,6 @@ func cmdVerify(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	// Exported programs type every value; a missing type is a problem.
 	verr := fxgraph.Verify(in.graph, verifyOptionsFor(in, allowOpaque))
 	if verr == nil {
 		fmt.Fprintf(e.stdout, "%s: ok (%d nodes)\n", in.name, in.graph.Len())
