@@ -1,7 +1,9 @@
 package convert
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/fxquant/fxquant/fxgraph"
@@ -19,8 +21,14 @@ import (
 // run: a batch with the wrong number of tensors, or a tensor whose dtype or
 // shape differs from its placeholder's static type, is an error wrapping
 // ErrBatch that names the batch and the placeholder, and no observer has
-// seen anything. A failure while running names the node (an
-// *interp.NodeError); the batches before it have been recorded.
+// seen anything. So is a floating-point input holding NaN or ±Inf, named
+// down to the element: observers make no sense of them (PyTorch's
+// MinMaxObserver turns them into NaN or infinite scales, and its
+// HistogramObserver fails on NaN). Infinities the graph computes itself,
+// such as a -inf attention mask, still reach the observers, which treat
+// them as PyTorch's do. A failure while running names the node (an
+// *interp.NodeError); when that node is an observer, the error also names
+// the node it observes. The batches before it have been recorded.
 func Calibrate(g *fxgraph.Graph, batches [][]*tensor.Tensor, progress func(i, n int)) error {
 	return CalibrateWithRegistry(g, batches, progress, nil)
 }
@@ -33,10 +41,13 @@ func CalibrateWithRegistry(g *fxgraph.Graph, batches [][]*tensor.Tensor, progres
 		if err := checkBatch(phs, b); err != nil {
 			return fmt.Errorf("calibrate: batch %d: %w", i, err)
 		}
+		if err := checkFinite(phs, b); err != nil {
+			return fmt.Errorf("calibrate: batch %d: %w", i, err)
+		}
 	}
 	for i, b := range batches {
 		if _, err := interp.Run(g, b, interp.Options{Registry: reg, Release: true}); err != nil {
-			return fmt.Errorf("calibrate: batch %d: %w", i, err)
+			return fmt.Errorf("calibrate: batch %d: %w", i, observedError(g, err))
 		}
 		if progress != nil {
 			progress(i, len(batches))
@@ -73,4 +84,60 @@ func checkBatch(phs []*fxgraph.Node, b []*tensor.Tensor) error {
 		}
 	}
 	return nil
+}
+
+// checkFinite refuses a floating-point input holding NaN or ±Inf, naming
+// the placeholder and the first such element (flat index and position).
+func checkFinite(phs []*fxgraph.Node, b []*tensor.Tensor) error {
+	for j, ph := range phs {
+		x := b[j]
+		if !x.DType().IsFloat() {
+			continue
+		}
+		vals, err := x.Float64s()
+		if err != nil {
+			return fmt.Errorf("%w: placeholder %q: %w", ErrBatch, ph.Name(), err)
+		}
+		for k, v := range vals {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("%w: placeholder %q: element %d (index %v) is %v; calibration data must be finite",
+					ErrBatch, ph.Name(), k, unflatten(k, x.Shape()), v)
+			}
+		}
+	}
+	return nil
+}
+
+// unflatten turns a row-major flat index into a position in shape.
+func unflatten(k int, shape []int) []int {
+	pos := make([]int, len(shape))
+	for d := len(shape) - 1; d >= 0; d-- {
+		if shape[d] > 0 {
+			pos[d] = k % shape[d]
+			k /= shape[d]
+		}
+	}
+	return pos
+}
+
+// observedError adds to a run's failure at an observer node the node the
+// observer watches, so that the message points at the value, not only at
+// the observer that choked on it.
+func observedError(g *fxgraph.Graph, err error) error {
+	var ne *interp.NodeError
+	if !errors.As(err, &ne) {
+		return err
+	}
+	n, ok := g.NodeByName(ne.Node)
+	if !ok {
+		return err
+	}
+	if _, isObs := isObserverNode(g, n); !isObs {
+		return err
+	}
+	in, ok := n.Arg(0).(*fxgraph.Node)
+	if !ok || in == nil {
+		return err
+	}
+	return fmt.Errorf("observer %q of node %q: %w", n.Name(), in.Name(), err)
 }

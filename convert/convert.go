@@ -125,6 +125,9 @@ func ReplaceObservers(g *fxgraph.Graph, opts ConvertOptions) error {
 			continue
 		}
 		if err := replaceObserver(g, n, o, opts); err != nil {
+			if in, ok := n.Arg(0).(*fxgraph.Node); ok && in != nil {
+				return fmt.Errorf("observer node %q (%s) of node %q: %w", n.Name(), o.Class(), in.Name(), err)
+			}
 			return fmt.Errorf("observer node %q (%s): %w", n.Name(), o.Class(), err)
 		}
 	}

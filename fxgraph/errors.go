@@ -56,6 +56,11 @@ var (
 	// ErrTypeMismatch: a node's type differs from its op's result-type rule,
 	// or the rule rejects the input types.
 	ErrTypeMismatch = errors.New("type mismatch")
+	// ErrQParam: a quantize, dequantize or choose_qparams node has a bad
+	// qparam: a scale that is not finite and > 0, a zero point or bound
+	// outside its storage dtype, quant_min > quant_max, or a per-channel
+	// axis or qparam length that does not fit the input.
+	ErrQParam = errors.New("bad qparam")
 	// ErrTooManyProblems marks the summary that stands for the problems
 	// left out once [VerifyOptions.MaxErrors] is reached.
 	ErrTooManyProblems = errors.New("too many problems")

@@ -175,11 +175,19 @@ func parseListingLine(l string, lineNo int) (ListingRow, error) {
 // (aten.add.Tensor, torchao.quantize_affine, <built-in function getitem>),
 // and each [Ref] must name an earlier row. The nodes have no types. It
 // fails, naming the row, on a duplicate name, an unknown or later node, or
-// a target that does not parse.
+// a target that does not parse, and on rows without an output row or
+// with two.
 func GraphFromListing(rows []ListingRow) (*Graph, error) {
 	g := New()
 	defs := make(map[string]*Node, len(rows))
+	outputRow := 0 // 1-based row of the output; 0 before it
 	for i, r := range rows {
+		if r.Op == Output {
+			if outputRow != 0 {
+				return nil, fmt.Errorf("fxgraph: listing row %d (%s): duplicate output row: row %d is already the output, and a graph has one", i+1, r.Name, outputRow)
+			}
+			outputRow = i + 1
+		}
 		if _, dup := defs[r.Name]; dup || g.names.taken(r.Name) {
 			return nil, fmt.Errorf("fxgraph: listing row %d: duplicate node name %q", i+1, r.Name)
 		}
@@ -220,6 +228,9 @@ func GraphFromListing(rows []ListingRow) (*Graph, error) {
 			target, targetName = t, ""
 		}
 		defs[r.Name] = addNamedNode(g, r.Op, target, targetName, args, kwargs, r.Name, nil)
+	}
+	if outputRow == 0 && len(rows) > 0 {
+		return nil, fmt.Errorf("fxgraph: listing: missing output row: none of the %d rows has opcode output", len(rows))
 	}
 	return g, nil
 }

@@ -70,8 +70,11 @@ const maxNesting = 200
 // Errors are *[ParseError]s that give the line and column and say what was
 // expected: a malformed line, an unknown node, a reference to a node
 // defined later (or to the node being defined), a duplicate name, a
-// num_users that disagrees with the text. Bad input is always an error,
-// never a panic.
+// second return line, a num_users that disagrees with the text. Text
+// without a return line is a fragment (Verify reports the missing
+// output), but when its counts disagree the error says the return line is
+// missing rather than blame a count. Bad input is always an error, never
+// a panic.
 func Parse(r io.Reader) (*Graph, error) {
 	src, err := io.ReadAll(r)
 	if err != nil {
@@ -162,6 +165,9 @@ type graphParser struct {
 	outputsSeen  bool
 	laterOutputs map[string]bool
 	outputNext   int
+
+	// outputLine is the line of the return line; 0 before it.
+	outputLine int
 }
 
 func (p *graphParser) parse(src string) error {
@@ -210,6 +216,12 @@ func (p *graphParser) parse(src string) error {
 	}
 	for i := range p.nodes {
 		if d := &p.nodes[i]; !d.isOutput() && d.users != d.want {
+			// Text without a return line may be a fragment (Verify reports
+			// the missing output), but when its counts disagree the missing
+			// line is the likelier cause: say so rather than blame a count.
+			if p.outputLine == 0 {
+				return &ParseError{p.lineNo, 1, fmt.Sprintf("missing return line: the graph has no output, and node %%%s's [num_users=%d] counts users the text does not give (want a last line \"return ...\")", d.node.name, d.want)}
+			}
 			line, col := p.position(d.off)
 			return &ParseError{line, col, fmt.Sprintf("node %%%s: [num_users=%d] but the text gives it %d user(s)", d.node.name, d.want, d.node.NumUsers())}
 		}
@@ -390,6 +402,10 @@ func (p *graphParser) parseLine(l string, indent, lineNo int) error {
 	s := &p.vp // its arenas, caches and scratch stacks stay from line to line
 	s.s, s.pos, s.line, s.style, s.depth = l, indent, lineNo, styleFX, 0
 	if rest := l[indent:]; rest == "return" || strings.HasPrefix(rest, "return ") {
+		if p.outputLine != 0 {
+			return &ParseError{lineNo, indent + 1, fmt.Sprintf("duplicate return line: the graph already returns on line %d, and a graph has one output", p.outputLine)}
+		}
+		p.outputLine = lineNo
 		s.pos += len("return")
 		s.skipSpaces()
 		s.style = styleRepr

@@ -58,7 +58,8 @@ func TestParseErrorPositions(t *testing.T) {
 			"num_users of the first of many nodes",
 			"graph():\n    %x : [num_users=3] = placeholder[target=x]\n" +
 				"    %a : [num_users=0] = call_function[target=torch.ops.aten.relu.default](args = (%x,), kwargs = {})\n" +
-				"    %b : [num_users=0] = call_function[target=torch.ops.aten.add.Tensor](args = (%x, %x), kwargs = {})\n",
+				"    %b : [num_users=0] = call_function[target=torch.ops.aten.add.Tensor](args = (%x, %x), kwargs = {})\n" +
+				"    return ()\n",
 			"line 2:10: node %x: [num_users=3] but the text gives it 2 user(s)",
 		},
 	}
@@ -93,20 +94,18 @@ func TestParseOutputNameAvoidsLaterNames(t *testing.T) {
 	}
 }
 
-// Each output line of a text with several takes the next free name,
-// skipping names the text defines before or after it.
+// A second return line is refused as such (issue 14), even where the
+// counts it adds agree with the text: a graph has one output.
 func TestParseSeveralOutputLines(t *testing.T) {
 	src := "graph():\n" +
-		"    %x : [num_users=5] = placeholder[target=x]\n" +
+		"    %x : [num_users=3] = placeholder[target=x]\n" +
 		"    return (x,)\n" +
 		"    %output_1 : [num_users=0] = call_function[target=torch.ops.aten.relu.default](args = (%x,), kwargs = {})\n" +
-		"    return (x,)\n" +
-		"    return (x,)\n" +
-		"    %output_3 : [num_users=0] = placeholder[target=o]\n" +
 		"    return (x,)\n"
-	g, err := fxgraph.ParseString(src)
-	require.NoError(t, err)
-	assert.Equal(t, []string{"output", "output_2", "output_4", "output_5"}, outputNames(g))
+	_, err := fxgraph.ParseString(src)
+	var pe *fxgraph.ParseError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "line 5:5: duplicate return line: the graph already returns on line 3, and a graph has one output", err.Error())
 }
 
 // Every reference resolves to the node of that name, whatever the order

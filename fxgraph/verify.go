@@ -41,6 +41,12 @@ type VerifyOptions struct {
 	// uses it to accept quantized element types as the contracts of
 	// compute nodes.
 	ResultType func(n *Node, def *ops.OpDef, args []ops.Value) (ops.Type, error)
+	// Lifted gives the values of placeholders that stand for lifted
+	// state (parameters, buffers, tensor constants), by placeholder
+	// name, so that qparams read from them are checked by value as
+	// get_attr values already are (pt2.Program.LiftedAttrs provides it).
+	// A placeholder not in it is a runtime input and is not checked.
+	Lifted map[string]*tensor.Tensor
 }
 
 // Verify checks g and reports every problem at once, as *[VerifyError]
@@ -109,6 +115,10 @@ type verifier struct {
 	typed    []ops.Value    // full with node references replaced by types
 	memos    [16]resultMemo // recent result-rule calls, by op
 	memoNext int            // the memo slot to reuse next
+
+	// Recent q/dq schemas' qparam positions, most recent first (verify_qparams.go).
+	qpLayouts [qparamLayoutCacheSize]qparamLayout
+	qpN       int // entries of qpLayouts in use
 }
 
 // verifyScratch holds the per-node tables of a verification. They are

@@ -41,7 +41,7 @@ func (v *verifier) checkSchema(n *Node) {
 		for _, p := range problems {
 			v.report(p)
 		}
-		if len(problems) == 0 {
+		if len(problems) == 0 && !v.checkQParams(n, t, def.Schema, full) {
 			v.checkResult(n, def, full)
 		}
 	case ops.Packet:
@@ -61,7 +61,9 @@ func (v *verifier) checkSchema(n *Node) {
 			}
 			full, problems := v.bind(n, def.Schema)
 			if len(problems) == 0 {
-				v.checkResult(n, def, full)
+				if !v.checkQParams(n, o, def.Schema, full) {
+					v.checkResult(n, def, full)
+				}
 				return
 			}
 			if first == nil {

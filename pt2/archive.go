@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fxquant/fxquant/internal/atomicfile"
 	"github.com/fxquant/fxquant/ops"
 	"github.com/fxquant/fxquant/ops/tensor"
 )
@@ -567,11 +568,13 @@ func metaFromTensor(t *tensor.Tensor, info TensorInfo) (tensorMeta, error) {
 
 // WriteFile writes p as a PT2 archive at name; the root folder is the
 // program's ArchiveRoot ("archive" by default, as torch.export.save uses
-// for buffers).
+// for buffers). The archive is built in memory first and then written
+// atomically (internal/atomicfile): a failure leaves an existing file at
+// name as it was.
 func (p *Program) WriteFile(name string, reg *ops.Registry) error {
 	var buf bytes.Buffer
 	if err := p.WriteArchive(&buf, reg); err != nil {
 		return err
 	}
-	return os.WriteFile(name, buf.Bytes(), 0o644)
+	return atomicfile.WriteFile(name, buf.Bytes(), 0o644)
 }

@@ -41,7 +41,7 @@ var commands = []command{
 
 // synopses holds each subcommand's arguments for its usage line.
 var synopses = map[string]string{
-	"run":    "[FILE] [--quantizer Q] [--reference] [--calibration N | --calibration-data FILE] [-o OUT.pt2] [--dot OUT.dot] [--allow-opaque] [--annotate-by-target]",
+	"run":    "[FILE] [--quantizer Q] [--reference] [--calibration N | --calibration-data FILE] [-o OUT.pt2] [--dot OUT.dot] [--force] [--allow-opaque] [--annotate-by-target]",
 	"print":  "[--allow-opaque] FILE",
 	"verify": "[--allow-opaque] FILE",
 	"diff":   "[--allow-opaque] A B",
@@ -77,6 +77,12 @@ run flags:
   --no-progress            never draw the progress bar
   --annotate-by-target     quantize every cat and adaptive_avg_pool2d; torchao, on torch
                            2.14 exports, finds only nn.AdaptiveAvgPool2d module calls
+  --force                  run an input that fails verification, and write -o even
+                           when the quantized graph fails it (both with a warning)
+
+run verifies its input first and refuses a broken one. -o and --dot are
+written atomically (a temporary file renamed over the target), never over an
+input file, and -o not at all when the quantized graph fails verification.
 
 match flags:
   --pattern PATTERN        the pattern program (.pt2, .json or .txt); required

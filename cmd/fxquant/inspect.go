@@ -51,12 +51,7 @@ func cmdVerify(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	opts := fxgraph.VerifyOptions{AllowOpaque: allowOpaque}
-	if in.program != nil {
-		// Exported programs type every value; a missing type is a problem.
-		opts.RequireTypes = true
-	}
-	verr := fxgraph.Verify(in.graph, opts)
+	verr := fxgraph.Verify(in.graph, verifyOptionsFor(in, allowOpaque))
 	if verr == nil {
 		fmt.Fprintf(e.stdout, "%s: ok (%d nodes)\n", in.name, in.graph.Len())
 		return nil

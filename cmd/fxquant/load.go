@@ -107,5 +107,11 @@ func loadBytes(name string, data []byte, allowOpaque bool) (*input, error) {
 	if in.graph == nil {
 		return nil, fmt.Errorf("%s: %w", name, errors.New("no graph"))
 	}
+	if in.program == nil && !allowOpaque {
+		// The pt2 reader refuses unknown operators itself; text does not.
+		if err := knownTargets(in.graph); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+	}
 	return in, nil
 }

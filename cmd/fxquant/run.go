@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/fxquant/fxquant/convert"
 	"github.com/fxquant/fxquant/fxgraph"
 	"github.com/fxquant/fxquant/fxgraph/interp"
+	"github.com/fxquant/fxquant/internal/atomicfile"
 	"github.com/fxquant/fxquant/ops"
 	"github.com/fxquant/fxquant/ops/tensor"
 	"github.com/fxquant/fxquant/pt2"
@@ -44,6 +44,7 @@ type runConfig struct {
 	progress    bool
 	allowOpaque bool // read operators the registry does not know
 	byTarget    bool // XNNPACKQuantizer.AnnotateByTarget
+	force       bool // run a broken input, write -o from a graph that fails verification
 }
 
 func parseRunFlags(e *env, args []string) (*runConfig, error) {
@@ -59,6 +60,7 @@ func parseRunFlags(e *env, args []string) (*runConfig, error) {
 	noProgress := fs.Bool("no-progress", false, "never draw the progress bar")
 	fs.BoolVar(&c.allowOpaque, "allow-opaque", false, "read operators the registry does not know")
 	fs.BoolVar(&c.byTarget, "annotate-by-target", false, "quantize every cat and adaptive_avg_pool2d (torchao finds them through source partitions)")
+	fs.BoolVar(&c.force, "force", false, "run an input that fails verification, and write -o even when the result fails it (with a warning)")
 	pos, err := parseFlags(e, fs, args)
 	if err != nil {
 		return nil, err
@@ -113,22 +115,33 @@ func cmdRun(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkOutputs(c); err != nil {
+		return err
+	}
 	res, err := runPipeline(c, e.stderr)
 	if err != nil {
 		return err
 	}
 	res.writeSummary(e.stdout)
 	if c.dot != "" {
-		if err := os.WriteFile(c.dot, []byte(fxgraph.DOT(res.quant)), 0o644); err != nil {
+		if err := atomicfile.WriteFile(c.dot, []byte(fxgraph.DOT(res.quant)), 0o644); err != nil {
 			return err
 		}
 		fmt.Fprintf(e.stdout, "wrote %s\n", c.dot)
 	}
 	if c.out != "" {
-		if err := writeProgram(res, c.out); err != nil {
-			return err
+		switch {
+		case res.verifyErr != nil && !c.force:
+			fmt.Fprintf(e.stderr, "fxquant run: not writing %s: the quantized graph fails verification (--force writes it anyway)\n", c.out)
+		case res.verifyErr != nil:
+			fmt.Fprintf(e.stderr, "fxquant run: warning: writing %s although the quantized graph fails verification (--force)\n", c.out)
+			fallthrough
+		default:
+			if err := writeProgram(res, c.out); err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "wrote %s\n", c.out)
 		}
-		fmt.Fprintf(e.stdout, "wrote %s\n", c.out)
 	}
 	if res.verifyErr != nil {
 		return &exitError{code: exitFail}
@@ -164,6 +177,9 @@ func runPipeline(c *runConfig, stderr io.Writer) (*runResult, error) {
 	}
 	res := &runResult{cfg: c, inputName: in.name, program: in.program}
 	p := in.program
+	if err := verifyInput(in, c.force, c.allowOpaque, stderr); err != nil {
+		return nil, err
+	}
 
 	// Unlift: parameters, buffers and constants become get_attr nodes, as
 	// ExportedProgram.module() gives them to prepare_pt2e. run quantizes a
@@ -228,12 +244,18 @@ func runPipeline(c *runConfig, stderr io.Writer) (*runResult, error) {
 	// since the written program needs a type on every value. A failure
 	// here is reported by -o.
 	_ = fillTypes(qg, nil)
-	res.verifyErr = fxgraph.Verify(qg, fxgraph.VerifyOptions{})
+	res.verifyErr = verifyConverted(qg)
 
 	// Float vs quantized outputs on the calibration batches.
 	res.sqnr, res.sqnrErr = sqnr(fg, qg, batches)
 	res.sqnrOK = res.sqnrErr == nil
 	return res, nil
+}
+
+// verifyConverted verifies run's converted graph; tests replace it to
+// make a run's result fail verification.
+var verifyConverted = func(g *fxgraph.Graph) error {
+	return fxgraph.Verify(g, fxgraph.VerifyOptions{})
 }
 
 // stageError names the input and the pipeline stage of err, unless the
@@ -464,5 +486,5 @@ func writeProgram(r *runResult, out string) error {
 	if _, err := pt2.Read(buf.Bytes(), nil); err != nil {
 		return fmt.Errorf("%s: the written archive does not read back: %w", out, err)
 	}
-	return os.WriteFile(out, buf.Bytes(), 0o644)
+	return atomicfile.WriteFile(out, buf.Bytes(), 0o644)
 }
