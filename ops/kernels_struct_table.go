@@ -1,0 +1,77 @@
+package ops
+
+import (
+	"github.com/fxquant/fxquant/ops/kernels"
+	"github.com/fxquant/fxquant/ops/tensor"
+)
+
+// structKernels are the kernels of the structural, reduction and attention
+// ops added with structRows (and replacements for atenKernels entries whose
+// results now follow PyTorch's strides). buildDefault attaches them after
+// atenKernels, so an entry here wins over one there.
+var structKernels = map[string]KernelFunc{
+	"aten.chunk.default": atenOp(func(r *argReader) (Value, error) {
+		x, n, d := r.tensor(0, "self"), r.int(1, "chunks"), r.int(2, "dim")
+		return tensorList(r, func() ([]*tensor.Tensor, error) { return kernels.Chunk(x, n, d) })
+	}),
+	"aten.split.Tensor": atenOp(func(r *argReader) (Value, error) {
+		x, n, d := r.tensor(0, "self"), r.int(1, "split_size"), r.int(2, "dim")
+		return tensorList(r, func() ([]*tensor.Tensor, error) { return kernels.Split(x, n, d) })
+	}),
+	"aten.split_with_sizes.default": atenOp(func(r *argReader) (Value, error) {
+		x, s, d := r.tensor(0, "self"), r.ints(1, "split_sizes"), r.int(2, "dim")
+		return tensorList(r, func() ([]*tensor.Tensor, error) { return kernels.SplitWithSizes(x, s, d) })
+	}),
+	"aten.unbind.int": atenOp(func(r *argReader) (Value, error) {
+		x, d := r.tensor(0, "self"), r.int(1, "dim")
+		return tensorList(r, func() ([]*tensor.Tensor, error) { return kernels.Unbind(x, d) })
+	}),
+	"aten.unflatten.int": atenOp(func(r *argReader) (*tensor.Tensor, error) {
+		x, d, s := r.tensor(0, "self"), r.int(1, "dim"), r.ints(2, "sizes")
+		return viewResult(r, func() (*tensor.Tensor, error) { return kernels.Unflatten(x, d, s) })
+	}),
+	"aten.stack.default": atenOp(func(r *argReader) (*tensor.Tensor, error) {
+		ts, d := r.tensors(0, "tensors"), r.int(1, "dim")
+		return viewResult(r, func() (*tensor.Tensor, error) { return kernels.Stack(ts, d) })
+	}),
+	"aten.dropout_.default": atenOp(func(r *argReader) (*tensor.Tensor, error) {
+		x, p, train := r.tensor(0, "self"), r.float(1, "p"), r.bool(2, "train")
+		return viewResult(r, func() (*tensor.Tensor, error) { return kernels.Dropout(x, p, train) })
+	}),
+	// clone keeps a dense input's strides (memory_format=preserve), as
+	// PyTorch's empty_like does; a later view depends on them.
+	"aten.clone.default": atenOp(func(r *argReader) (*tensor.Tensor, error) {
+		x := r.tensor(0, "self")
+		return viewResult(r, func() (*tensor.Tensor, error) { return kernels.CloneLike(x) })
+	}),
+}
+
+// tensorList runs f unless the reader failed and returns its views as the
+// List a Tensor[] result is.
+func tensorList(r *argReader, f func() ([]*tensor.Tensor, error)) (Value, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	ts, err := f()
+	if err != nil {
+		return nil, err
+	}
+	out := make(List, len(ts))
+	for i, t := range ts {
+		out[i] = t
+	}
+	return out, nil
+}
+
+// withStructKernels returns the aten kernel map with structKernels laid
+// over it: the merged table buildDefault attaches.
+func withStructKernels(aten map[string]KernelFunc) map[string]KernelFunc {
+	out := make(map[string]KernelFunc, len(aten)+len(structKernels))
+	for k, f := range aten {
+		out[k] = f
+	}
+	for k, f := range structKernels {
+		out[k] = f
+	}
+	return out
+}
