@@ -174,8 +174,15 @@ func Embedding(weight, indices *tensor.Tensor) (*tensor.Tensor, error) {
 // or NaN means 1/sqrt(E). A bool mask keeps the positions where it is
 // true; a float mask is added; isCausal keeps j ≤ i (and excludes a mask).
 // With enableGQA, key and value heads (dim -3) are repeated to match the
-// query's. Dropout is not supported. PyTorch's CPU flash kernel uses an
-// online softmax, so results differ in the last bits.
+// query's. Dropout is not supported.
+//
+// Float32 inputs that PyTorch 2.14's CPU dispatcher sends to its flash
+// kernel (4-D, equal batch, heads and head sizes, unit last stride; see
+// flashEligible) are computed as that kernel computes them, block by
+// block with an online softmax (aten_flash.go), and the result has the
+// query's strides when the query is dense, as PyTorch allocates it. Other
+// inputs take the math form below (a contiguous result), which is not
+// bit-exact with PyTorch's math path.
 //
 // A row whose scores are all -inf (every key masked out, by the mask or by
 // -inf products) gets probabilities 0 and an output row of 0, as ATen's
@@ -212,6 +219,21 @@ func ScaledDotProductAttention(q, k, v, mask *tensor.Tensor, dropoutP float64, i
 	}
 	if scale <= 0 || scale != scale {
 		scale = 1 / math.Sqrt(float64(E))
+	}
+	if q.Dim() == 3 && k.Dim() == 3 && v.Dim() == 3 && (mask == nil || mask.Dim() == 2 || mask.Dim() == 3) {
+		// PyTorch 2.14 runs 3-D inputs through the flash kernel as one
+		// batch of heads.
+		q4, k4, v4, m4, err := unsqueeze0(q, k, v, mask)
+		if err == nil && flashEligible(q4, k4, v4, m4, dropoutP) {
+			out, err := flashAttention(q4, k4, v4, m4, isCausal, float32(scale))
+			if err != nil {
+				return nil, err
+			}
+			return out.Squeeze(0)
+		}
+	}
+	if flashEligible(q, k, v, mask, dropoutP) {
+		return flashAttention(q, k, v, mask, isCausal, float32(scale))
 	}
 	kt, err := k.Transpose(-2, -1)
 	if err != nil {
@@ -287,6 +309,24 @@ func ScaledDotProductAttention(q, k, v, mask *tensor.Tensor, dropoutP float64, i
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 	return out, nil
+}
+
+// unsqueeze0 adds a leading dimension to q, k, v and a 3-D mask.
+func unsqueeze0(q, k, v, mask *tensor.Tensor) (q4, k4, v4, m4 *tensor.Tensor, err error) {
+	if q4, err = q.Unsqueeze(0); err != nil {
+		return
+	}
+	if k4, err = k.Unsqueeze(0); err != nil {
+		return
+	}
+	if v4, err = v.Unsqueeze(0); err != nil {
+		return
+	}
+	m4 = mask
+	if mask != nil && mask.Dim() == 3 {
+		m4, err = mask.Unsqueeze(0)
+	}
+	return
 }
 
 // zeroMaskedRows is the fix-up of ATen's _safe_softmax, which the math
