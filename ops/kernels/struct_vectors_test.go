@@ -206,7 +206,7 @@ func TestStructVectors(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			got, err := runStructCase(t, c)
 			require.NoError(t, err)
-			require.Equal(t, c.Out.Shape, got.Shape(), "shape")
+			require.Equal(t, slices.Clip(append([]int{}, c.Out.Shape...)), append([]int{}, got.Shape()...), "shape")
 			if got.Numel() > 1 {
 				require.Equal(t, normStrides(c.Out.Shape, c.Out.Strides), normStrides(got.Shape(), got.Strides()), "strides")
 			}
