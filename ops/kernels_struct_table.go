@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"fmt"
+
 	"github.com/fxquant/fxquant/ops/kernels"
 	"github.com/fxquant/fxquant/ops/tensor"
 )
@@ -37,6 +39,28 @@ var structKernels = map[string]KernelFunc{
 	"aten.dropout_.default": atenOp(func(r *argReader) (*tensor.Tensor, error) {
 		x, p, train := r.tensor(0, "self"), r.float(1, "p"), r.bool(2, "train")
 		return viewResult(r, func() (*tensor.Tensor, error) { return kernels.Dropout(x, p, train) })
+	}),
+	"aten.conv_transpose2d.input": atenOp(func(r *argReader) (*tensor.Tensor, error) {
+		x, w, b := r.tensor(0, "input"), r.tensor(1, "weight"), r.optTensor(2, "bias")
+		st, pd, op := r.ints(3, "stride"), r.ints(4, "padding"), r.ints(5, "output_padding")
+		g, dl := r.int(6, "groups"), r.ints(7, "dilation")
+		return viewResult(r, func() (*tensor.Tensor, error) { return kernels.ConvTranspose2d(x, w, b, st, pd, op, g, dl) })
+	}),
+	// convolution with transposed=True and a 4-D weight is
+	// conv_transpose2d; everything else goes to the shared kernel.
+	"aten.convolution.default": atenOp(func(r *argReader) (*tensor.Tensor, error) {
+		if r.has(6) && r.bool(6, "transposed") {
+			x, w, b := r.tensor(0, "input"), r.tensor(1, "weight"), r.optTensor(2, "bias")
+			st, pd, dl := r.ints(3, "stride"), r.ints(4, "padding"), r.ints(5, "dilation")
+			op, g := r.ints(7, "output_padding"), r.int(8, "groups")
+			return viewResult(r, func() (*tensor.Tensor, error) {
+				if w.Dim() != 4 {
+					return nil, fmt.Errorf("%w: convolution: transposed convolution is supported for 2 spatial dims (4-D weight), got weight %v", kernels.ErrBadArgument, w.Shape())
+				}
+				return kernels.ConvTranspose2d(x, w, b, st, pd, op, g, dl)
+			})
+		}
+		return atenConvolution(r)
 	}),
 	// clone keeps a dense input's strides (memory_format=preserve), as
 	// PyTorch's empty_like does; a later view depends on them.
