@@ -2,6 +2,8 @@ package ops
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/fxquant/fxquant/ops/kernels"
 	"github.com/fxquant/fxquant/ops/tensor"
@@ -97,5 +99,60 @@ func withStructKernels(aten map[string]KernelFunc) map[string]KernelFunc {
 	for k, f := range structKernels {
 		out[k] = f
 	}
+	for k, f := range out {
+		if name, _, ok := strings.Cut(strings.TrimPrefix(k, "aten."), "."); ok && layoutOps[name] {
+			out[k] = withIteratorLayout(name, f)
+		}
+	}
 	return out
+}
+
+// layoutOps are the elementwise (TensorIterator) ops whose results take
+// their inputs' memory layout in PyTorch: a Llama block's rotary
+// embedding multiplies transposed q and k, and the attention output and
+// the view after it depend on that layout.
+var layoutOps = map[string]bool{
+	"add": true, "sub": true, "mul": true, "div": true, "maximum": true, "minimum": true,
+	"neg": true, "rsqrt": true, "sqrt": true, "pow": true, "exp": true, "log": true, "abs": true,
+	"relu": true, "gelu": true, "silu": true, "sigmoid": true, "tanh": true, "hardtanh": true,
+	"hardswish": true, "hardsigmoid": true, "clamp": true, "round": true, "erf": true,
+	"add_": true, "sub_": true, "mul_": true, "div_": true, "relu_": true, "silu_": true,
+	"hardtanh_": true, "hardswish_": true, "hardsigmoid_": true, "clamp_": true,
+}
+
+// withIteratorLayout wraps an elementwise kernel so that a new contiguous
+// result is laid out as TensorIterator lays it out (see
+// kernels.IteratorStrides); an in-place op's result takes self's dense
+// layout. A result that is one of the inputs is returned as it is.
+func withIteratorLayout(name string, f KernelFunc) KernelFunc {
+	inPlace := len(name) > 0 && name[len(name)-1] == '_'
+	return func(args []Value) (Value, error) {
+		v, err := f(args)
+		if err != nil {
+			return v, err
+		}
+		out, ok := v.(*tensor.Tensor)
+		if !ok || !out.IsContiguous() || out.Numel() <= 1 {
+			return v, nil
+		}
+		var ins []*tensor.Tensor
+		for _, a := range args {
+			if t, ok := a.(*tensor.Tensor); ok {
+				if t == out {
+					return v, nil
+				}
+				ins = append(ins, t)
+			}
+		}
+		var st []int
+		if inPlace && len(ins) > 0 && slices.Equal(ins[0].Shape(), out.Shape()) {
+			var dense bool
+			if st, dense = kernels.DenseStrides(ins[0]); !dense {
+				return v, nil
+			}
+		} else {
+			st = kernels.IteratorStrides(out.Shape(), ins...)
+		}
+		return kernels.Restride(out, st)
+	}
 }

@@ -147,15 +147,7 @@ func TestStructCallsMatchPyTorch(t *testing.T) {
 			for j, a := range c.Args {
 				args[j] = decodeArg(t, a, in)
 			}
-			target, err := ops.ParseTarget(c.Target)
-			require.NoError(t, err)
-			def, ok := reg.Op(target.(ops.Overload))
-			require.True(t, ok, "registered")
-			require.NotNil(t, def.Kernel, "kernel")
-			full, err := def.Schema.Normalize(args, nil)
-			require.NoError(t, err)
-			got, err := def.Kernel(full)
-			require.NoError(t, err)
+			got := runCall(t, reg, c.Target, args)
 			var outs []*tensor.Tensor
 			switch g := got.(type) {
 			case *tensor.Tensor:
@@ -225,4 +217,109 @@ func hexFloats(t *testing.T, s string) []float32 {
 		out[i] = math.Float32frombits(uint32(b[4*i])<<24 | uint32(b[4*i+1])<<16 | uint32(b[4*i+2])<<8 | uint32(b[4*i+3]))
 	}
 	return out
+}
+
+// runCall runs target's registered kernel on args.
+func runCall(t *testing.T, reg *ops.Registry, target string, args []ops.Value) ops.Value {
+	t.Helper()
+	tg, err := ops.ParseTarget(target)
+	require.NoError(t, err)
+	def, ok := reg.Op(tg.(ops.Overload))
+	require.True(t, ok, "%s registered", target)
+	require.NotNil(t, def.Kernel, "%s kernel", target)
+	full, err := def.Schema.Normalize(args, nil)
+	require.NoError(t, err, target)
+	got, err := def.Kernel(full)
+	require.NoError(t, err, target)
+	return got
+}
+
+// TestElementwiseLayoutMatchesPyTorch checks that elementwise results on
+// non-contiguous inputs take the layout PyTorch's TensorIterator gives
+// them (layout.json, made by gen_layout.py), and that a Llama attention
+// block's chain, from the projections through rotary embeddings, causal
+// attention, the transpose back and the view that needs the attention
+// output's layout, gives PyTorch's strides at every step and its bits.
+func TestElementwiseLayoutMatchesPyTorch(t *testing.T) {
+	data, err := os.ReadFile("kernels/testdata/struct/layout.json")
+	require.NoError(t, err)
+	var f struct {
+		Calls []structCall `json:"calls"`
+		Chain struct {
+			Inputs []callInput `json:"inputs"`
+			Steps  []struct {
+				Target string            `json:"target"`
+				Args   []json.RawMessage `json:"args"`
+			} `json:"steps"`
+			Outs []callRecord `json:"outs"`
+		} `json:"llama_chain"`
+	}
+	require.NoError(t, json.Unmarshal(data, &f))
+	require.NotEmpty(t, f.Calls)
+	reg := ops.Default()
+	for i, c := range f.Calls {
+		t.Run(fmt.Sprintf("%02d_%s", i, c.Target), func(t *testing.T) {
+			var in []*tensor.Tensor
+			for _, s := range c.Inputs {
+				in = append(in, s.build(t))
+			}
+			args := make([]ops.Value, len(c.Args))
+			for j, a := range c.Args {
+				args[j] = decodeArg(t, a, in)
+			}
+			got, ok := runCall(t, reg, c.Target, args).(*tensor.Tensor)
+			require.True(t, ok)
+			checkRecord(t, c.Out(0), got)
+		})
+	}
+	t.Run("llama_attention_chain", func(t *testing.T) {
+		var vals []*tensor.Tensor
+		for _, s := range f.Chain.Inputs {
+			vals = append(vals, s.build(t))
+		}
+		nIn := len(vals)
+		require.Len(t, f.Chain.Outs, len(f.Chain.Steps))
+		for k, st := range f.Chain.Steps {
+			args := make([]ops.Value, len(st.Args))
+			for j, a := range st.Args {
+				args[j] = decodeChainArg(t, a, vals)
+			}
+			got, ok := runCall(t, reg, st.Target, args).(*tensor.Tensor)
+			require.True(t, ok, "step %d %s", k, st.Target)
+			want := f.Chain.Outs[k]
+			require.Equal(t, want.Shape, got.Shape(), "step %d %s shape", k, st.Target)
+			require.Equal(t, dropUnit(want.Shape, want.Strides), dropUnit(got.Shape(), got.Strides()), "step %d %s strides", k, st.Target)
+			vals = append(vals, got)
+		}
+		checkRecord(t, f.Chain.Outs[len(f.Chain.Outs)-1], vals[len(vals)-1])
+		require.Equal(t, nIn+len(f.Chain.Steps), len(vals))
+	})
+}
+
+// Out returns recorded result k.
+func (c structCall) Out(k int) callRecord { return c.Outs[k] }
+
+// checkRecord requires a result with the recorded shape, strides (size-1
+// dims aside) and bits.
+func checkRecord(t *testing.T, want callRecord, got *tensor.Tensor) {
+	t.Helper()
+	require.Equal(t, want.Shape, got.Shape(), "shape")
+	require.Equal(t, dropUnit(want.Shape, want.Strides), dropUnit(got.Shape(), got.Strides()), "strides")
+	w := hexFloats(t, want.Hex)
+	g, err := tensor.Data[float32](got)
+	require.NoError(t, err)
+	require.Len(t, g, len(w))
+	for j := range w {
+		if math.Float32bits(w[j]) != math.Float32bits(g[j]) {
+			t.Fatalf("element %d: want %g (%08x), got %g (%08x)", j, w[j], math.Float32bits(w[j]), g[j], math.Float32bits(g[j]))
+		}
+	}
+}
+
+// decodeChainArg is decodeArg for chain steps, where {"v": k} is value k
+// (the chain's inputs, then each step's result).
+func decodeChainArg(t *testing.T, raw json.RawMessage, vals []*tensor.Tensor) ops.Value {
+	t.Helper()
+	fixed := bytes.ReplaceAll(raw, []byte(`"v"`), []byte(`"t"`))
+	return decodeArg(t, fixed, vals)
 }

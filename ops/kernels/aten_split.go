@@ -301,3 +301,89 @@ func scatter[E any](d []E, dst, src *tensor.Tensor) error {
 	})
 	return nil
 }
+
+// IteratorStrides returns the strides PyTorch's TensorIterator gives a
+// new output of the given (broadcast) shape computed elementwise from
+// inputs: the dimensions are ordered as reorder_dimensions orders them
+// (by the inputs' strides, in order, skipping broadcast dimensions; equal
+// strides put the smaller size innermost) and the output is dense in that
+// order. With no informative input the result is contiguous. Inputs of
+// another rank (0-dim scalars) only broadcast.
+func IteratorStrides(shape []int, inputs ...*tensor.Tensor) []int {
+	n := len(shape)
+	if n == 0 {
+		return nil
+	}
+	// Broadcast strides of each input in the output's dims.
+	var ops [][]int
+	for _, t := range inputs {
+		if t == nil || t.Dim() == 0 {
+			continue
+		}
+		if t.Dim() > n {
+			return tensor.ContiguousStrides(shape)
+		}
+		st := make([]int, n)
+		ts, tst := t.Shape(), t.Strides()
+		lead := n - len(ts)
+		for i := range ts {
+			if ts[i] == 1 && shape[lead+i] != 1 {
+				st[lead+i] = 0
+			} else {
+				st[lead+i] = tst[i]
+			}
+		}
+		ops = append(ops, st)
+	}
+	perm := make([]int, n)
+	for i := range perm {
+		perm[i] = n - 1 - i
+	}
+	shouldSwap := func(d0, d1 int) int {
+		for _, st := range ops {
+			s0, s1 := st[d0], st[d1]
+			if s0 == 0 || s1 == 0 {
+				continue
+			}
+			if s0 < s1 {
+				return -1
+			}
+			if s0 > s1 {
+				return 1
+			}
+			if shape[d0] > shape[d1] {
+				return 1
+			}
+		}
+		return 0
+	}
+	for i := 1; i < n; i++ {
+		d1 := i
+		for d0 := i - 1; d0 >= 0; d0-- {
+			c := shouldSwap(perm[d0], perm[d1])
+			if c > 0 {
+				perm[d0], perm[d1] = perm[d1], perm[d0]
+				d1 = d0
+			} else if c < 0 {
+				break
+			}
+		}
+	}
+	out := make([]int, n)
+	next := 1
+	for _, d := range perm {
+		out[d] = next
+		next *= shape[d]
+	}
+	return out
+}
+
+// Restride returns a tensor with the values of t laid out with the given
+// dense strides (a permutation of a contiguous layout), or t itself when
+// it already has them.
+func Restride(t *tensor.Tensor, strides []int) (*tensor.Tensor, error) {
+	if slices.Equal(t.Strides(), strides) {
+		return t, nil
+	}
+	return restride(t.Contiguous(), strides)
+}
