@@ -103,6 +103,9 @@ func withStructKernels(aten map[string]KernelFunc) map[string]KernelFunc {
 		if name, _, ok := strings.Cut(strings.TrimPrefix(k, "aten."), "."); ok && layoutOps[name] {
 			out[k] = withIteratorLayout(name, f)
 		}
+		if convOps[k] {
+			out[k] = withConvLayout(out[k])
+		}
 	}
 	return out
 }
@@ -154,5 +157,40 @@ func withIteratorLayout(name string, f KernelFunc) KernelFunc {
 			st = kernels.IteratorStrides(out.Shape(), ins...)
 		}
 		return kernels.Restride(out, st)
+	}
+}
+
+// convOps are the convolutions whose result PyTorch lays out channels-last
+// when the input or the weight suggests that format (ATen's
+// mkldnn_conv_use_channels_last), as in ConvNeXt's blocks after the
+// permute back from [N, H, W, C].
+var convOps = map[string]bool{
+	"aten.conv2d.default": true, "aten.conv2d.padding": true, "aten.convolution.default": true,
+	"aten.conv_transpose2d.input": true,
+}
+
+// withConvLayout wraps a convolution kernel so that a contiguous 4-D
+// result is laid out channels-last when its input or weight (arguments 0
+// and 1) suggests channels-last.
+func withConvLayout(f KernelFunc) KernelFunc {
+	return func(args []Value) (Value, error) {
+		v, err := f(args)
+		if err != nil {
+			return v, err
+		}
+		out, ok := v.(*tensor.Tensor)
+		if !ok || out.Dim() != 4 || !out.IsContiguous() || out.Numel() <= 1 {
+			return v, nil
+		}
+		cl := false
+		for i := 0; i < 2 && i < len(args); i++ {
+			if t, ok := args[i].(*tensor.Tensor); ok && t.DType() != tensor.Float64 && kernels.SuggestsChannelsLast(t) {
+				cl = true
+			}
+		}
+		if !cl {
+			return v, nil
+		}
+		return kernels.Restride(out, kernels.ChannelsLastStrides(out.Shape()))
 	}
 }

@@ -387,3 +387,38 @@ func Restride(t *tensor.Tensor, strides []int) (*tensor.Tensor, error) {
 	}
 	return restride(t.Contiguous(), strides)
 }
+
+// SuggestsChannelsLast reports whether a 4-D tensor's strides make
+// PyTorch's suggest_memory_format() answer channels_last
+// (is_channels_last_strides_2d_s4: strides non-decreasing in the order C,
+// W, H, N, with ATen's rules for size-1 and ambiguous dimensions).
+func SuggestsChannelsLast(t *tensor.Tensor) bool {
+	if t == nil || t.Dim() != 4 {
+		return false
+	}
+	sizes, strides := t.Shape(), t.Strides()
+	if strides[1] == 0 {
+		return false
+	}
+	minStride := 0
+	for _, d := range []int{1, 3, 2, 0} {
+		if sizes[d] == 0 || strides[d] < minStride {
+			return false
+		}
+		if d == 0 && minStride == strides[1] {
+			return false
+		}
+		minStride = strides[d]
+		if sizes[d] > 1 {
+			minStride *= sizes[d]
+		}
+	}
+	return true
+}
+
+// ChannelsLastStrides returns the channels-last strides of a 4-D shape
+// [N, C, H, W]: C innermost, then W, H and N.
+func ChannelsLastStrides(shape []int) []int {
+	c, h, w := shape[1], shape[2], shape[3]
+	return []int{h * w * c, 1, w * c, c}
+}

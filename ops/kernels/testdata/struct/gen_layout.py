@@ -29,6 +29,17 @@ call("aten.add.Tensor", [sp, dict(s3, transpose=[0, 1])], [{"t": 0}, {"t": 1}], 
 call("aten.sub.Tensor", [sp, s1], [{"t": 1}, {"t": 0}], A.sub.Tensor(x1, xt))
 call("aten.mul.Tensor", [sp], [{"t": 0}, -1.0], A.mul.Tensor(xt, -1.0))
 call("aten.relu.default", [sp], [{"t": 0}], A.relu.default(xt))
+# Convolutions on a channels-last input (ConvNeXt's depthwise conv after
+# the permute back from [N, H, W, C]) or weight give channels-last results.
+sc4, xc4 = inp(3020, [1, 6, 5, 8])
+xcl = xc4.permute(0, 3, 1, 2)
+scw, cw = inp(3021, [8, 1, 3, 3], -0.5, 1.0)
+call("aten.conv2d.default", [dict(sc4, permute=[0, 3, 1, 2]), scw], [{"t": 0}, {"t": 1}, None, [1, 1], [1, 1], [1, 1], 8],
+     A.conv2d.default(xcl, cw, None, [1, 1], [1, 1], [1, 1], 8))
+scx, xcx = inp(3022, [1, 4, 5, 5])
+scw2, cw2 = inp(3023, [3, 3, 3, 4], -0.5, 1.0)
+call("aten.conv2d.default", [scx, dict(scw2, permute=[0, 3, 1, 2])], [{"t": 0}, {"t": 1}],
+     A.conv2d.default(xcx, cw2.permute(0, 3, 1, 2)))
 # Llama attention: q, k, v projections [1, 16, 64] viewed as heads and
 # transposed, rotary embedding (x*cos + rotate_half(x)*sin, rotate_half
 # with mul by -1 for neg), causal SDPA, transpose back and view.
