@@ -29,7 +29,7 @@ func TestSuggestsChannelsLast(t *testing.T) {
 		{[]int{2, 3, 4, 5}, []int{60, 1, 15, 3}, true},  // channels last
 		{[]int{4, 1, 1, 1}, []int{1, 1, 1, 1}, false},   // N111, ambiguous: NCHW
 		{[]int{2, 1, 4, 5}, []int{20, 20, 5, 1}, false}, // C = 1, contiguous
-		{[]int{2, 1, 4, 5}, []int{20, 1, 5, 1}, false},  // C = 1 and stride(W) == stride(C)
+		{[]int{2, 1, 4, 5}, []int{20, 1, 5, 1}, true},   // C = 1 with NHWC strides
 		{[]int{3, 1, 1, 1}, []int{1, 1, 1, 1}, false},   // N111 again
 		{[]int{1, 6, 5, 8}, []int{240, 1, 48, 6}, true}, // ConvNeXt's permute back
 		{[]int{2, 3, 4, 5}, []int{60, 1, 3, 12}, false}, // W outer to H: not NHWC
