@@ -176,6 +176,10 @@ func Embedding(weight, indices *tensor.Tensor) (*tensor.Tensor, error) {
 // With enableGQA, key and value heads (dim -3) are repeated to match the
 // query's. Dropout is not supported.
 //
+// The math form follows ATen's: q and kᵀ are each multiplied by
+// sqrt(scale), multiplied, the mask added, softmax taken (fully masked
+// rows give 0) and multiplied by v.
+//
 // Float32 inputs that PyTorch 2.14's CPU dispatcher sends to its flash
 // kernel (4-D, equal batch, heads and head sizes, unit last stride; see
 // flashEligible) are computed as that kernel computes them, block by
@@ -239,7 +243,18 @@ func ScaledDotProductAttention(q, k, v, mask *tensor.Tensor, dropoutP float64, i
 	if err != nil {
 		return nil, err
 	}
-	scores, err := Matmul(q, kt)
+	// ATen's math form scales q and kᵀ by sqrt(scale) each before the
+	// product (_scaled_dot_product_attention_math).
+	sqrtScale := math.Sqrt(scale)
+	qs, err := Binary(OpMul, T(q), S(sqrtScale), nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	kts, err := Binary(OpMul, T(kt), S(sqrtScale), nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	scores, err := Matmul(qs, kts)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
@@ -248,10 +263,6 @@ func ScaledDotProductAttention(q, k, v, mask *tensor.Tensor, dropoutP float64, i
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 	sd = append([]float32(nil), sd...)
-	sc := float32(scale)
-	for i := range sd {
-		sd[i] *= sc
-	}
 	shape := scores.Shape()
 	L, S := shape[len(shape)-2], shape[len(shape)-1]
 	ninf := float32(math.Inf(-1))
