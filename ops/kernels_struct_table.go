@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -193,4 +194,17 @@ func withConvLayout(f KernelFunc) KernelFunc {
 		}
 		return kernels.Restride(out, kernels.ChannelsLastStrides(out.Shape()))
 	}
+}
+
+// saturateInt converts an int64 argument to int, clamping it to int's
+// range on 32-bit platforms: slice's end 2^63-1 ("to the end") must stay
+// the largest int, not wrap to -1.
+func saturateInt(x int64) int {
+	if x > int64(math.MaxInt) {
+		return math.MaxInt
+	}
+	if x < int64(math.MinInt) {
+		return math.MinInt
+	}
+	return int(x)
 }
