@@ -385,7 +385,7 @@ func (r *argReader) int(i int, name string) int {
 	}
 	switch x := v.(type) {
 	case int64:
-		return int(x)
+		return saturateInt(x)
 	case bool:
 		if x {
 			return 1

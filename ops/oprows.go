@@ -26,6 +26,7 @@ func allRows() []opRow {
 	var rows []opRow
 	rows = append(rows, quantRows...)
 	rows = append(rows, atenRows...)
+	rows = append(rows, structRows...)
 	rows = append(rows, hopRows()...)
 	return rows
 }

@@ -55,7 +55,7 @@ func buildDefaultFrom(table *opTable) (*Registry, error) {
 	for _, tbl := range []struct {
 		name    string
 		kernels map[string]KernelFunc
-	}{{"quantKernels", quantKernels}, {"atenKernels", atenKernels}} {
+	}{{"quantKernels", quantKernels}, {"atenKernels", withStructKernels(atenKernels)}} {
 		keys := make([]string, 0, len(tbl.kernels))
 		for k := range tbl.kernels {
 			keys = append(keys, k)

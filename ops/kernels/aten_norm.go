@@ -35,6 +35,14 @@ import (
 //
 // A NaN or an infinity makes its whole row NaN (the mean or x - mean is
 // NaN); other rows are unaffected. An empty batch gives empty outputs.
+//
+// Exactness: bit-exact with PyTorch 2.14 on 16 of the 17 oracle cases of
+// testdata/struct (widths 32 to 3072, with and without weight and bias,
+// rows scaled by 100 and shifted by 50) and on 100 of 102 rows of a wider
+// probe (widths 136 to 9000). The remaining rows differ by 1 to 2 ULP in
+// rstd, from an order of the final lane merges not yet identified; the
+// outputs then differ by at most 1 ULP of the row's largest |output|,
+// which the vectors test checks.
 func LayerNorm(input *tensor.Tensor, normalizedShape []int, weight, bias *tensor.Tensor, eps float64) (out, mean, rstd *tensor.Tensor, err error) {
 	if input == nil {
 		return nil, nil, nil, argErrf("layer_norm: argument \"input\" is required")

@@ -150,14 +150,18 @@ func reduceRows(op string, t *tensor.Tensor, dims []int) (rows [][]float64, err 
 // Sum is aten.sum.dim_IntList: the sum over dims (every dim when empty),
 // keeping them as size 1 with keepdim. dtype (Unknown for none) sets the
 // result dtype; by default float inputs keep their dtype and integer and
-// bool inputs give int64. Float sums accumulate in float64 and round once
-// (PyTorch's cascade sum in float32 can differ in the last bit).
+// bool inputs give int64. Float32 and float64 sums in their own dtype
+// follow ATen's cascade_sum on the AVX2 kernels bit for bit, for any dims
+// and strides (aten_sum.go); other float sums (float16, bfloat16, or a
+// dtype other than the input's) accumulate in float64 and round once,
+// which can differ from PyTorch in the last bit.
 func Sum(x *tensor.Tensor, dims []int, keepdim bool, dtype tensor.DType) (*tensor.Tensor, error) {
 	return reduce("sum", x, dims, keepdim, dtype, false)
 }
 
-// Mean is aten.mean.dim: the sum over dims divided by their element count;
-// see [Sum]. Integer inputs need a float dtype, as in PyTorch.
+// Mean is aten.mean.dim: the sum over dims divided by their element count
+// (as PyTorch's CPU mean: the cascade sum, then one division in the
+// result dtype); see [Sum] for which dtypes are bit-exact. Integer inputs need a float dtype, as in PyTorch.
 func Mean(x *tensor.Tensor, dims []int, keepdim bool, dtype tensor.DType) (*tensor.Tensor, error) {
 	return reduce("mean", x, dims, keepdim, dtype, true)
 }
@@ -186,11 +190,19 @@ func reduce(op string, x *tensor.Tensor, dims []int, keepdim bool, dtype tensor.
 	if x.Dim() == 0 {
 		nd = nil
 	}
+	shape := reduceShape(x.Shape(), nd, keepdim)
+	if out == x.DType() && (out == tensor.Float32 || out == tensor.Float64) {
+		if res, ok := cascadeSumTensor(x, nd, mean); ok {
+			if f, ok := res.([]float32); ok {
+				return fromFloat32(out, shape, f), nil
+			}
+			return tensor.FromData(out, shape, res.([]float64))
+		}
+	}
 	rows, err := reduceRows(op, x, nd)
 	if err != nil {
 		return nil, err
 	}
-	shape := reduceShape(x.Shape(), nd, keepdim)
 	switch {
 	case isFloatCompute(out) || out == tensor.Float64:
 		res := make([]float64, len(rows))

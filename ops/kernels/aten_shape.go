@@ -174,8 +174,19 @@ func Embedding(weight, indices *tensor.Tensor) (*tensor.Tensor, error) {
 // or NaN means 1/sqrt(E). A bool mask keeps the positions where it is
 // true; a float mask is added; isCausal keeps j ≤ i (and excludes a mask).
 // With enableGQA, key and value heads (dim -3) are repeated to match the
-// query's. Dropout is not supported. PyTorch's CPU flash kernel uses an
-// online softmax, so results differ in the last bits.
+// query's. Dropout is not supported.
+//
+// The math form follows ATen's: q and kᵀ are each multiplied by
+// sqrt(scale), multiplied, the mask added, softmax taken (fully masked
+// rows give 0) and multiplied by v.
+//
+// Float32 inputs that PyTorch 2.14's CPU dispatcher sends to its flash
+// kernel (4-D, equal batch, heads and head sizes, unit last stride; see
+// flashEligible) are computed as that kernel computes them, block by
+// block with an online softmax (aten_flash.go), and the result has the
+// query's strides when the query is dense, as PyTorch allocates it. Other
+// inputs take the math form below (a contiguous result), which is not
+// bit-exact with PyTorch's math path.
 //
 // A row whose scores are all -inf (every key masked out, by the mask or by
 // -inf products) gets probabilities 0 and an output row of 0, as ATen's
@@ -213,11 +224,37 @@ func ScaledDotProductAttention(q, k, v, mask *tensor.Tensor, dropoutP float64, i
 	if scale <= 0 || scale != scale {
 		scale = 1 / math.Sqrt(float64(E))
 	}
+	if q.Dim() == 3 && k.Dim() == 3 && v.Dim() == 3 && (mask == nil || mask.Dim() == 2 || mask.Dim() == 3) {
+		// PyTorch 2.14 runs 3-D inputs through the flash kernel as one
+		// batch of heads.
+		q4, k4, v4, m4, err := unsqueeze0(q, k, v, mask)
+		if err == nil && flashEligible(q4, k4, v4, m4, dropoutP) {
+			out, err := flashAttention(q4, k4, v4, m4, isCausal, float32(scale))
+			if err != nil {
+				return nil, err
+			}
+			return out.Squeeze(0)
+		}
+	}
+	if flashEligible(q, k, v, mask, dropoutP) {
+		return flashAttention(q, k, v, mask, isCausal, float32(scale))
+	}
 	kt, err := k.Transpose(-2, -1)
 	if err != nil {
 		return nil, err
 	}
-	scores, err := Matmul(q, kt)
+	// ATen's math form scales q and kᵀ by sqrt(scale) each before the
+	// product (_scaled_dot_product_attention_math).
+	sqrtScale := math.Sqrt(scale)
+	qs, err := Binary(OpMul, T(q), S(sqrtScale), nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	kts, err := Binary(OpMul, T(kt), S(sqrtScale), nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	scores, err := Matmul(qs, kts)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
@@ -226,10 +263,6 @@ func ScaledDotProductAttention(q, k, v, mask *tensor.Tensor, dropoutP float64, i
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 	sd = append([]float32(nil), sd...)
-	sc := float32(scale)
-	for i := range sd {
-		sd[i] *= sc
-	}
 	shape := scores.Shape()
 	L, S := shape[len(shape)-2], shape[len(shape)-1]
 	ninf := float32(math.Inf(-1))
@@ -287,6 +320,24 @@ func ScaledDotProductAttention(q, k, v, mask *tensor.Tensor, dropoutP float64, i
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 	return out, nil
+}
+
+// unsqueeze0 adds a leading dimension to q, k, v and a 3-D mask.
+func unsqueeze0(q, k, v, mask *tensor.Tensor) (q4, k4, v4, m4 *tensor.Tensor, err error) {
+	if q4, err = q.Unsqueeze(0); err != nil {
+		return
+	}
+	if k4, err = k.Unsqueeze(0); err != nil {
+		return
+	}
+	if v4, err = v.Unsqueeze(0); err != nil {
+		return
+	}
+	m4 = mask
+	if mask != nil && mask.Dim() == 3 {
+		m4, err = mask.Unsqueeze(0)
+	}
+	return
 }
 
 // zeroMaskedRows is the fix-up of ATen's _safe_softmax, which the math
