@@ -18,7 +18,10 @@
 //
 // # Registry
 //
-// Each op is one [OpDef] row: its schema string, parsed into a [Schema],
-// its result-type rule and its kernel. [Default] returns the built-in
-// registry.
+// Each op is one [OpDef] row: its [Schema], its torch tags, its
+// result-type rule and its kernel. [Default] returns the built-in registry,
+// which knows every overload of PyTorch 2.14.1's operator table
+// (schemas/torch-2.14.1-ops.json, embedded; an op's schema is parsed on its
+// first look-up). Hand-written rows add result-type rules to the ops listed
+// in RULES.md; every other op keeps the type its program records.
 package ops

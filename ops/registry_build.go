@@ -20,11 +20,13 @@ type Registry struct {
 	// without a registered row gets one on first look-up.
 	table    *opTable
 	tkernels map[Overload]KernelFunc // kernels of table ops without a row
-	// tdefs holds the rows built from the table so far: an immutable map,
-	// replaced under tmu by a copy with one more row, so that look-ups
-	// take no lock.
+	// tdefs holds rows built from the table: an immutable map that
+	// look-ups read without a lock. New rows wait in tnew (under tmu) until
+	// they are as many as tdefs holds; then tdefs is replaced by a merged
+	// copy, so building n rows copies O(n) entries in all.
 	tdefs  atomic.Pointer[map[Overload]*OpDef]
 	tmu    sync.Mutex
+	tnew   map[Overload]*OpDef
 	merged sync.Map // Packet -> []Overload: rows first, then the table's
 }
 
@@ -128,16 +130,31 @@ func (r *Registry) tableOp(o Overload) (*OpDef, bool) {
 			return d, true
 		}
 	}
+	if d, ok := r.tnew[o]; ok {
+		return d, true
+	}
 	d := &OpDef{Target: o, Schema: e.schema, Tags: e.tags, Kernel: r.tkernels[o], Impure: impureByTorch(o, e.schema, e.tags)}
-	m := make(map[Overload]*OpDef, 1)
+	if r.tnew == nil {
+		r.tnew = map[Overload]*OpDef{}
+	}
+	r.tnew[o] = d
+	n := 0
 	if old != nil {
-		m = make(map[Overload]*OpDef, len(*old)+1)
-		for k, v := range *old {
+		n = len(*old)
+	}
+	if len(r.tnew) >= n {
+		m := make(map[Overload]*OpDef, n+len(r.tnew))
+		if old != nil {
+			for k, v := range *old {
+				m[k] = v
+			}
+		}
+		for k, v := range r.tnew {
 			m[k] = v
 		}
+		r.tdefs.Store(&m)
+		clear(r.tnew)
 	}
-	m[o] = d
-	r.tdefs.Store(&m)
 	return d, true
 }
 

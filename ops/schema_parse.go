@@ -557,6 +557,19 @@ func (p *schemaParser) stringLit() (Value, error) {
 				b.WriteByte('\b')
 			case 'r':
 				b.WriteByte('\r')
+			case '0', '1', '2', '3', '4', '5', '6', '7':
+				// An octal escape of up to three digits, as printed for
+				// unprintable bytes.
+				v := 0
+				for k := 0; k < 3 && p.pos < len(p.src) && p.src[p.pos] >= '0' && p.src[p.pos] <= '7'; k++ {
+					v = v*8 + int(p.src[p.pos]-'0')
+					p.pos++
+				}
+				if v > 0xff {
+					return nil, p.errAt(at, "octal escape above \\377 in string default")
+				}
+				b.WriteByte(byte(v))
+				continue
 			default:
 				b.WriteByte(e)
 			}

@@ -3,6 +3,7 @@ package ops
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -188,4 +189,39 @@ func TestDecodeLine(t *testing.T) {
 			t.Fatalf("entry %d: fast %q %q %v, json %q %q %v", k, s, tags, err, js, jtags, jerr)
 		}
 	}
+}
+
+// FuzzParseSchema: any text either fails to parse with a *SchemaError or
+// parses to a schema whose printed form parses back to the same print.
+func FuzzParseSchema(f *testing.F) {
+	for _, s := range []string{
+		"aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
+		"aten::items.str(Dict(str, t) self) -> ((str, t)[])",
+		"aten::split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]",
+		"aten::_foreach_add_.Scalar(Tensor(a!)[] self, Scalar scalar) -> ()",
+		"aten::randint(SymInt high, SymInt[] size, *, ScalarType? dtype=4, Layout? layout=None) -> Tensor",
+		"aten::strip(str self, str chars=\" \\n\\t\\f\\v\") -> str",
+		"aten::var_mean.correction_names(Tensor self, str[1] dim, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)",
+		"aten::batch_norm(Tensor input, float momentum, float eps=1.0000000000000001e-05) -> Tensor",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		ns, s, err := ParseQualifiedSchema(text)
+		if err != nil {
+			var se *SchemaError
+			if !errors.As(err, &se) {
+				t.Fatalf("error %T is not a *SchemaError: %v", err, err)
+			}
+			return
+		}
+		printed := ns + "::" + s.String()
+		ns2, s2, err := ParseQualifiedSchema(printed)
+		if err != nil {
+			t.Fatalf("printed %q does not parse: %v", printed, err)
+		}
+		if again := ns2 + "::" + s2.String(); again != printed {
+			t.Fatalf("print is not stable:\n%s\n%s", printed, again)
+		}
+	})
 }
