@@ -19,6 +19,7 @@ func allRows() []opRow {
 	var rows []opRow
 	rows = append(rows, quantRows...)
 	rows = append(rows, atenRows...)
+	rows = append(rows, elemRows...)
 	rows = append(rows, hopRows()...)
 	return rows
 }
