@@ -29,6 +29,7 @@ var elemKernels = map[string]KernelFunc{
 	"aten.neg_.default":      atenUnary(kernels.Neg),
 	"aten.exp.default":       atenUnary(kernels.Exp),
 	"aten.exp_.default":      atenUnary(kernels.Exp),
+	"aten.erf.default":       atenUnary(kernels.Erf),
 	"aten.sqrt.default":      atenUnary(kernels.Sqrt),
 	"aten.sqrt_.default":     atenUnary(kernels.Sqrt),
 	"aten.rsqrt.default":     atenUnary(kernels.Rsqrt),

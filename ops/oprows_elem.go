@@ -22,6 +22,7 @@ var elemRows = []opRow{
 	{schema: "aten::neg_(Tensor(a!) self) -> Tensor(a!)", result: ruleSameAsSelf, doc: "in-place -x"},
 	{schema: "aten::exp(Tensor self) -> Tensor", result: ruleUnaryFloat, doc: "e^x"},
 	{schema: "aten::exp_(Tensor(a!) self) -> Tensor(a!)", result: ruleSameAsSelf, doc: "in-place e^x"},
+	{schema: "aten::erf(Tensor self) -> Tensor", result: ruleUnaryFloat, doc: "error function"},
 	{schema: "aten::sqrt(Tensor self) -> Tensor", result: ruleUnaryFloat, doc: "square root"},
 	{schema: "aten::sqrt_(Tensor(a!) self) -> Tensor(a!)", result: ruleSameAsSelf, doc: "in-place square root"},
 	{schema: "aten::rsqrt(Tensor self) -> Tensor", result: ruleUnaryFloat, doc: "1 / sqrt(x)"},

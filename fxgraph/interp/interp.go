@@ -292,9 +292,15 @@ func (r *runner) eval(n *fxgraph.Node) (ops.Value, error) {
 		}
 		switch t := n.Target().(type) {
 		case ops.Overload:
-			return r.callOverload(t, args, kwargs)
+			v, err := r.callOverload(t, args, kwargs)
+			return r.mutated(n, t, v, err)
 		case ops.Packet:
-			return r.callPacket(t, args, kwargs)
+			o, err := r.reg.Resolve(t, args, kwargs)
+			if err != nil {
+				return nil, fmt.Errorf("%w: %w", ErrUnknownTarget, err)
+			}
+			v, err := r.callOverload(o, args, kwargs)
+			return r.mutated(n, o, v, err)
 		case ops.Callable:
 			if t == ops.GetItem {
 				return getItem(args, kwargs)
@@ -321,15 +327,47 @@ func (r *runner) callOverload(o ops.Overload, args []ops.Value, kwargs []ops.Kwa
 	return def.Kernel(full)
 }
 
-// callPacket resolves a packet target with [ops.Registry.Resolve] (the
-// first overload, in registration order, whose schema accepts the
-// arguments) and runs that overload.
-func (r *runner) callPacket(p ops.Packet, args []ops.Value, kwargs []ops.Kwarg) (ops.Value, error) {
-	o, err := r.reg.Resolve(p, args, kwargs)
+// mutated gives in-place ops PyTorch's semantics. Kernels never write into
+// their arguments; for an op whose schema marks an argument as written
+// (Tensor(a!)), the node passed there is rebound to the op's result, so
+// every later user of that node sees the mutated value, as in PyTorch (x =
+// relu_(y): later users of y see relu(y)). A packet target is resolved with
+// [ops.Registry.Resolve] (the first overload, in registration order, whose
+// schema accepts the arguments) before this. Other aliases of the mutated
+// tensor (views taken of it before the mutation) are not updated.
+func (r *runner) mutated(n *fxgraph.Node, o ops.Overload, v ops.Value, err error) (ops.Value, error) {
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrUnknownTarget, err)
+		return nil, err
 	}
-	return r.callOverload(o, args, kwargs)
+	def, ok := r.reg.Op(o)
+	if !ok || def.Schema == nil || !def.Schema.IsMutable() {
+		return v, nil
+	}
+	t, isTensor := v.(*tensor.Tensor)
+	if !isTensor {
+		return v, nil
+	}
+	for i, a := range def.Schema.Args {
+		if !a.Type.Write || a.Type.List {
+			continue
+		}
+		var passed ops.Value
+		if i < len(n.Args()) {
+			passed = n.Arg(i)
+		} else {
+			for _, kw := range n.Kwargs() {
+				if kw.Name == a.Name {
+					passed = kw.Value
+				}
+			}
+		}
+		if src, isNode := passed.(*fxgraph.Node); isNode {
+			if _, live := r.env[src]; live {
+				r.env[src] = t
+			}
+		}
+	}
+	return v, nil
 }
 
 // getItem implements operator.getitem(container, index) for tuple and

@@ -8,8 +8,8 @@ package kernels
 //     Sleef_tanhf8_u10 (sleefsimdsp.c xexpf and xtanhf, AVX2 with FMA), the
 //     Vectorized<float>::exp and ::tanh of ATen;
 //   - atenExpU20: Vectorized<float>::exp_u20, ATen's own degree-5 polynomial;
-//   - atenErfVec: Vectorized<float>::erf, ATen's Abramowitz-Stegun polynomial
-//     around Sleef's exp;
+//   - atenErfVecExp: Vectorized<float>::erf, ATen's Abramowitz-Stegun
+//     polynomial around an exp (Sleef's for torch.erf, exp_u20 inside gelu);
 //   - glibcExpf: glibc's expf (the ARM optimized-routines algorithm, the FMA
 //     variant x86-64 glibc selects), the std::exp of the kernels' scalar
 //     loops.
@@ -222,9 +222,11 @@ func atenExpU20(x float32) float32 {
 	return r * two * 2
 }
 
-// atenErfVec is one lane of Vectorized<float>::erf (AVX2).
+// atenErfVec is one lane of Vectorized<float>::erf (AVX2), as torch.erf
+// runs it.
 func atenErfVec(x float32) float32 { return atenErfVecExp(x, sleefExpf) }
 
+// atenErfVecExp is Vectorized<float>::erf with exp as its exponential.
 func atenErfVecExp(x float32, exp func(float32) float32) float32 {
 	sign := math.Float32bits(x) & 0x80000000
 	abs := math.Float32frombits(math.Float32bits(x) &^ 0x80000000)
@@ -290,69 +292,4 @@ func glibcExpf(x float32) float32 {
 	y = math.FMA(zz, r2, y)
 	y = y * s
 	return float32(y)
-}
-
-// dfConst is Sleef's vcast_vf2_d: a float64 constant as a double-float.
-func dfConst(d float64) df {
-	x := float32(d)
-	return df{x, float32(d - float64(x))}
-}
-
-func sel3(o0, o1 bool, a, b, c float32) float32 {
-	if o0 {
-		return a
-	}
-	if o1 {
-		return b
-	}
-	return c
-}
-
-func sel3d(o0, o1 bool, a, b, c float64) df {
-	if o0 {
-		return dfConst(a)
-	}
-	if o1 {
-		return dfConst(b)
-	}
-	return dfConst(c)
-}
-
-func dfMulFF(x, y float32) df { // dfmul_vf2_vf_vf (FMA)
-	s := x * y
-	return df{s, fmaf(x, y, -s)}
-}
-
-// sleefErff is one lane of Sleef_erff8_u10 (sleefsimdsp.c xerff_u1, AVX2).
-func sleefErff(x float32) float32 {
-	s := x
-	a := float32(math.Abs(float64(x)))
-	o0, o1, o2 := a < 1.1, a < 2.4, a < 4.0
-	u := a
-	if o0 {
-		u = a * a
-	}
-	t := sel3(o0, o1, +0.7089292194e-4, -0.1792667899e-4, -0.9495757695e-5)
-	t = fmaf(t, u, sel3(o0, o1, -0.7768311189e-3, +0.3937633010e-3, +0.2481465926e-3))
-	t = fmaf(t, u, sel3(o0, o1, +0.5159463733e-2, -0.3949181177e-2, -0.2918176819e-2))
-	t = fmaf(t, u, sel3(o0, o1, -0.2683781274e-1, +0.2445474640e-1, +0.2059706673e-1))
-	t = fmaf(t, u, sel3(o0, o1, +0.1128318012e+0, -0.1070996150e+0, -0.9901899844e-1))
-	d := dfMulFF(t, u)
-	d = dfAdd2DD(d, sel3d(o0, o1, -0.376125876000657465175213237214e+0, -0.634588905908410389971210809210e+0, -0.643598050547891613081201721633e+0))
-	d = dfMulDF(d, u)
-	d = dfAdd2DD(d, sel3d(o0, o1, +0.112837916021059138255978217023e+1, -0.112879855826694507209862753992e+1, -0.112461487742845562801052956293e+1))
-	d = dfMulDF(d, a)
-	if !o0 {
-		e := sleefExpk2f(d)
-		d = dfAddFDF(1, df{-e.x, -e.y})
-	}
-	r := float32(1)
-	if o2 {
-		r = d.x + d.y
-	}
-	r = math.Float32frombits(math.Float32bits(r) ^ (math.Float32bits(s) & 0x80000000))
-	if a != a {
-		return float32(math.NaN())
-	}
-	return r
 }
