@@ -33,8 +33,6 @@ var elemULPBounds = map[string]int{
 	// pow with an exponent outside {0, ±0.5, 1, 2, 3, -1, -2}: Sleef's powf
 	// and glibc's powf are not reproduced (float64 pow rounded instead).
 	"pow_1.5": 1,
-	// log(sum) of log_softmax: Sleef's logf is not reproduced.
-	"log_softmax": 1,
 }
 
 type elemCase struct {

@@ -4,9 +4,10 @@ package kernels
 // 2.14's CPU kernels call on an AVX2 build, so that the activations are bit
 // exact:
 //
-//   - sleefExpf and sleefTanhf: lanes of Sleef's Sleef_expf8_u10 and
-//     Sleef_tanhf8_u10 (sleefsimdsp.c xexpf and xtanhf, AVX2 with FMA), the
-//     Vectorized<float>::exp and ::tanh of ATen;
+//   - sleefExpf, sleefTanhf and sleefLogf: lanes of Sleef's
+//     Sleef_expf8_u10, Sleef_tanhf8_u10 and Sleef_logf8_u10 (sleefsimdsp.c
+//     xexpf, xtanhf and xlogf_u1, AVX2 with FMA), the Vectorized<float>
+//     exp, tanh and log of ATen;
 //   - atenExpU20: Vectorized<float>::exp_u20, ATen's own degree-5 polynomial;
 //   - atenErfVecExp: Vectorized<float>::erf, ATen's Abramowitz-Stegun
 //     polynomial around an exp (Sleef's for torch.erf, exp_u20 inside gelu);
@@ -292,4 +293,47 @@ func glibcExpf(x float32) float32 {
 	y = math.FMA(zz, r2, y)
 	y = y * s
 	return float32(y)
+}
+
+func dfAdd2F(x, y float32) df { // dfadd2_vf2_vf_vf
+	s := x + y
+	v := s - x
+	return df{s, (x - (s - v)) + (y - v)}
+}
+
+func dfAddDF(x df, y float32) df { // dfadd_vf2_vf2_vf
+	s := x.x + y
+	return df{s, ((x.x - s) + y) + x.y}
+}
+
+// sleefLogf is one lane of Sleef_logf8_u10 (sleefsimdsp.c xlogf_u1, AVX2),
+// the Vectorized<float>::log of ATen.
+func sleefLogf(d float32) float32 {
+	o := d < math.Float32frombits(0x00800000) // FLT_MIN
+	if o {
+		d *= float32(1<<32) * float32(1<<32)
+	}
+	e := int32((math.Float32bits(d*(1.0/0.75))>>23)&0xff) - 0x7f
+	m := math.Float32frombits(uint32(int32(math.Float32bits(d)) + (-e << 23)))
+	if o {
+		e -= 64
+	}
+	s := dfMulDF(df{0.69314718246459960938, -1.904654323148236017e-09}, float32(e))
+	x := dfDiv(dfAdd2F(-1, m), dfAdd2F(1, m))
+	x2 := x.x * x.x
+	t := float32(+0.3027294874e+0)
+	t = fmaf(t, x2, +0.3996108174e+0)
+	t = fmaf(t, x2, +0.6666694880e+0)
+	s = dfAddDD(s, df{x.x * 2, x.y * 2})
+	s = dfAddDF(s, x2*x.x*t)
+	r := s.x + s.y
+	switch {
+	case math.IsInf(float64(d), 1):
+		r = float32(math.Inf(1))
+	case d < 0 || d != d:
+		r = float32(math.NaN())
+	case d == 0:
+		r = float32(math.Inf(-1))
+	}
+	return r
 }
