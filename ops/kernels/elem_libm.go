@@ -337,3 +337,124 @@ func sleefLogf(d float32) float32 {
 	}
 	return r
 }
+
+func dfNormalize(t df) df { // dfnormalize_vf2_vf2
+	s := t.x + t.y
+	return df{s, (t.x - s) + t.y}
+}
+
+// sleefLogk is Sleef's logkf: log of a float as a double-float.
+func sleefLogk(d float32) df {
+	o := d < math.Float32frombits(0x00800000)
+	if o {
+		d *= float32(1<<32) * float32(1<<32)
+	}
+	e := int32((math.Float32bits(d*(1.0/0.75))>>23)&0xff) - 0x7f
+	m := math.Float32frombits(uint32(int32(math.Float32bits(d)) + (-e << 23)))
+	if o {
+		e -= 64
+	}
+	x := dfDiv(dfAdd2F(-1, m), dfAdd2F(1, m))
+	x2 := dfSqu(x)
+	t := float32(0.240320354700088500976562)
+	t = fmaf(t, x2.x, 0.285112679004669189453125)
+	t = fmaf(t, x2.x, 0.400007992982864379882812)
+	c := df{0.66666662693023681640625, 3.69183861259614332084311e-09}
+	s := dfMulDF(df{0.69314718246459960938, -1.904654323148236017e-09}, float32(e))
+	s = dfAddDD(s, df{x.x * 2, x.y * 2})
+	s = dfAddDD(s, dfMulDD(dfMulDD(x2, x), dfAdd2DD(dfMulDF(x2, t), c)))
+	return s
+}
+
+// ldexpSleef is Sleef's vldexp_vf_vf_vi2.
+func ldexpSleef(x float32, q int32) float32 {
+	m := q >> 31
+	m = (((m + q) >> 6) - m) << 4
+	q -= m << 2
+	m += 0x7f
+	if m < 0 {
+		m = 0
+	}
+	if m > 0xff {
+		m = 0xff
+	}
+	u := math.Float32frombits(uint32(m) << 23)
+	x = x * u * u * u * u
+	return x * math.Float32frombits(uint32(q+0x7f)<<23)
+}
+
+// sleefExpk is Sleef's expkf: exp of a double-float, as a float.
+func sleefExpk(d df) float32 {
+	u := (d.x + d.y) * sleefRLn2f
+	q := cvtps2dq(u)
+	qf := float32(q)
+	s := dfAdd2FF(d, qf*-sleefL2Uf)
+	s = dfAdd2FF(s, qf*-sleefL2Lf)
+	s = dfNormalize(s)
+	u = float32(0.00136324646882712841033936)
+	u = fmaf(u, s.x, 0.00836596917361021041870117)
+	u = fmaf(u, s.x, 0.0416710823774337768554688)
+	u = fmaf(u, s.x, 0.166665524244308471679688)
+	u = fmaf(u, s.x, 0.499999850988388061523438)
+	t := dfAddDD(s, dfMulDF(dfSqu(s), u))
+	t = dfAddFDF(1, t)
+	u = ldexpSleef(t.x+t.y, q)
+	if d.x < -104 {
+		u = 0
+	}
+	return u
+}
+
+// sleefPowf is one lane of Sleef_powf8_u10 (sleefsimdsp.c xpowf, AVX2).
+func sleefPowf(x, y float32) float32 {
+	ay := float32(math.Abs(float64(y)))
+	yisint := float32(math.Trunc(float64(y))) == y || ay > 1<<24
+	yisodd := ay < 1<<24 && yisint && int32(math.Trunc(float64(y)))&1 == 1
+	ax := float32(math.Abs(float64(x)))
+	result := sleefExpk(dfMulDF(sleefLogk(ax), y))
+	if result != result {
+		result = float32(math.Inf(1))
+	}
+	switch {
+	case x > 0:
+	case !yisint:
+		result *= float32(math.NaN())
+	case yisodd:
+		result *= -1
+	}
+	efx := mulsign(ax-1, y)
+	if math.IsInf(float64(y), 0) {
+		switch {
+		case efx < 0:
+			result = 0
+		case efx == 0:
+			result = 1
+		default:
+			result = float32(math.Inf(1))
+		}
+	}
+	if math.IsInf(float64(x), 0) || x == 0 {
+		r := float32(math.Inf(1))
+		if math.Signbit(float64(y)) != (x == 0) {
+			r = 0
+		}
+		sign := float32(1)
+		if yisodd {
+			sign = x
+		}
+		result = mulsign(r, sign)
+	}
+	if x != x || y != y {
+		result = float32(math.NaN())
+	}
+	if y == 0 || x == 1 {
+		result = 1
+	}
+	return result
+}
+
+// mulsign is Sleef's vmulsign_vf_vf_vf: x with its sign flipped where y is
+// negative.
+func mulsign(x, y float32) float32 {
+	return math.Float32frombits(math.Float32bits(x) ^ (math.Float32bits(y) & 0x80000000))
+}
