@@ -185,9 +185,12 @@ func Rsqrt(x *tensor.Tensor) (*tensor.Tensor, error) {
 }
 
 // Neg returns -x (the sign bit flipped, NaN included). Exact; integer
-// tensors wrap as C negation does.
+// tensors wrap as C negation does; bool is an error, as in PyTorch.
 func Neg(x *tensor.Tensor) (*tensor.Tensor, error) {
-	if x != nil && (x.DType().IsInteger()) {
+	if x != nil && x.DType() == tensor.Bool {
+		return nil, fmt.Errorf("neg: %w", dtypeErr("self", x.DType(), "a number tensor (negation of a bool tensor is not supported, as in PyTorch)"))
+	}
+	if x != nil && x.DType().IsInteger() {
 		return Binary(OpMul, T(x), S(int64(-1)), nil)
 	}
 	f := func(v float32) float32 { return -v }
@@ -215,24 +218,26 @@ func clampNaN(v, lo, hi float32) float32 {
 	return min(max(v, lo), hi)
 }
 
-// Gelu returns x·Φ(x) as PyTorch 2.14's AVX2 kernel computes it.
-// approximate "none": a contiguous x runs every element through
-// fma(x/2, erf(x/√2), x/2) with ATen's vectorised erf (an Abramowitz-Stegun
-// polynomial) around ATen's exp_u20; any other layout runs cpu_kernel_vec's
-// loop with x·0.5·(1+erf(x/√2)), the same polynomial around Sleef's expf
-// in the vector part and erff evaluated in float64 and rounded in the
-// scalar part (glibc's erff agreed on every probed input: 100,000 strided and
-// 300,300 transposed elements). gelu(-0)
-// is +0 for a contiguous x, as in
-// PyTorch. approximate "tanh": 0.5·x·(1+tanh(√(2/π)·fma(0.044715, x³, x)))
-// with Sleef's tanhf in the vector path and tanh in float64 rounded to
-// float32 in the scalar tail. Both are bit-exact on the stored vectors
-// (tests/testdata/torch-vectors/elementwise_ops.json).
+// Gelu returns x·Φ(x) as PyTorch 2.14's AVX2 kernel computes it, bit for
+// bit for float32:
+//
+//   - approximate "none", contiguous x with more than one element: every
+//     element through fma(x/2, erf(x/√2), x/2), with ATen's vectorised erf
+//     (an Abramowitz-Stegun polynomial) around ATen's exp_u20;
+//   - approximate "none", any other x: cpu_kernel_vec's loop with
+//     x·0.5·(1+erf(x/√2)), the same polynomial around Sleef's expf in the
+//     vector part, erf in float64 rounded to float32 in the scalar part
+//     (glibc's erff agreed on every probed input);
+//   - approximate "tanh": 0.5·x·(1+tanh(√(2/π)·fma(0.044715, x³, x))) with
+//     Sleef's tanhf in the vector part and tanh in float64 rounded to
+//     float32 in the scalar tail.
+//
+// gelu(-0) is +0 on the first path and -0 on the others, as in PyTorch.
 func Gelu(x *tensor.Tensor, approximate string) (*tensor.Tensor, error) {
 	switch approximate {
 	case "none", "":
 		const alpha = float32(math.Sqrt2 / 2)
-		if x != nil && x.IsContiguous() {
+		if x != nil && x.IsContiguous() && x.Numel() > 1 {
 			f := func(v float32) float32 {
 				h := v * 0.5
 				return fmaf(h, atenErfVecExp(v*alpha, atenExpU20), h)
