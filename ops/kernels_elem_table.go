@@ -82,8 +82,9 @@ var elemKernels = map[string]KernelFunc{
 		return Tuple{x.Clone(), m}, nil
 	}),
 
-	"aten.alias.default":  atenUnary(func(x *tensor.Tensor) (*tensor.Tensor, error) { return x, nil }),
-	"aten.detach.default": atenUnary(func(x *tensor.Tensor) (*tensor.Tensor, error) { return x, nil }),
+	"aten.alias.default":           atenUnary(func(x *tensor.Tensor) (*tensor.Tensor, error) { return x, nil }),
+	"aten.detach.default":          atenUnary(func(x *tensor.Tensor) (*tensor.Tensor, error) { return x, nil }),
+	"aten.lift_fresh_copy.default": atenUnary(func(x *tensor.Tensor) (*tensor.Tensor, error) { return x.Clone(), nil }),
 	"aten._to_copy.default": atenOp(func(r *argReader) (*tensor.Tensor, error) {
 		x, dt := r.tensor(0, "self"), r.dtype(1, "dtype")
 		return viewResult(r, func() (*tensor.Tensor, error) {

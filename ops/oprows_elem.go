@@ -53,5 +53,6 @@ var elemRows = []opRow{
 	// Aliases and copies.
 	{schema: "aten::alias(Tensor(a) self) -> Tensor(a)", result: ruleAliasSelf, view: true, doc: "self, as a new alias"},
 	{schema: "aten::detach(Tensor(a) self) -> Tensor(a)", result: ruleAliasSelf, view: true, doc: "self without autograd history"},
+	{schema: "aten::lift_fresh_copy(Tensor self) -> Tensor", result: ruleSameAsSelf, doc: "a copy of a tensor constant lifted into the graph"},
 	{schema: "aten::_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor", result: ruleToCopy, doc: "a copy, cast to dtype when given"},
 }

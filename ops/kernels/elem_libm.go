@@ -4,10 +4,10 @@ package kernels
 // 2.14's CPU kernels call on an AVX2 build, so that the activations are bit
 // exact:
 //
-//   - sleefExpf, sleefTanhf and sleefLogf: lanes of Sleef's
-//     Sleef_expf8_u10, Sleef_tanhf8_u10 and Sleef_logf8_u10 (sleefsimdsp.c
-//     xexpf, xtanhf and xlogf_u1, AVX2 with FMA), the Vectorized<float>
-//     exp, tanh and log of ATen;
+//   - sleefExpf, sleefTanhf, sleefLogf and sleefPowf: lanes of Sleef's
+//     Sleef_expf8_u10, Sleef_tanhf8_u10, Sleef_logf8_u10 and
+//     Sleef_powf8_u10 (sleefsimdsp.c xexpf, xtanhf, xlogf_u1 and xpowf,
+//     AVX2 with FMA), the Vectorized<float> exp, tanh, log and pow of ATen;
 //   - atenExpU20: Vectorized<float>::exp_u20, ATen's own degree-5 polynomial;
 //   - atenErfVecExp: Vectorized<float>::erf, ATen's Abramowitz-Stegun
 //     polynomial around an exp (Sleef's for torch.erf, exp_u20 inside gelu);
