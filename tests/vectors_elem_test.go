@@ -20,7 +20,8 @@ import (
 // result bit for bit (NaN matches any NaN: PyTorch's NaN payloads and signs
 // are not part of the contract). Every op is bit-exact: there is no
 // tolerance. elementwise_extra.json (gen/elementwise_extra.py) adds erf,
-// pow's Sleef/glibc exponents and strided inputs.
+// pow's Sleef/glibc exponents and strided inputs; elementwise_half.json
+// (gen/elementwise_half.py) bfloat16 and float16 inputs.
 
 func init() {
 	registerVectorRunner("elementwise_ops", runElementwiseCase)
@@ -42,25 +43,64 @@ type elemTensor struct {
 	BitsHex string `json:"bits_hex"`
 }
 
-func (e elemTensor) float32s() ([]float32, error) {
-	raw, err := hex.DecodeString(e.BitsHex)
-	if err != nil || len(raw)%4 != 0 {
-		return nil, fmt.Errorf("bits_hex: not a whole number of 8-digit words (%v)", err)
+func (e elemTensor) dtype() (tensor.DType, error) {
+	switch e.DType {
+	case "float32":
+		return tensor.Float32, nil
+	case "bfloat16":
+		return tensor.BFloat16, nil
+	case "float16":
+		return tensor.Float16, nil
 	}
-	out := make([]float32, len(raw)/4)
-	for i := range out {
-		b := raw[4*i : 4*i+4]
-		out[i] = math.Float32frombits(uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3]))
-	}
-	return out, nil
+	return tensor.Unknown, fmt.Errorf("dtype %q: want float32, bfloat16 or float16", e.DType)
 }
 
+// tensor decodes bits_hex: 8 hex digits per float32 element, 4 per
+// bfloat16 or float16 element.
 func (e elemTensor) tensor() (*tensor.Tensor, error) {
-	v, err := e.float32s()
+	dt, err := e.dtype()
 	if err != nil {
 		return nil, err
 	}
-	return tensor.FromData(tensor.Float32, e.Shape, v)
+	raw, err := hex.DecodeString(e.BitsHex)
+	w := dt.Size()
+	if err != nil || len(raw)%w != 0 {
+		return nil, fmt.Errorf("bits_hex: not a whole number of %d-digit words (%v)", 2*w, err)
+	}
+	if dt == tensor.Float32 {
+		out := make([]float32, len(raw)/4)
+		for i := range out {
+			b := raw[4*i : 4*i+4]
+			out[i] = math.Float32frombits(uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3]))
+		}
+		return tensor.FromData(dt, e.Shape, out)
+	}
+	out := make([]uint16, len(raw)/2)
+	for i := range out {
+		out[i] = uint16(raw[2*i])<<8 | uint16(raw[2*i+1])
+	}
+	return tensor.FromData(dt, e.Shape, out)
+}
+
+// widened returns x's elements as float32; widening bfloat16 and float16
+// is exact and keeps every bit pattern apart (NaN payloads aside).
+func widened(x *tensor.Tensor) ([]float32, error) {
+	if x.DType() == tensor.Float32 {
+		return tensor.Data[float32](x)
+	}
+	h, err := tensor.Data[uint16](x)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float32, len(h))
+	for i, v := range h {
+		if x.DType() == tensor.BFloat16 {
+			out[i] = tensor.BFloat16ToFloat32(v)
+		} else {
+			out[i] = tensor.Float16ToFloat32(v)
+		}
+	}
+	return out, nil
 }
 
 // elemArg decodes one JSON argument: ints stay int64 (a Python int), other
@@ -143,9 +183,12 @@ func runElementwiseCase(t *testing.T, _ *vectorFile, raw json.RawMessage) {
 	got, ok := out.(*tensor.Tensor)
 	require.True(t, ok, "%s: result is %T", c.ID, out)
 	require.Equal(t, c.Expected.Shape, got.Shape(), c.ID)
-	want, err := c.Expected.float32s()
+	wantT, err := c.Expected.tensor()
+	require.NoError(t, err, c.ID)
+	require.Equal(t, wantT.DType(), got.DType(), c.ID)
+	want, err := widened(wantT)
 	require.NoError(t, err)
-	gotv, err := tensor.Data[float32](got)
+	gotv, err := widened(got)
 	require.NoError(t, err)
 	var bad []string
 	worst := int64(0)
@@ -165,7 +208,7 @@ func runElementwiseCase(t *testing.T, _ *vectorFile, raw json.RawMessage) {
 	if n > 5 {
 		bad = append(bad[:5], fmt.Sprintf("... %d more", n-5))
 	}
-	require.Empty(t, bad, "%s: %d of %d elements differ (worst %d ULP)", c.ID, n, len(want), worst)
+	require.Empty(t, bad, "%s: %d of %d elements differ (worst %d float32 ULP after widening)", c.ID, n, len(want), worst)
 }
 
 // elemIn returns element i of the first input as the op saw it, for

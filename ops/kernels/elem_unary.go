@@ -221,7 +221,7 @@ func clampNaN(v, lo, hi float32) float32 {
 // Gelu returns x·Φ(x) as PyTorch 2.14's AVX2 kernel computes it, bit for
 // bit for float32:
 //
-//   - approximate "none", contiguous x with more than one element: every
+//   - approximate "none", contiguous float32 x with more than one element: every
 //     element through fma(x/2, erf(x/√2), x/2), with ATen's vectorised erf
 //     (an Abramowitz-Stegun polynomial) around ATen's exp_u20;
 //   - approximate "none", any other x: cpu_kernel_vec's loop with
@@ -237,7 +237,7 @@ func Gelu(x *tensor.Tensor, approximate string) (*tensor.Tensor, error) {
 	switch approximate {
 	case "none", "":
 		const alpha = float32(math.Sqrt2 / 2)
-		if x != nil && x.IsContiguous() && x.Numel() > 1 {
+		if x != nil && x.DType() == tensor.Float32 && x.IsContiguous() && x.Numel() > 1 {
 			f := func(v float32) float32 {
 				h := v * 0.5
 				return fmaf(h, atenErfVecExp(v*alpha, atenExpU20), h)
