@@ -178,10 +178,17 @@ func Sqrt(x *tensor.Tensor) (*tensor.Tensor, error) {
 }
 
 // Rsqrt returns 1/sqrt(x), a rounded square root then a rounded division,
-// as PyTorch computes it. Exact.
+// as PyTorch computes it. For bfloat16 and float16 the scalar tail rounds
+// the square root to the input's dtype before dividing (c10's sqrt of a
+// reduced type returns that type), the vector part does not. Exact.
 func Rsqrt(x *tensor.Tensor) (*tensor.Tensor, error) {
 	f := func(v float32) float32 { return 1 / sqrtf(v) }
-	return unaryF32("rsqrt", x, loopVec16, f, f)
+	tail := f
+	if x != nil && (x.DType() == tensor.BFloat16 || x.DType() == tensor.Float16) {
+		round := reducedRounder(x.DType())
+		tail = func(v float32) float32 { return 1 / round(sqrtf(v)) }
+	}
+	return unaryF32("rsqrt", x, loopVec16, f, tail)
 }
 
 // Neg returns -x (the sign bit flipped, NaN included). Exact; integer

@@ -1,4 +1,4 @@
-# Generates ../elementwise_half.json (category elementwise_ops): the activations, exp, erf, pow, softmax and log_softmax on
+# Generates ../elementwise_half.json (category elementwise_ops): the activations, exp, erf, pow, rsqrt, softmax and log_softmax on
 # bfloat16 and float16 inputs. PyTorch 2.14.1 CPU, ATEN_CPU_CAPABILITY=avx2, one thread.
 # Run: /work/shared/oracle/py.sh /tmp/elementwise_half.py /tmp/elementwise_half.json (copy this file into the root).
 import json, sys
@@ -31,6 +31,7 @@ for dt in [torch.bfloat16, torch.float16]:
         ("erf", "aten.erf.default", [], {}, torch.erf, x),
         ("hardswish", "aten.hardswish.default", [], {}, torch.nn.functional.hardswish, x),
         ("pow_1.5", "aten.pow.Tensor_Scalar", [1.5], {}, lambda t: torch.pow(t, 1.5), x.abs()),
+        ("rsqrt", "aten.rsqrt.default", [], {}, torch.rsqrt, x.abs()),
     ]:
         y = f(xin)
         i, o = tens(xin), tens(y)
@@ -51,7 +52,7 @@ doc = {
     "split": "public",
     "torch_version": torch.__version__,
     "torch_build": "Debian sid python3-torch, CPU, ATEN_CPU_CAPABILITY=avx2, torch.set_num_threads(1)",
-    "producer": "activations, exp, erf, pow, softmax, log_softmax on bfloat16 and float16 tensors",
+    "producer": "activations, exp, erf, pow, rsqrt, softmax, log_softmax on bfloat16 and float16 tensors",
     "args": "as elementwise_ops.json",
     "encoding": "bfloat16/float16 tensors as {dtype, shape, bits_hex}: every element's 16-bit pattern as 4 hex digits, concatenated, row-major",
     "n_cases": len(cases),
