@@ -29,8 +29,8 @@ const (
 // unaryF32 applies a vectorised kernel to x: vec computes one lane of the
 // vector path, scalar the scalar tail. The result has x's shape and, when x
 // is dense (a permutation of a contiguous layout), x's strides, as
-// TensorIterator gives; a non-dense x is walked row by row along its last
-// dimension. float16 and bfloat16 compute in float32 and round back.
+// TensorIterator gives; a non-dense x is walked in runs of its coalesced
+// unit-stride trailing dimensions. float16 and bfloat16 compute in float32 and round back.
 func unaryF32(name string, x *tensor.Tensor, loop elemLoop, vec, scalar func(float32) float32) (*tensor.Tensor, error) {
 	if x == nil {
 		return nil, argErrf("%s: argument \"self\": want a tensor, got None", name)
@@ -53,11 +53,8 @@ func unaryF32(name string, x *tensor.Tensor, loop elemLoop, vec, scalar func(flo
 	}
 	out := make([]float32, len(d))
 	row := len(d)
-	if !dense && x.Dim() > 0 {
-		row = x.Size(x.Dim() - 1)
-		if x.Strides()[x.Dim()-1] != 1 {
-			row = 0 // no unit-stride inner dimension: TensorIterator's scalar loop
-		}
+	if !dense {
+		row = innerRun(x)
 	}
 	if row == 0 {
 		for i, v := range d {
@@ -73,6 +70,34 @@ func unaryF32(name string, x *tensor.Tensor, loop elemLoop, vec, scalar func(flo
 		return res.Permute(inversePerm(perm)...)
 	}
 	return res, nil
+}
+
+// innerRun is the length of the inner loop TensorIterator runs on a
+// non-dense x: the trailing dimensions that coalesce into one unit-stride
+// run (0 when the last dimension is not unit-stride: the scalar loop).
+func innerRun(x *tensor.Tensor) int {
+	sh, st := x.Shape(), x.Strides()
+	run, want := 1, 1
+	for i := len(sh) - 1; i >= 0; i-- {
+		if sh[i] == 1 {
+			continue
+		}
+		if st[i] != want {
+			break
+		}
+		run *= sh[i]
+		want *= sh[i]
+	}
+	if run == 1 && len(sh) > 0 {
+		last := len(sh) - 1
+		for last >= 0 && sh[last] == 1 {
+			last--
+		}
+		if last >= 0 && st[last] != 1 {
+			return 0
+		}
+	}
+	return run
 }
 
 func applyLoop(out, in []float32, loop elemLoop, vec, scalar func(float32) float32) {
