@@ -128,8 +128,8 @@ func atenDropout(name string) KernelFunc {
 }
 
 // atenInPlace wraps the kernel of an in-place op: the new value of self
-// must keep self's shape (self does not broadcast) and is cast back to
-// self's dtype; a float result for an integer or bool self is an error, as
+// must keep self's shape (self does not broadcast), is cast back to self's
+// dtype and laid out with self's strides; a float result for an integer or bool self is an error, as
 // in PyTorch ("result type Float can't be cast to the desired output type").
 func atenInPlace(k KernelFunc) KernelFunc {
 	return func(args []Value) (Value, error) {
@@ -145,12 +145,14 @@ func atenInPlace(k KernelFunc) KernelFunc {
 		if !slices.Equal(out.Shape(), self.Shape()) {
 			return nil, fmt.Errorf("%w: in-place result of shape %v does not fit argument \"self\" of shape %v", tensor.ErrShape, out.Shape(), self.Shape())
 		}
-		if out.DType() == self.DType() {
-			return out, nil
+		if out.DType() != self.DType() {
+			if out.DType().IsFloat() && !self.DType().IsFloat() {
+				return nil, fmt.Errorf("%w: result type %s can't be cast to the dtype %s of argument \"self\"", kernels.ErrUnsupportedDType, out.DType(), self.DType())
+			}
+			if out, err = kernels.ToDType(out, self.DType()); err != nil {
+				return nil, err
+			}
 		}
-		if out.DType().IsFloat() && !self.DType().IsFloat() {
-			return nil, fmt.Errorf("%w: result type %s can't be cast to the dtype %s of argument \"self\"", kernels.ErrUnsupportedDType, out.DType(), self.DType())
-		}
-		return kernels.ToDType(out, self.DType())
+		return kernels.InLayoutOf(out, self)
 	}
 }

@@ -140,3 +140,20 @@ func TestElemRules(t *testing.T) {
 		assert.Equal(t, tc.want, typ.String(), tc.op)
 	}
 }
+
+// TestInPlaceKeepsSelfLayout: an in-place op's result has self's strides
+// (a transposed self stays transposed), with the values of the functional
+// op: [[1,2,3],[4,5,6]].T + 10.
+func TestInPlaceKeepsSelfLayout(t *testing.T) {
+	base := tensor.F32([]int{2, 3}, 1, 2, 3, 4, 5, 6)
+	self, err := base.Transpose(0, 1) // shape [3, 2], strides [1, 3]
+	require.NoError(t, err)
+	v, err := call(t, "aten.add_.Scalar", []ops.Value{self, 10.0})
+	require.NoError(t, err)
+	out := v.(*tensor.Tensor)
+	assert.Equal(t, []int{3, 2}, out.Shape())
+	assert.Equal(t, []int{1, 3}, out.Strides())
+	vals, err := out.Float64s()
+	require.NoError(t, err)
+	assert.Equal(t, []float64{11, 14, 12, 15, 13, 16}, vals)
+}

@@ -330,3 +330,21 @@ func PowScalar(x *tensor.Tensor, exponent float64) (*tensor.Tensor, error) {
 	}
 	return unaryF32("pow", x, loop, f, f)
 }
+
+// InLayoutOf returns x (of like's shape) laid out with like's strides when
+// like is dense but not contiguous (channels-last, transposed), as an
+// in-place op's result keeps its self's layout; otherwise x itself.
+func InLayoutOf(x, like *tensor.Tensor) (*tensor.Tensor, error) {
+	if x == nil || like == nil || like.IsContiguous() || !slices.Equal(x.Shape(), like.Shape()) || slices.Equal(x.Strides(), like.Strides()) {
+		return x, nil
+	}
+	perm, dense := denseOrder(like)
+	if !dense {
+		return x, nil
+	}
+	p, err := x.Permute(perm...)
+	if err != nil {
+		return nil, err
+	}
+	return p.Contiguous().Permute(inversePerm(perm)...)
+}
