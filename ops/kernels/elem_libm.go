@@ -16,33 +16,39 @@ package kernels
 //     loops.
 //
 // Every float32 operation rounds once, as the hardware does; fmaf rounds the
-// exact a*b+c once.
+// exact a*b+c once. A product that feeds an addition is written with an
+// explicit conversion (float32(a*b) + c), which the Go spec forbids fusing
+// into an FMA on platforms that fuse (arm64, ppc64, s390x).
 
 import "math"
 
 // fmaf returns a*b+c rounded once to float32. The product of two float32
-// values is exact in float64; the sum is rounded to odd in float64 first,
+// values is exact in float64, so only the float64 sum rounds; rounding that
+// sum to float32 is correct unless it lands exactly halfway between two
+// float32 values (or in the float32 subnormal range), where the sum's
+// rounding error decides: there the sum is rounded to odd in float64 first,
 // which makes the final rounding to float32 correct.
 func fmaf(a, b, c float32) float32 {
 	p := float64(a) * float64(b)
 	cc := float64(c)
 	s := p + cc
-	if math.IsInf(s, 0) || math.IsNaN(s) || math.IsInf(p, 0) || math.IsInf(cc, 0) {
+	bits := math.Float64bits(s)
+	if bits&0x1fffffff != 0x10000000 && math.Abs(s) >= 0x1p-126 || math.IsInf(s, 0) || s != s {
+		return float32(s)
+	}
+	if math.IsInf(p, 0) || math.IsInf(cc, 0) {
 		return float32(s)
 	}
 	// TwoSum: err is the exact rounding error of s.
 	bb := s - p
 	err := (p - (s - bb)) + (cc - bb)
-	if err != 0 {
-		bits := math.Float64bits(s)
-		if bits&1 == 0 {
-			if (err > 0) == (s > 0) {
-				bits++
-			} else {
-				bits--
-			}
-			s = math.Float64frombits(bits)
+	if err != 0 && bits&1 == 0 {
+		if (err > 0) == (s > 0) {
+			bits++
+		} else {
+			bits--
 		}
+		s = math.Float64frombits(bits)
 	}
 	return float32(s)
 }
@@ -125,17 +131,17 @@ func dfAdd2DD(x, y df) df { // dfadd2_vf2_vf2_vf2
 }
 
 func dfMulDF(x df, y float32) df { // dfmul_vf2_vf2_vf (FMA)
-	s := x.x * y
+	s := float32(x.x * y)
 	return df{s, fmaf(x.y, y, fmaf(x.x, y, -s))}
 }
 
 func dfMulDD(x, y df) df { // dfmul_vf2_vf2_vf2 (FMA)
-	s := x.x * y.x
+	s := float32(x.x * y.x)
 	return df{s, fmaf(x.x, y.y, fmaf(x.y, y.x, fmaf(x.x, y.x, -s)))}
 }
 
 func dfSqu(x df) df { // dfsqu_vf2_vf2 (FMA)
-	s := x.x * x.x
+	s := float32(x.x * x.x)
 	return df{s, fmaf(x.x+x.x, x.y, fmaf(x.x, x.x, -s))}
 }
 
@@ -146,7 +152,7 @@ func dfRec(d df) df { // dfrec_vf2_vf2 (FMA)
 
 func dfDiv(n, d df) df { // dfdiv_vf2_vf2_vf2 (FMA)
 	t := 1 / d.x
-	s := n.x * t
+	s := float32(n.x * t)
 	u := fmaf(t, n.x, -s)
 	v := fmaf(-d.y, t, fmaf(-d.x, t, 1))
 	return df{s, fmaf(s, v, fmaf(n.y, t, u))}
@@ -157,8 +163,8 @@ func sleefExpk2f(d df) df {
 	u := (d.x + d.y) * sleefRLn2f
 	q := cvtps2dq(u)
 	qf := float32(q)
-	s := dfAdd2FF(d, qf*-sleefL2Uf)
-	s = dfAdd2FF(s, qf*-sleefL2Lf)
+	s := dfAdd2FF(d, float32(qf*-sleefL2Uf))
+	s = dfAdd2FF(s, float32(qf*-sleefL2Lf))
 	u = float32(+0.1980960224e-3)
 	u = fmaf(u, s.x, +0.1394256484e-2)
 	u = fmaf(u, s.x, +0.8333456703e-2)
@@ -279,7 +285,7 @@ func glibcExpf(x float32) float32 {
 		}
 	}
 	xd := float64(x)
-	z := invLn2N * xd
+	z := float64(invLn2N * xd)
 	kd := z + shift
 	ki := math.Float64bits(kd)
 	kd -= shift
@@ -288,7 +294,7 @@ func glibcExpf(x float32) float32 {
 	t += ki << (52 - 5)
 	s := math.Float64frombits(t)
 	zz := math.FMA(c0, r, c1)
-	r2 := r * r
+	r2 := float64(r * r)
 	y := math.FMA(c2, r, 1)
 	y = math.FMA(zz, r2, y)
 	y = y * s
@@ -325,7 +331,7 @@ func sleefLogf(d float32) float32 {
 	t = fmaf(t, x2, +0.3996108174e+0)
 	t = fmaf(t, x2, +0.6666694880e+0)
 	s = dfAddDD(s, df{x.x * 2, x.y * 2})
-	s = dfAddDF(s, x2*x.x*t)
+	s = dfAddDF(s, float32(x2*x.x*t))
 	r := s.x + s.y
 	switch {
 	case math.IsInf(float64(d), 1):
@@ -388,8 +394,8 @@ func sleefExpk(d df) float32 {
 	u := (d.x + d.y) * sleefRLn2f
 	q := cvtps2dq(u)
 	qf := float32(q)
-	s := dfAdd2FF(d, qf*-sleefL2Uf)
-	s = dfAdd2FF(s, qf*-sleefL2Lf)
+	s := dfAdd2FF(d, float32(qf*-sleefL2Uf))
+	s = dfAdd2FF(s, float32(qf*-sleefL2Lf))
 	s = dfNormalize(s)
 	u = float32(0.00136324646882712841033936)
 	u = fmaf(u, s.x, 0.00836596917361021041870117)
