@@ -39,10 +39,6 @@ var structKernels = map[string]KernelFunc{
 		ts, d := r.tensors(0, "tensors"), r.int(1, "dim")
 		return viewResult(r, func() (*tensor.Tensor, error) { return kernels.Stack(ts, d) })
 	}),
-	"aten.dropout_.default": atenOp(func(r *argReader) (*tensor.Tensor, error) {
-		x, p, train := r.tensor(0, "self"), r.float(1, "p"), r.bool(2, "train")
-		return viewResult(r, func() (*tensor.Tensor, error) { return kernels.Dropout(x, p, train) })
-	}),
 	"aten.conv_transpose2d.input": atenOp(func(r *argReader) (*tensor.Tensor, error) {
 		x, w, b := r.tensor(0, "input"), r.tensor(1, "weight"), r.optTensor(2, "bias")
 		st, pd, op := r.ints(3, "stride"), r.ints(4, "padding"), r.ints(5, "output_padding")
@@ -100,6 +96,14 @@ func withStructKernels(aten map[string]KernelFunc) map[string]KernelFunc {
 	for k, f := range structKernels {
 		out[k] = f
 	}
+	return withLayoutRules(out)
+}
+
+// withLayoutRules wraps the kernels of m whose results PyTorch lays out
+// after their inputs: the elementwise ops (TensorIterator's layout) and
+// the convolutions (a channels-last input's layout). m is changed in
+// place and returned.
+func withLayoutRules(out map[string]KernelFunc) map[string]KernelFunc {
 	for k, f := range out {
 		if name, _, ok := strings.Cut(strings.TrimPrefix(k, "aten."), "."); ok && layoutOps[name] {
 			out[k] = withIteratorLayout(name, f)

@@ -27,6 +27,7 @@ func allRows() []opRow {
 	rows = append(rows, quantRows...)
 	rows = append(rows, atenRows...)
 	rows = append(rows, structRows...)
+	rows = append(rows, elemRows...)
 	rows = append(rows, hopRows()...)
 	return rows
 }

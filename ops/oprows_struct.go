@@ -19,7 +19,6 @@ var structRows = []opRow{
 	{schema: "aten::unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]", result: ruleUnbind, doc: "every select(dim, i) (views)"},
 	{schema: "aten::unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)", result: ruleUnflatten, view: true, doc: "split dimension dim into sizes (one -1 inferred), a view"},
 	{schema: "aten::stack(Tensor[] tensors, int dim=0) -> Tensor", result: ruleStack, doc: "join equal-shaped tensors along a new dimension"},
-	{schema: "aten::dropout_(Tensor(a!) self, float p, bool train) -> Tensor(a!)", result: ruleSameAsSelf, doc: "in-place dropout; the identity in eval"},
 	{schema: "aten::conv_transpose2d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=[1, 1], SymInt[2] padding=[0, 0], SymInt[2] output_padding=[0, 0], SymInt groups=1, SymInt[2] dilation=[1, 1]) -> Tensor", result: ruleConvTranspose2d, doc: "2-D transposed convolution (weight [in, out/groups, kH, kW])"},
 }
 

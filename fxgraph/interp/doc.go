@@ -16,6 +16,15 @@
 //   - call_module: the attribute's [fxgraph.Module.Forward];
 //   - output: the returned values.
 //
+// In-place ops (an argument written, Tensor(a!) in the schema: relu_,
+// add_, hardswish_, ...) behave as in PyTorch: kernels never write into
+// their arguments; the node passed as the written argument is rebound to
+// the op's result, and every other live value sharing its storage (views
+// taken before the mutation, the results of earlier in-place ops on it) is
+// rebuilt over a copy of the storage holding the new elements, so later
+// users see the mutation through every alias. The caller's input tensors
+// are never modified.
+//
 // [Options] carries the registry, a hook called with every node's value
 // (observers and the numeric debugger use it) and a switch that releases
 // each value after its last use.

@@ -3,6 +3,8 @@ package interp
 import (
 	"errors"
 	"fmt"
+	"reflect"
+	"slices"
 
 	"github.com/fxquant/fxquant/fxgraph"
 	"github.com/fxquant/fxquant/ops"
@@ -292,9 +294,15 @@ func (r *runner) eval(n *fxgraph.Node) (ops.Value, error) {
 		}
 		switch t := n.Target().(type) {
 		case ops.Overload:
-			return r.callOverload(t, args, kwargs)
+			v, err := r.callOverload(t, args, kwargs)
+			return r.mutated(n, t, v, err)
 		case ops.Packet:
-			return r.callPacket(t, args, kwargs)
+			o, err := r.reg.Resolve(t, args, kwargs)
+			if err != nil {
+				return nil, fmt.Errorf("%w: %w", ErrUnknownTarget, err)
+			}
+			v, err := r.callOverload(o, args, kwargs)
+			return r.mutated(n, o, v, err)
 		case ops.Callable:
 			if t == ops.GetItem {
 				return getItem(args, kwargs)
@@ -321,15 +329,105 @@ func (r *runner) callOverload(o ops.Overload, args []ops.Value, kwargs []ops.Kwa
 	return def.Kernel(full)
 }
 
-// callPacket resolves a packet target with [ops.Registry.Resolve] (the
-// first overload, in registration order, whose schema accepts the
-// arguments) and runs that overload.
-func (r *runner) callPacket(p ops.Packet, args []ops.Value, kwargs []ops.Kwarg) (ops.Value, error) {
-	o, err := r.reg.Resolve(p, args, kwargs)
+// mutated gives in-place ops PyTorch's semantics. Kernels never write into
+// their arguments; for an op whose schema marks an argument as written
+// (Tensor(a!)), the node passed there is rebound to the op's result, so
+// every later user of that node sees the mutated value, as in PyTorch (x =
+// relu_(y): later users of y see relu(y)). A packet target is resolved with
+// [ops.Registry.Resolve] (the first overload, in registration order, whose
+// schema accepts the arguments) before this. Other live views of the
+// mutated tensor are updated too (see rebind).
+func (r *runner) mutated(n *fxgraph.Node, o ops.Overload, v ops.Value, err error) (ops.Value, error) {
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrUnknownTarget, err)
+		return nil, err
 	}
-	return r.callOverload(o, args, kwargs)
+	def, ok := r.reg.Op(o)
+	if !ok || def.Schema == nil || !def.Schema.IsMutable() {
+		return v, nil
+	}
+	t, isTensor := v.(*tensor.Tensor)
+	if !isTensor {
+		return v, nil
+	}
+	for i, a := range def.Schema.Args {
+		if !a.Type.Write || a.Type.List {
+			continue
+		}
+		var passed ops.Value
+		if i < len(n.Args()) {
+			passed = n.Arg(i)
+		} else {
+			for _, kw := range n.Kwargs() {
+				if kw.Name == a.Name {
+					passed = kw.Value
+				}
+			}
+		}
+		if src, isNode := passed.(*fxgraph.Node); isNode {
+			if old, live := r.env[src]; live {
+				r.rebind(src, old, t)
+			}
+		}
+	}
+	return v, nil
+}
+
+// rebind binds src to t, the new value of the tensor old that an in-place
+// op wrote. When other live values share old's storage (views of it, or
+// tensors it is a view of), t's elements are written into a copy of that
+// storage at old's positions and every one of them, src included, is
+// rebuilt over the copy with its own shape, strides and offset: later
+// users see the mutation through every alias, as in PyTorch, while the
+// caller's tensors stay untouched.
+func (r *runner) rebind(src *fxgraph.Node, old ops.Value, t *tensor.Tensor) {
+	r.env[src] = t
+	o, ok := old.(*tensor.Tensor)
+	if !ok || o == t || o.DType() != t.DType() || !slices.Equal(o.Shape(), t.Shape()) {
+		return
+	}
+	var aliases []*fxgraph.Node
+	for n, v := range r.env {
+		if x, isT := v.(*tensor.Tensor); isT && n != src && sameStorage(x, o) {
+			aliases = append(aliases, n)
+		}
+	}
+	if len(aliases) == 0 {
+		return
+	}
+	n := reflect.ValueOf(o.Storage()).Len()
+	whole, err := o.NewView([]int{n}, []int{1}, 0)
+	if err != nil {
+		return
+	}
+	raw, vals, size := whole.Bytes(), t.Bytes(), o.DType().Size()
+	if len(raw) != n*size || len(vals) != t.Numel()*size {
+		return
+	}
+	k := 0
+	o.Indices(func(si int) {
+		copy(raw[si*size:(si+1)*size], vals[k*size:(k+1)*size])
+		k++
+	})
+	base, err := tensor.FromBytes(o.DType(), []int{n}, nil, 0, raw, false)
+	if err != nil {
+		return
+	}
+	if nv, err := base.NewView(o.Shape(), o.Strides(), o.Offset()); err == nil {
+		r.env[src] = nv
+	}
+	for _, a := range aliases {
+		x := r.env[a].(*tensor.Tensor)
+		if nv, err := base.NewView(x.Shape(), x.Strides(), x.Offset()); err == nil {
+			r.env[a] = nv
+		}
+	}
+}
+
+// sameStorage reports whether a and b are views of one storage.
+func sameStorage(a, b *tensor.Tensor) bool {
+	va, vb := reflect.ValueOf(a.Storage()), reflect.ValueOf(b.Storage())
+	return va.Kind() == reflect.Slice && vb.Kind() == reflect.Slice && va.Len() > 0 &&
+		va.Len() == vb.Len() && va.Pointer() == vb.Pointer()
 }
 
 // getItem implements operator.getitem(container, index) for tuple and

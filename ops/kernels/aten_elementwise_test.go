@@ -2,6 +2,7 @@ package kernels_test
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -109,8 +110,11 @@ func TestActivations(t *testing.T) {
 		{"silu", kernels.Silu, []float32{-0.2384058440442351, negZero, 0, 0.7310585786300049, nan, float32(math.Inf(1))}},
 		// tanh(1) = 0.7615941559557649, tanh(-2) = -0.9640275800758169.
 		{"tanh", kernels.Tanh, []float32{-0.9640275800758169, negZero, 0, 0.7615941559557649, nan, 1}},
-		// gelu(1) = Φ(1) = 0.8413447460685429, gelu(-2) = -2Φ(-2) = -0.04550026389635842.
-		{"gelu none", func(x *tensor.Tensor) (*tensor.Tensor, error) { return kernels.Gelu(x, "none") }, []float32{-0.04550026389635842, negZero, 0, 0.8413447460685429, nan, float32(math.Inf(1))}},
+		// gelu(1) = Φ(1) = 0.8413447460685429, gelu(-2) = -2Φ(-2) = -0.04550026389635842
+		// (PyTorch's vectorised erf is off by 4e-6 relative there: bit-exactness is
+		// checked against PyTorch's own vectors in tests/vectors_elem_test.go).
+		// PyTorch 2.14 gives gelu(-0) = +0 for a contiguous input (checked with the oracle).
+		{"gelu none", func(x *tensor.Tensor) (*tensor.Tensor, error) { return kernels.Gelu(x, "none") }, []float32{-0.04550026389635842, 0, 0, 0.8413447460685429, nan, float32(math.Inf(1))}},
 		// tanh approximation: gelu(1) = 0.8411919906082768, gelu(-2) = -0.04540230591222833.
 		{"gelu tanh", func(x *tensor.Tensor) (*tensor.Tensor, error) { return kernels.Gelu(x, "tanh") }, []float32{-0.04540230591222833, negZero, 0, 0.8411919906082768, nan, float32(math.Inf(1))}},
 	}
@@ -118,7 +122,19 @@ func TestActivations(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := tt.f(in)
 			require.NoError(t, err)
-			requireBits(t, tt.want, got)
+			if !strings.HasPrefix(tt.name, "gelu") {
+				requireBits(t, tt.want, got)
+				return
+			}
+			vals, err := tensor.Data[float32](got)
+			require.NoError(t, err)
+			for i, w := range tt.want {
+				if w != w || math.IsInf(float64(w), 0) || w == 0 {
+					assert.Equal(t, math.Float32bits(w), math.Float32bits(vals[i]), "element %d", i)
+					continue
+				}
+				assert.InEpsilon(t, w, vals[i], 5e-6, "element %d", i)
+			}
 		})
 	}
 	t.Run("int input is a dtype error", func(t *testing.T) {

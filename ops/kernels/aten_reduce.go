@@ -2,7 +2,6 @@ package kernels
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/fxquant/fxquant/ops/tensor"
 )
@@ -12,80 +11,18 @@ func splitAt(shape []int, dim int) (outer, d, inner int) {
 	return tensor.Numel(shape[:dim]), shape[dim], tensor.Numel(shape[dim+1:])
 }
 
-// Softmax returns exp(x - max) / sum(exp(x - max)) along dim. The max is
-// subtracted first, so large inputs do not overflow; exp runs in float64
-// and is rounded to float32, the sum accumulates in float64, and the
-// result is exp·(1/sum) in float32, the reciprocal multiply of PyTorch's
-// vectorised kernel (whose Sleef exp and float32 sum can differ in the last
-// bit). A slice holding NaN gives NaN; a slice of all -inf gives NaN, as
-// PyTorch does.
+// Softmax returns exp(x - max) / sum(exp(x - max)) along dim, in the order
+// of operations of PyTorch's CPU kernels (elem_softmax.go): bit-exact with
+// PyTorch 2.14 (AVX2) for float32 on the stored vectors.
 func Softmax(x *tensor.Tensor, dim int) (*tensor.Tensor, error) {
 	return softmaxImpl("softmax", x, dim, false)
 }
 
-// LogSoftmax returns x - max - log(sum(exp(x - max))) along dim, with the
-// same evaluation as [Softmax].
+// LogSoftmax returns x - max - log(sum(exp(x - max))) along dim, in the
+// order of operations of PyTorch's CPU kernels (elem_softmax.go):
+// bit-exact with PyTorch 2.14 (AVX2) for float32 on the stored vectors.
 func LogSoftmax(x *tensor.Tensor, dim int) (*tensor.Tensor, error) {
 	return softmaxImpl("log_softmax", x, dim, true)
-}
-
-func softmaxImpl(op string, x *tensor.Tensor, dim int, logOut bool) (*tensor.Tensor, error) {
-	xd, err := floatArg("self", x)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", op, err)
-	}
-	shape := x.Shape()
-	if len(shape) == 0 {
-		shape = []int{1}
-	}
-	d, err := tensor.NormDim(dim, x.Dim())
-	if err != nil {
-		return nil, fmt.Errorf("%s: argument \"dim\": %w", op, err)
-	}
-	outer, D, inner := splitAt(shape, d)
-	y := make([]float32, len(xd))
-	for o := 0; o < outer; o++ {
-		for i := 0; i < inner; i++ {
-			base := o*D*inner + i
-			m := float32(math.Inf(-1))
-			nan := false
-			for k := 0; k < D; k++ {
-				v := xd[base+k*inner]
-				if v != v {
-					nan = true
-				}
-				if v > m {
-					m = v
-				}
-			}
-			if nan {
-				for k := 0; k < D; k++ {
-					y[base+k*inner] = float32(math.NaN())
-				}
-				continue
-			}
-			sum := 0.0
-			for k := 0; k < D; k++ {
-				e := float32(math.Exp(float64(xd[base+k*inner] - m)))
-				if !logOut {
-					y[base+k*inner] = e
-				}
-				sum += float64(e)
-			}
-			if logOut {
-				ls := float32(math.Log(sum))
-				for k := 0; k < D; k++ {
-					y[base+k*inner] = xd[base+k*inner] - m - ls
-				}
-				continue
-			}
-			r := float32(1 / sum)
-			for k := 0; k < D; k++ {
-				y[base+k*inner] *= r
-			}
-		}
-	}
-	return fromFloat32(x.DType(), x.Shape(), y), nil
 }
 
 // reduceShape returns the result shape of reducing dims (normalised) of
