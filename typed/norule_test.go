@@ -40,7 +40,7 @@ func (p opPlan) Apply(rw *typed.Rewriter) error {
 }
 
 // TestRewriteOfOpWithoutRuleFails: a typed rewrite that creates a node of
-// an op without a result-type rule (aten.hardsigmoid, known from
+// an op without a result-type rule (aten.sinh, known from
 // PyTorch's table only) fails with ErrNoRule naming the op, and leaves the
 // graph as it was; the same rewrite with an op that has a rule succeeds.
 func TestRewriteOfOpWithoutRuleFails(t *testing.T) {
@@ -49,9 +49,9 @@ func TestRewriteOfOpWithoutRuleFails(t *testing.T) {
 	g, nodes := c.build(t)
 	before := fxgraph.Format(g)
 	_, err := typed.Canonicalize(g, typed.CanonOptions{
-		Patterns: []typed.Pattern{opPattern{target: nodes["add"].Name(), op: ops.MustOverload("aten.hardsigmoid.default")}}})
+		Patterns: []typed.Pattern{opPattern{target: nodes["add"].Name(), op: ops.MustOverload("aten.sinh.default")}}})
 	require.ErrorIs(t, err, typed.ErrNoRule)
-	assert.Contains(t, err.Error(), "aten.hardsigmoid.default")
+	assert.Contains(t, err.Error(), "aten.sinh.default")
 	assert.Equal(t, before, fxgraph.Format(g), "the failed rewrite leaves the graph as it was")
 
 	g, nodes = c.build(t)
