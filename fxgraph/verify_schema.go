@@ -292,7 +292,7 @@ func (v *verifier) compareType(n *Node, want ops.Type) {
 		}
 		return
 	}
-	if !ops.TypesEqual(want, n.typ) {
+	if !ops.TypesEqual(want, n.typ) && !ops.TypeAccepts(want, n.typ) {
 		e := v.nodeErr(n, ErrTypeMismatch, "type", want.String(), n.typ.String())
 		if d := ops.TypeDiff(want, n.typ); d != "" && !strings.HasPrefix(d, "want ") {
 			e.Detail = d

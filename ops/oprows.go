@@ -20,5 +20,6 @@ func allRows() []opRow {
 	rows = append(rows, quantRows...)
 	rows = append(rows, atenRows...)
 	rows = append(rows, hopRows()...)
+	rows = append(rows, symshapeRows...)
 	return rows
 }

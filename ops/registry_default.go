@@ -43,7 +43,7 @@ func buildDefault() (*Registry, error) {
 	for _, table := range []struct {
 		name    string
 		kernels map[string]KernelFunc
-	}{{"quantKernels", quantKernels}, {"atenKernels", atenKernels}} {
+	}{{"quantKernels", quantKernels}, {"atenKernels", atenKernels}, {"symshapeKernels", symshapeKernels}} {
 		keys := make([]string, 0, len(table.kernels))
 		for k := range table.kernels {
 			keys = append(keys, k)

@@ -313,6 +313,11 @@ type Program struct {
 	// metas holds the serialized tensor metadata by tensor name, reused
 	// on write when the value's type still matches.
 	metas map[string]tensorMeta
+	// symVals holds sym_int_values by node name, written back for the
+	// symbolic scalar nodes still in the graph; symPlain records that the
+	// file wrote expressions in sympy's str form rather than as sreprs.
+	symVals  map[string]symVal
+	symPlain bool
 }
 
 // opaqueInfo describes a node whose operator has no schema: its argument
