@@ -19,7 +19,11 @@ import (
 // run: a batch with the wrong number of tensors, or a tensor whose dtype or
 // shape differs from its placeholder's static type, is an error wrapping
 // ErrBatch that names the batch and the placeholder, and no observer has
-// seen anything. A failure while running names the node (an
+// seen anything. A placeholder of symbolic type (f32[s77, 16], from a
+// program exported with torch.export.Dim) takes batches of any size within
+// its symbols' ranges, and batches may differ in size; a size outside the
+// range is an ErrBatch naming the placeholder, the dimension and the range
+// (see interp.CheckSymbols). A failure while running names the node (an
 // *interp.NodeError); the batches before it have been recorded.
 func Calibrate(g *fxgraph.Graph, batches [][]*tensor.Tensor, progress func(i, n int)) error {
 	return CalibrateWithRegistry(g, batches, progress, nil)
@@ -32,6 +36,9 @@ func CalibrateWithRegistry(g *fxgraph.Graph, batches [][]*tensor.Tensor, progres
 	for i, b := range batches {
 		if err := checkBatch(phs, b); err != nil {
 			return fmt.Errorf("calibrate: batch %d: %w", i, err)
+		}
+		if _, err := interp.CheckSymbols(g, b); err != nil {
+			return fmt.Errorf("calibrate: batch %d: %w: %w", i, ErrBatch, err)
 		}
 	}
 	for i, b := range batches {

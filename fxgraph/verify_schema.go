@@ -267,7 +267,7 @@ func (v *verifier) checkResult(n *Node, def *ops.OpDef, full []ops.Value) {
 	} else if m := v.memo(def, typed); m != nil && m.ok {
 		want, err = m.want, m.err
 	} else {
-		want, err = def.Result(typed)
+		want, err = ops.ApplyRule(def.Result, typed)
 		if m != nil {
 			m.store(def, typed, want, err)
 		}

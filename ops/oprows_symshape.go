@@ -111,3 +111,134 @@ func symbolicViewShape(args []Value, size []int64) ([]int64, bool) {
 	}
 	return slices.Clone(size), true
 }
+
+// Sentinel sizes stand for symbolic dimensions while a result-type rule
+// runs (see ApplyRule): base + k*symSentinelStep for the k-th distinct
+// dimension expression, with one of two bases. They are far above real
+// sizes, and a product of two stays within int64.
+const (
+	symSentinelBase1 = int64(1) << 30
+	symSentinelBase2 = int64(3) << 29
+	symSentinelStep  = int64(7919)
+	symSentinelMax   = 4096
+)
+
+// ApplyRule runs a result-type rule on argument types of which some have
+// symbolic dimensions (f32[s77, 16]) and gives the result the symbols the
+// rule carried through. The rule runs twice, each symbolic dimension
+// entering as a distinct sentinel size from one of two sets: a result
+// dimension equal to the same symbol's sentinel in both runs is that
+// symbol again, wherever the rule moved it (linear keeps the batch,
+// transpose swaps it, q/dq keep the shape); one equal in both runs does
+// not depend on the symbols and is kept; any other (a product, a
+// quotient, a convolution's output size) is left open ("?"), as are the
+// rule's own unknown sizes, and the verifier accepts a recorded size there
+// (TypeAccepts). Without symbolic inputs, or when the rule refuses the
+// sentinel sizes, it is rule(args).
+func ApplyRule(rule TypeFunc, args []Value) (Type, error) {
+	var order []string
+	index := map[string]int64{}
+	var subst func(v Value, base int64) Value
+	subst = func(v Value, base int64) Value {
+		switch x := v.(type) {
+		case TensorType:
+			if len(x.Syms) == 0 {
+				return x
+			}
+			shape := slices.Clone(x.Shape)
+			for i, s := range x.Syms {
+				if s == "" || i >= len(shape) || shape[i] != DynamicDim {
+					continue
+				}
+				k, ok := index[s]
+				if !ok {
+					if len(order) >= symSentinelMax {
+						continue
+					}
+					k = int64(len(order))
+					index[s] = k
+					order = append(order, s)
+				}
+				shape[i] = base + k*symSentinelStep
+			}
+			return TensorType{Shape: shape, Elem: x.Elem}
+		case List:
+			out := make(List, len(x))
+			for i, e := range x {
+				out[i] = subst(e, base)
+			}
+			return out
+		case Tuple:
+			out := make(Tuple, len(x))
+			for i, e := range x {
+				out[i] = subst(e, base)
+			}
+			return out
+		}
+		return v
+	}
+	run := func(base int64) (Type, error) {
+		sargs := make([]Value, len(args))
+		for i, a := range args {
+			sargs[i] = subst(a, base)
+		}
+		return rule(sargs)
+	}
+	t1, err := run(symSentinelBase1)
+	if len(order) == 0 {
+		return rule(args)
+	}
+	if err != nil {
+		return rule(args)
+	}
+	t2, err := run(symSentinelBase2)
+	if err != nil {
+		return rule(args)
+	}
+	symbolAt := func(d1, d2 int64) (string, bool) {
+		k1, k2 := d1-symSentinelBase1, d2-symSentinelBase2
+		if k1 != k2 || k1 < 0 || k1%symSentinelStep != 0 || k1/symSentinelStep >= int64(len(order)) {
+			return "", false
+		}
+		return order[k1/symSentinelStep], true
+	}
+	var back func(a, b Type) Type
+	back = func(a, b Type) Type {
+		switch x := a.(type) {
+		case TensorType:
+			y, ok := b.(TensorType)
+			if !ok || len(y.Shape) != len(x.Shape) {
+				return a
+			}
+			var syms []string
+			shape := slices.Clone(x.Shape)
+			for i, d := range shape {
+				if d == y.Shape[i] {
+					continue // independent of the symbols (or the rule's own ?)
+				}
+				shape[i] = DynamicDim
+				if s, ok := symbolAt(d, y.Shape[i]); ok {
+					if syms == nil {
+						syms = make([]string, len(shape))
+					}
+					syms[i] = s
+				}
+			}
+			return TensorType{Shape: shape, Elem: x.Elem, Syms: syms}
+		case TupleType:
+			y, ok := b.(TupleType)
+			if !ok || len(y.Elems) != len(x.Elems) {
+				return a
+			}
+			out := TupleType{Elems: make([]Type, len(x.Elems))}
+			for i, e := range x.Elems {
+				if e != nil {
+					out.Elems[i] = back(e, y.Elems[i])
+				}
+			}
+			return out
+		}
+		return a
+	}
+	return back(t1, t2), nil
+}
