@@ -284,3 +284,49 @@ func TestDynamicSymbolChecks(t *testing.T) {
 	require.ErrorContains(t, err, `node "b"`)
 	require.ErrorContains(t, err, "unknown symbol s1")
 }
+
+// TestDynamicWrittenAgree runs programs fxquant quantized and wrote from
+// the dynamic programs (`fxquant run NAME.pt2 --calibration-data` on the
+// inputs of NAME.io.json, -o testdata/dynamic/oracle/written/) and
+// compares them with what PyTorch 2.14.1 computes from the same files
+// (oracle/check_dynamic.py, which also checks that PyTorch keeps the
+// symbolic input and the range and refuses an input past it): fxquant's
+// interpreter gives PyTorch's outputs at every recorded batch size, bit
+// for bit (the quantized CNN too: the last-bit differences of its float
+// convolutions at batch > 1, see TestDynamicProgramsRun, do not change a
+// quantized value here).
+func TestDynamicWrittenAgree(t *testing.T) {
+	for _, name := range []string{"cnn_dynamic_batch", "exprs_dynamic_batch"} {
+		t.Run(name, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join(dynDir, name+".io.json"))
+			require.NoError(t, err)
+			var io dynIO
+			require.NoError(t, json.Unmarshal(data, &io))
+			data, err = os.ReadFile(filepath.Join(dynDir, "oracle/written", name+".static.outputs.json"))
+			require.NoError(t, err)
+			var torchOut struct {
+				Cases []struct {
+					Outputs []pgTensor `json:"outputs"`
+				} `json:"cases"`
+			}
+			require.NoError(t, json.Unmarshal(data, &torchOut))
+			require.Len(t, torchOut.Cases, len(io.Cases))
+			p, err := pt2.ReadFile(filepath.Join(dynDir, "oracle/written", name+".static.pt2"), nil)
+			require.NoError(t, err)
+			require.NoError(t, fxgraph.Verify(p.Graph, fxgraph.VerifyOptions{}))
+			x, ok := p.Graph.NodeByName("x")
+			require.True(t, ok)
+			require.Equal(t, "s77", x.Type().(ops.TensorType).Syms[0])
+			g, err := p.Unlifted()
+			require.NoError(t, err)
+			for i, c := range io.Cases {
+				outs, err := interp.Run(g, []*tensor.Tensor{c.Input.tensor(t)}, interp.Options{})
+				require.NoError(t, err)
+				require.Len(t, outs, len(torchOut.Cases[i].Outputs))
+				for j, want := range torchOut.Cases[i].Outputs {
+					dynSameBits(t, outs[j], want, fmt.Sprintf("case %d (input %v), output %d", i, c.Input.Shape, j))
+				}
+			}
+		})
+	}
+}

@@ -44,6 +44,16 @@ func (s inputSpec) typeShape() []int64 {
 	return out
 }
 
+// shapeText prints the shape as Go prints ints ([4 32]), or with its
+// symbols ([s77, 16]) when it has any.
+func (s inputSpec) shapeText() string {
+	if s.sym == nil {
+		return fmt.Sprint(s.shape)
+	}
+	t := ops.TensorType{Shape: s.typeShape(), Syms: s.sym}.String()
+	return t[strings.IndexByte(t, '['):]
+}
+
 // fits reports whether a tensor of the given shape fits the input: same
 // rank, the static dimensions equal. Symbolic sizes are checked against
 // their ranges when the batch runs (convert.Calibrate).
@@ -196,7 +206,7 @@ func loadBatches(file string, specs []inputSpec) ([][]*tensor.Tensor, error) {
 			return nil, fmt.Errorf("%s: %w", file, err)
 		}
 		if t.Dim() != len(specs[0].shape)+1 {
-			return nil, fmt.Errorf("%s: array shape %v, want [N %s] (batches of input %s)", file, t.Shape(), strings.Trim(fmt.Sprint(specs[0].typeShape()), "[]"), specs[0])
+			return nil, fmt.Errorf("%s: array shape %v, want [N %s] (batches of input %s)", file, t.Shape(), strings.Trim(specs[0].shapeText(), "[]"), specs[0])
 		}
 		for i := range t.Size(0) {
 			bt, err := t.Select(0, i)
@@ -220,7 +230,7 @@ func loadBatches(file string, specs []inputSpec) ([][]*tensor.Tensor, error) {
 		}
 		for i, s := range specs {
 			if !s.fits(batch[i].Shape()) {
-				return nil, fmt.Errorf("%s: batch %d, input %q: shape %v, want %v", file, b, s.name, batch[i].Shape(), s.typeShape())
+				return nil, fmt.Errorf("%s: batch %d, input %q: shape %v, want %s", file, b, s.name, batch[i].Shape(), s.shapeText())
 			}
 			t, err := castTo(batch[i], s.dtype)
 			if err != nil {
