@@ -173,7 +173,7 @@ func symbolTable(rc json.RawMessage, metas []kv, decoded map[string]tensorMeta, 
 		if m.Sym == nil {
 			continue
 		}
-		path := fmt.Sprintf("graph.tensor_values[%q]", e.Key)
+		path := fmt.Sprintf("graph_module.graph.tensor_values[%q]", e.Key)
 		for i, s := range m.Sym.Sizes {
 			if s.Expr != nil {
 				if err := note(s, fmt.Sprintf("%s.sizes[%d]", path, i)); err != nil {
@@ -196,7 +196,7 @@ func symbolTable(rc json.RawMessage, metas []kv, decoded map[string]tensorMeta, 
 	}
 	for _, v := range vals {
 		if v.Val.Expr != nil {
-			if err := note(v.Val, fmt.Sprintf("graph.sym_int_values[%q]", v.Name)); err != nil {
+			if err := note(v.Val, fmt.Sprintf("graph_module.graph.sym_int_values[%q]", v.Name)); err != nil {
 				return nil, false, err
 			}
 		}
