@@ -179,12 +179,12 @@ func TestSymbolicReadErrors(t *testing.T) {
 		}, `graph_module.graph.nodes[1].target: unsupported feature: symbolic-scalar operator _operator.pow`},
 		{"operator input name", func(d obj) {
 			graphOf(d)["nodes"] = append(graphOf(d)["nodes"].([]any), obj{"target": "_operator.mul",
-				"inputs": []any{in("x", obj{"as_int": 2}, 1), in("b", obj{"as_int": 3}, 1)},
+				"inputs":  []any{in("x", obj{"as_int": 2}, 1), in("b", obj{"as_int": 3}, 1)},
 				"outputs": []any{obj{"as_sym_int": obj{"as_name": "m"}}}, "metadata": obj{}, "name": "m"})
 		}, `graph_module.graph.nodes[1].inputs[0].name: input 0 of _operator.mul is named "x", want "a"`},
 		{"operator tensor input", func(d obj) {
 			graphOf(d)["nodes"] = append(graphOf(d)["nodes"].([]any), obj{"target": "_operator.mul",
-				"inputs": []any{in("a", ten("x"), 1), in("b", obj{"as_int": 3}, 1)},
+				"inputs":  []any{in("a", ten("x"), 1), in("b", obj{"as_int": 3}, 1)},
 				"outputs": []any{obj{"as_sym_int": obj{"as_name": "m"}}}, "metadata": obj{}, "name": "m"})
 		}, `input of _operator.mul: want as_sym_int or as_int, got as_tensor`},
 	} {
