@@ -268,3 +268,27 @@ func symbolNames(syms []Symbol) string {
 	}
 	return strings.Join(names, ", ")
 }
+
+// checkSymScalar checks a node of an operator-module function on symbolic
+// ints (operator.mul(sym_size_int, 2)): its positional arguments are ints
+// or SymInt nodes, no keywords, and its type, when it has one, is SymInt.
+func (v *verifier) checkSymScalar(n *Node, arity int) {
+	if len(n.args) != arity || len(n.Kwargs()) != 0 {
+		v.report(v.nodeErr(n, ErrArity, "args", fmt.Sprintf("%d positional args, no kwargs", arity), fmt.Sprintf("%d args, %d kwargs", len(n.args), len(n.Kwargs()))))
+		return
+	}
+	for i, a := range n.args {
+		switch x := a.(type) {
+		case int64:
+		case *Node:
+			if pt, ok := x.typ.(ops.PyType); x.typ != nil && (!ok || pt.Name != "SymInt" && pt.Name != "int") {
+				v.report(v.nodeErr(n, ErrArgKind, fmt.Sprintf("arg %d", i), "an int or a SymInt", "%"+x.name+" of type "+x.typ.String()))
+			}
+		default:
+			v.report(v.nodeErr(n, ErrArgKind, fmt.Sprintf("arg %d", i), "an int or a SymInt", fmt.Sprintf("%v", a)))
+		}
+	}
+	if pt, ok := n.typ.(ops.PyType); n.typ != nil && (!ok || pt.Name != "SymInt") {
+		v.report(v.nodeErr(n, ErrTypeMismatch, "type", "SymInt", n.typ.String()))
+	}
+}

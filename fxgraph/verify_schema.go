@@ -83,6 +83,10 @@ func (v *verifier) checkSchema(n *Node) {
 			v.checkGetItem(n)
 			return
 		}
+		if arity, ok := ops.SymScalarArity(t); ok {
+			v.checkSymScalar(n, arity)
+			return
+		}
 		if !v.reg.Known(t) && !v.opts.AllowOpaque {
 			v.report(v.nodeErr(n, ErrUnknownTarget, "target", "a callable the registry knows", t.String()))
 		}

@@ -31,6 +31,22 @@ var symshapeKernels = map[string]KernelFunc{
 	}),
 }
 
+// symScalarFuncs are the functions of Python's operator module that
+// torch.export records (as "_operator.<name>") for arithmetic on SymInts,
+// with their arity.
+var symScalarFuncs = map[string]int{"add": 2, "sub": 2, "mul": 2, "floordiv": 2, "mod": 2, "neg": 1}
+
+// SymScalarArity reports whether c is an operator-module function on
+// symbolic ints (operator.mul of a sym_size and 2) and its number of
+// arguments.
+func SymScalarArity(c Callable) (int, bool) {
+	if c.Module != "operator" {
+		return 0, false
+	}
+	n, ok := symScalarFuncs[c.Name]
+	return n, ok
+}
+
 // ruleSymSize: sym_size.int(self, dim) is a SymInt; dim must index self.
 func ruleSymSize(args []Value) (Type, error) {
 	x, err := tensorArg(args, 0, "self")

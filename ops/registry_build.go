@@ -106,7 +106,8 @@ func (r *Registry) Known(t Target) bool {
 	case Packet:
 		return len(r.packets[v]) > 0
 	case Callable:
-		return v == GetItem || r.impureFn[v]
+		_, sym := SymScalarArity(v)
+		return v == GetItem || r.impureFn[v] || sym
 	}
 	return false
 }

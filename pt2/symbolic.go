@@ -598,15 +598,12 @@ func (e *encoder) symIntValues() error {
 	return nil
 }
 
-// symScalarOps are the functions of Python's operator module that
-// torch.export writes (as "_operator.<name>") for arithmetic on SymInts.
-var symScalarOps = map[string]bool{"add": true, "sub": true, "mul": true, "floordiv": true, "mod": true, "neg": true}
-
 // symScalarNode reads a node whose target is _operator.<op>: its inputs
 // (named after the Python parameters, a and b) are SymInts or ints, and
 // its one output an as_sym_int name.
 func (b *builder) symScalarNode(o *object, op string) error {
-	if !symScalarOps[op] {
+	want, ok := ops.SymScalarArity(ops.Callable{Module: "operator", Name: op})
+	if !ok {
 		return pathErr(o.sub("target"), fmt.Errorf("%w: symbolic-scalar operator _operator.%s", ErrUnsupported, op))
 	}
 	inRaw, err := o.req("inputs")
@@ -616,10 +613,6 @@ func (b *builder) symScalarNode(o *object, op string) error {
 	items, err := decodeArray(inRaw, o.sub("inputs"))
 	if err != nil {
 		return err
-	}
-	want := 2
-	if op == "neg" {
-		want = 1
 	}
 	if len(items) != want {
 		return pathErrf(o.sub("inputs"), "_operator.%s takes %d inputs, got %d", op, want, len(items))
@@ -709,8 +702,8 @@ func (e *encoder) symScalarNode(n *fxgraph.Node, c ops.Callable) error {
 	w.str("_operator." + c.Name)
 	w.key("inputs")
 	w.beginArray()
-	if len(n.Args()) > 2 || len(n.Kwargs()) > 0 {
-		return fmt.Errorf("%s: want at most 2 positional arguments", where)
+	if arity, _ := ops.SymScalarArity(c); len(n.Args()) != arity || len(n.Kwargs()) > 0 {
+		return fmt.Errorf("%s: want %d positional arguments", where, arity)
 	}
 	for i, a := range n.Args() {
 		w.beginObject()

@@ -636,8 +636,10 @@ func (e *encoder) returnForm(n *fxgraph.Node, schema *ops.Schema) string {
 
 func (e *encoder) node(n *fxgraph.Node) error {
 	w := e.w
-	if c, ok := n.Target().(ops.Callable); ok && c.Module == "operator" && symScalarOps[c.Name] {
-		return e.symScalarNode(n, c)
+	if c, ok := n.Target().(ops.Callable); ok {
+		if _, sym := ops.SymScalarArity(c); sym {
+			return e.symScalarNode(n, c)
+		}
 	}
 	ov, ok := n.Target().(ops.Overload)
 	if !ok {
