@@ -22,6 +22,16 @@ var ErrSymbol = errors.New("input does not fit the symbolic shape")
 // evaluate to the input's size, and static dimensions must match.
 // Placeholders without a symbolic type are not checked.
 func bindSymbols(g *fxgraph.Graph, ph []*fxgraph.Node, bound map[*fxgraph.Node]ops.Value) (map[string]int64, error) {
+	symbolic := false
+	for _, n := range ph {
+		if tt, ok := n.Type().(ops.TensorType); ok && len(tt.Syms) > 0 {
+			symbolic = true
+			break
+		}
+	}
+	if !symbolic {
+		return nil, nil // static programs pay nothing
+	}
 	vals := map[string]int64{}
 	from := map[string]string{}
 	type pending struct {
