@@ -151,8 +151,8 @@ func dynClose(t *testing.T, v ops.Value, want pgTensor, what string, tol float64
 
 // TestDynamicMLPZoo runs the zoo's mlp_dynamic_batch (x: f32[s77, 16],
 // s77 in [1, 64]) as issue 13 asks: float at the calibration sizes 8, 1, 5
-// and 32 and the eval sizes 3 and 17, bit for bit against the recorded
-// float outputs; then static and dynamic XNNPACK quantization calibrated
+// and 32 and the eval sizes 3 and 17, bit for bit against PyTorch's float
+// outputs; then static and dynamic XNNPACK quantization calibrated
 // on the four batches of different sizes, whose converted outputs equal
 // torchao's recorded ones bit for bit (the same bits PyTorch computes from
 // what fxquant writes: testdata/dynamic/oracle/check_written.txt).
@@ -175,17 +175,24 @@ func TestDynamicMLPZoo(t *testing.T) {
 	x := g.Placeholders()[0]
 	require.Equal(t, "f32[s77, 16]", x.Type().String())
 
+	// PyTorch's float outputs at the calibration sizes, which the zoo
+	// records only as inputs (testdata/dynamic/oracle/mlp_float_outputs.py).
+	data, err = os.ReadFile(filepath.Join(dynDir, "oracle/mlp_calibration_float.json"))
+	require.NoError(t, err)
+	var calibFloat struct {
+		Outputs []pgTensor `json:"calibration_outputs"`
+	}
+	require.NoError(t, json.Unmarshal(data, &calibFloat))
+	require.Len(t, calibFloat.Outputs, len(out.Inputs.Calibration))
 	var batches [][]*tensor.Tensor
 	var sizes []int
-	for _, c := range out.Inputs.Calibration {
+	for i, c := range out.Inputs.Calibration {
 		b := c.tensor(t)
 		batches = append(batches, []*tensor.Tensor{b})
 		sizes = append(sizes, b.Shape()[0])
-		// float at each calibration size (no outputs are recorded for
-		// these): it runs and keeps the batch.
 		outs, err := interp.Run(g, []*tensor.Tensor{b}, interp.Options{})
 		require.NoError(t, err)
-		require.Equal(t, []int{b.Shape()[0], 5}, outs[0].(*tensor.Tensor).Shape())
+		dynSameBits(t, outs[0], calibFloat.Outputs[i], fmt.Sprintf("float, calibration batch %d (batch %d)", i, b.Shape()[0]))
 	}
 	require.Equal(t, []int{8, 1, 5, 32}, sizes)
 	for i, e := range out.Inputs.Eval {
