@@ -386,3 +386,31 @@ func TestDynamicSymScalarNodes(t *testing.T) {
 	require.ErrorIs(t, err, fxgraph.ErrArgKind)
 	require.ErrorContains(t, err, `node "mul"`)
 }
+
+// TestDynamicDerivedDim: an input whose size is an expression of a symbol
+// that no other dimension gives (torch.export's derived Dim, batch =
+// 2*_b) binds the symbol by solving the expression: [6, 3] gives s0 = 3,
+// an odd size fits no s0, and a size whose s0 is past the range is
+// refused with both.
+func TestDynamicDerivedDim(t *testing.T) {
+	src := `graph():
+    # symbol s0: range=[1, 4], hint=2
+    %x : f32[2*s0 + 2, 3] [num_users=1] = placeholder[target=x]
+    %relu : f32[2*s0 + 2, 3] [num_users=1] = call_function[target=torch.ops.aten.relu.default](args = (%x,), kwargs = {})
+    return relu
+`
+	g, err := fxgraph.ParseString(src)
+	require.NoError(t, err)
+	zeros := func(shape ...int) *tensor.Tensor {
+		x, err := tensor.FromData(tensor.Float32, shape, make([]float32, tensor.Numel(shape)))
+		require.NoError(t, err)
+		return x
+	}
+	vals, err := interp.CheckSymbols(g, []*tensor.Tensor{zeros(8, 3)})
+	require.NoError(t, err)
+	require.Equal(t, map[string]int64{"s0": 3}, vals)
+	_, err = interp.CheckSymbols(g, []*tensor.Tensor{zeros(7, 3)})
+	require.ErrorContains(t, err, `placeholder "x": dim 0: size 7: no value of symbol s0 gives 2*s0 + 2 = 7`)
+	_, err = interp.CheckSymbols(g, []*tensor.Tensor{zeros(12, 3)})
+	require.ErrorContains(t, err, `placeholder "x": dim 0: size 12 gives s0 = 5, outside the range [1, 4] of symbol s0`)
+}

@@ -88,6 +88,41 @@ func bindSymbols(g *fxgraph.Graph, ph []*fxgraph.Node, bound map[*fxgraph.Node]o
 		}
 	}
 	for _, p := range later {
+		// A dimension that is the only place of a symbol, as a derived
+		// Dim gives (2*s0 for Dim batch = 2*_b), solves for it when the
+		// expression is linear in it: s = (size - f(0)) / (f(1) - f(0)).
+		var unbound []string
+		for _, name := range p.e.Symbols() {
+			if _, ok := vals[name]; !ok {
+				unbound = append(unbound, name)
+			}
+		}
+		if len(unbound) == 1 {
+			name := unbound[0]
+			at := func(x int64) (int64, error) {
+				return p.e.Eval(func(n string) (int64, bool) {
+					if n == name {
+						return x, true
+					}
+					v, ok := vals[n]
+					return v, ok
+				})
+			}
+			f0, err0 := at(0)
+			f1, err1 := at(1)
+			if err0 == nil && err1 == nil && f1 != f0 && (p.size-f0)%(f1-f0) == 0 {
+				x := (p.size - f0) / (f1 - f0)
+				if fx, err := at(x); err == nil && fx == p.size {
+					if sym, ok := g.Symbol(name); ok && !sym.InRange(x) {
+						return nil, fail(p.n, "dim %d: size %d gives %s = %d, outside the range %s of symbol %s", p.dim, p.size, name, x, sym.RangeString(), name)
+					}
+					vals[name] = x
+				}
+			}
+			if _, ok := vals[name]; !ok {
+				return nil, fail(p.n, "dim %d: size %d: no value of symbol %s gives %s = %d", p.dim, p.size, name, p.e, p.size)
+			}
+		}
 		v, err := p.e.Eval(func(name string) (int64, bool) { v, ok := vals[name]; return v, ok })
 		if err != nil {
 			return nil, fail(p.n, "dim %d: %s: %v", p.dim, p.e, err)
