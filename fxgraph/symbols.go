@@ -15,6 +15,9 @@ import (
 // range_constraints, the example value it was traced with (the hint), and
 // the sympy assumptions its srepr carries.
 type Symbol struct {
+	// Name is the symbol's name; for a range torch.export recorded on an
+	// expression of symbols (a derived Dim gives "2*s74"), the
+	// expression's text as the program wrote it.
 	Name string
 	// Ranged reports whether the program lists the symbol in its range
 	// constraints; Min and Max are the bounds, nil for unbounded.
@@ -31,6 +34,20 @@ type Symbol struct {
 // none).
 func (s Symbol) InRange(v int64) bool {
 	return (s.Min == nil || v >= *s.Min) && (s.Max == nil || v <= *s.Max)
+}
+
+// Admits reports whether a run may bind the symbol (or the expression
+// dimension this entry constrains) to the size v, by the rule PyTorch
+// 2.14's ExportedProgram.module() applies to its inputs
+// (torch/_export/utils.py, _check_symint): the upper bound always, the
+// lower bound only when it is above 2, because "we allow dimensions to be
+// 0/1 at runtime". A range of [1, 64] admits 0; one of [3, 32] does not
+// admit 2.
+func (s Symbol) Admits(v int64) bool {
+	if v < 0 || s.Max != nil && v > *s.Max {
+		return false
+	}
+	return s.Min == nil || *s.Min <= 2 || v >= *s.Min
 }
 
 // RangeString prints the range as "[1, 64]", an unbounded end as "None".
@@ -81,8 +98,8 @@ func (g *Graph) Symbol(name string) (Symbol, bool) {
 func (g *Graph) SetSymbols(syms []Symbol) error {
 	seen := map[string]bool{}
 	for _, s := range syms {
-		if !isSymbolName(s.Name) {
-			return fmt.Errorf("fxgraph: symbol name %q is not an identifier", s.Name)
+		if !isSymbolName(s.Name) && !isSymbolExpr(s.Name) {
+			return fmt.Errorf("fxgraph: symbol name %q is not an identifier or an expression of symbols", s.Name)
 		}
 		if seen[s.Name] {
 			return fmt.Errorf("fxgraph: symbol %q is declared twice", s.Name)
@@ -107,6 +124,13 @@ func isSymbolName(s string) bool {
 		}
 	}
 	return true
+}
+
+// isSymbolExpr reports whether s is an expression of symbols, such as
+// the key "2*s74" of a derived Dim's range.
+func isSymbolExpr(s string) bool {
+	e, err := ops.ParseSymExpr(s)
+	return err == nil && e.Kind != ops.SymInteger && !strings.ContainsAny(s, ":\n")
 }
 
 // symbolLinePrefix starts each symbol declaration of the text format.
@@ -141,7 +165,7 @@ func parseSymbol(t string) (Symbol, error) {
 		return Symbol{}, fmt.Errorf("want %q", symbolLinePrefix)
 	}
 	name, rest, ok := strings.Cut(rest, ":")
-	if !ok || !isSymbolName(name) {
+	if !ok || !isSymbolName(name) && !isSymbolExpr(name) {
 		return Symbol{}, fmt.Errorf("want a symbol name and \":\" after %q", symbolLinePrefix)
 	}
 	s := Symbol{Name: name}

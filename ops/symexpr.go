@@ -640,3 +640,29 @@ func (p *symParser) factor() (*SymExpr, error) {
 	}
 	return nil, p.errf("want a size, a symbol or \"(\", found %q", c)
 }
+
+// SolveFor finds the value of the symbol name for which e equals value,
+// the other symbols taking their values from bind, when e is linear in
+// it: x = (value - e(0)) / (e(1) - e(0)), accepted only when it is an
+// integer and e(x) == value. It is how a size that is an expression of a
+// symbol (2*s74 for a derived Dim) gives the symbol's value.
+func (e *SymExpr) SolveFor(name string, bind func(string) (int64, bool), value int64) (int64, bool) {
+	at := func(x int64) (int64, error) {
+		return e.Eval(func(n string) (int64, bool) {
+			if n == name {
+				return x, true
+			}
+			return bind(n)
+		})
+	}
+	f0, err0 := at(0)
+	f1, err1 := at(1)
+	if err0 != nil || err1 != nil || f1 == f0 || (value-f0)%(f1-f0) != 0 {
+		return 0, false
+	}
+	x := (value - f0) / (f1 - f0)
+	if fx, err := at(x); err != nil || fx != value {
+		return 0, false
+	}
+	return x, true
+}

@@ -117,8 +117,10 @@ func symbolTable(rc json.RawMessage, metas []kv, decoded map[string]tensorMeta, 
 		}
 		for _, e := range entries {
 			path := fmt.Sprintf("range_constraints[%q]", e.Key)
-			if _, err := ops.ParseSymExpr(e.Key); err != nil || strings.ContainsAny(e.Key, " ()*+-/") {
-				return nil, false, pathErrf(path, "range constraint of %q, which is not a symbol name", e.Key)
+			// A key is a symbol ("s77") or, for a derived Dim, an
+			// expression of symbols in sympy's str form ("2*s74").
+			if k, err := ops.ParseSymExpr(e.Key); err != nil || k.Kind == ops.SymInteger || strings.ContainsAny(e.Key, ":\n") {
+				return nil, false, pathErrf(path, "range constraint of %q, which is not a symbol or an expression of symbols", e.Key)
 			}
 			o, err := decodeObject(e.Val, path)
 			if err != nil {
@@ -199,6 +201,17 @@ func symbolTable(rc json.RawMessage, metas []kv, decoded map[string]tensorMeta, 
 			if err := note(v.Val, fmt.Sprintf("graph_module.graph.sym_int_values[%q]", v.Name)); err != nil {
 				return nil, false, err
 			}
+		}
+	}
+	// A symbol that never stands alone (a derived Dim's s74, seen only as
+	// 2*s74) takes its hint from an expression's hint, solved for it.
+	for _, e := range metas {
+		m := decoded[e.Key]
+		if m.Sym == nil {
+			continue
+		}
+		for _, s := range m.Sym.Sizes {
+			solveHint(syms, index, s)
 		}
 	}
 	return syms, plain, nil
@@ -777,4 +790,30 @@ func (m tensorMeta) contiguousAt(hints map[string]int64) bool {
 		acc *= max(at(i, m.Sizes, syms.Sizes), 1)
 	}
 	return ok
+}
+
+// solveHint gives the one symbol of s's expression that has no hint the
+// value that makes the expression its hint, when that is an integer.
+func solveHint(syms []fxgraph.Symbol, index map[string]int, s symInt) {
+	if s.Expr == nil || s.Hint == nil {
+		return
+	}
+	hint := func(n string) (int64, bool) {
+		if i, ok := index[n]; ok && syms[i].Hint != nil {
+			return *syms[i].Hint, true
+		}
+		return 0, false
+	}
+	var missing []string
+	for _, n := range s.Expr.Symbols() {
+		if _, ok := hint(n); !ok {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) != 1 {
+		return
+	}
+	if x, ok := s.Expr.SolveFor(missing[0], hint, *s.Hint); ok {
+		syms[index[missing[0]]].Hint = &x
+	}
 }

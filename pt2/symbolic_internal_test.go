@@ -32,7 +32,9 @@ func TestDynamicDerivedValues(t *testing.T) {
 			forgot := 0
 			hints := map[string]int64{}
 			for _, s := range p.Graph.Symbols() {
-				hints[s.Name] = *s.Hint
+				if s.Hint != nil {
+					hints[s.Name] = *s.Hint
+				}
 			}
 			for name, m := range p.metas {
 				if m.Sym != nil && m.Sym.Offset == nil && m.StorageOffset == 0 && m.contiguousAt(hints) && productStrides(m) {

@@ -16,11 +16,15 @@ import (
 var ErrSymbol = errors.New("input does not fit the symbolic shape")
 
 // bindSymbols gives each symbol of the placeholders' types its value from
-// the inputs of this run, as torch.export's guards do: a dimension that is
-// a bare symbol binds it, the value must lie in the symbol's range
-// (fxgraph.Graph.Symbols), every dimension that is an expression must
-// evaluate to the input's size, and static dimensions must match.
-// Placeholders without a symbolic type are not checked.
+// the inputs of this run, as PyTorch's ExportedProgram.module() checks its
+// inputs (torch/_export/utils.py, _check_symint): a dimension that is a
+// bare symbol binds it, and one that is an expression of a symbol no other
+// dimension binds solves for it (when linear in it); a size must lie in
+// the range recorded for the dimension's symbol or expression
+// (fxgraph.Symbol.Admits: the upper bound, and the lower bound when it is
+// above 2, since PyTorch allows 0 and 1 at runtime); every expression must
+// evaluate to its size, and static dimensions must match. Placeholders
+// without a symbolic type are not checked.
 func bindSymbols(g *fxgraph.Graph, ph []*fxgraph.Node, bound map[*fxgraph.Node]ops.Value) (map[string]int64, error) {
 	symbolic := false
 	for _, n := range ph {
@@ -72,14 +76,20 @@ func bindSymbols(g *fxgraph.Graph, ph []*fxgraph.Node, bound map[*fxgraph.Node]o
 			if err != nil {
 				return nil, fail(n, "dim %d: %v", i, err)
 			}
+			// The range recorded for the dimension's symbol, or for its
+			// expression (a derived Dim's "2*s74"), by PyTorch's rule.
+			if sym, ok := g.Symbol(tt.Syms[i]); ok && !sym.Admits(size) {
+				what := "symbol"
+				if e.Kind != ops.SymSymbol {
+					what = "expression"
+				}
+				return nil, fail(n, "dim %d: size %d is outside the range %s of %s %s", i, size, sym.RangeString(), what, tt.Syms[i])
+			}
 			if e.Kind != ops.SymSymbol {
 				later = append(later, pending{n, i, e, size})
 				continue
 			}
 			s := e.Name
-			if sym, ok := g.Symbol(s); ok && !sym.InRange(size) {
-				return nil, fail(n, "dim %d: size %d is outside the range %s of symbol %s", i, size, sym.RangeString(), s)
-			}
 			if v, ok := vals[s]; ok && v != size {
 				return nil, fail(n, "dim %d: size %d, but %s gave symbol %s the value %d", i, size, from[s], s, v)
 			}
@@ -99,25 +109,8 @@ func bindSymbols(g *fxgraph.Graph, ph []*fxgraph.Node, bound map[*fxgraph.Node]o
 		}
 		if len(unbound) == 1 {
 			name := unbound[0]
-			at := func(x int64) (int64, error) {
-				return p.e.Eval(func(n string) (int64, bool) {
-					if n == name {
-						return x, true
-					}
-					v, ok := vals[n]
-					return v, ok
-				})
-			}
-			f0, err0 := at(0)
-			f1, err1 := at(1)
-			if err0 == nil && err1 == nil && f1 != f0 && (p.size-f0)%(f1-f0) == 0 {
-				x := (p.size - f0) / (f1 - f0)
-				if fx, err := at(x); err == nil && fx == p.size {
-					if sym, ok := g.Symbol(name); ok && !sym.InRange(x) {
-						return nil, fail(p.n, "dim %d: size %d gives %s = %d, outside the range %s of symbol %s", p.dim, p.size, name, x, sym.RangeString(), name)
-					}
-					vals[name] = x
-				}
+			if x, ok := p.e.SolveFor(name, func(n string) (int64, bool) { v, ok := vals[n]; return v, ok }, p.size); ok {
+				vals[name] = x // its own range is not checked, as in PyTorch
 			}
 			if _, ok := vals[name]; !ok {
 				return nil, fail(p.n, "dim %d: size %d: no value of symbol %s gives %s = %d", p.dim, p.size, name, p.e, p.size)

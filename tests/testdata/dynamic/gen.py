@@ -116,3 +116,19 @@ run("encoder_dynamic_batch_seq", 402, EncoderFlat, (2, 5, 8),
     [(1, 2, 8), (3, 5, 8), (2, 12, 8)])
 run("exprs_dynamic_batch", 403, Exprs, (4, 4), {0: Dim("batch", min=3, max=32)},
     [(3, 4), (6, 4), (32, 4)])
+
+
+class Derived(nn.Module):
+    """A derived dimension: the batch is 2*_b (x is [2*s0, 4])."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return torch.relu(self.fc(x))
+
+
+_b = Dim("_b", min=1, max=8)
+run("derived_dynamic_batch", 404, Derived, (4, 4), {0: 2 * _b},
+    [(2, 4), (6, 4), (16, 4)])
