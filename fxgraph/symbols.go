@@ -94,7 +94,8 @@ func (g *Graph) Symbol(name string) (Symbol, bool) {
 }
 
 // SetSymbols replaces the symbol table. Names must be distinct
-// identifiers.
+// identifiers, or expressions of symbols for the ranges torch.export
+// records on them ("2*s74").
 func (g *Graph) SetSymbols(syms []Symbol) error {
 	seen := map[string]bool{}
 	for _, s := range syms {

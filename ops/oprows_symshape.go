@@ -193,6 +193,9 @@ func ApplyRule(rule TypeFunc, args []Value) (Type, error) {
 		}
 		return v
 	}
+	if !hasSymbolic(args) {
+		return rule(args) // static types: the rule alone, no copies
+	}
 	run := func(base int64) (Type, error) {
 		sargs := make([]Value, len(args))
 		for i, a := range args {
@@ -201,10 +204,7 @@ func ApplyRule(rule TypeFunc, args []Value) (Type, error) {
 		return rule(sargs)
 	}
 	t1, err := run(symSentinelBase1)
-	if len(order) == 0 {
-		return rule(args)
-	}
-	if err != nil {
+	if len(order) == 0 || err != nil {
 		return rule(args)
 	}
 	t2, err := run(symSentinelBase2)
@@ -257,4 +257,26 @@ func ApplyRule(rule TypeFunc, args []Value) (Type, error) {
 		return a
 	}
 	return back(t1, t2), nil
+}
+
+// hasSymbolic reports whether an argument (or an element of a list or
+// tuple argument) is a tensor type with symbolic dimensions.
+func hasSymbolic(args []Value) bool {
+	for _, a := range args {
+		switch x := a.(type) {
+		case TensorType:
+			if len(x.Syms) > 0 {
+				return true
+			}
+		case List:
+			if hasSymbolic(x) {
+				return true
+			}
+		case Tuple:
+			if hasSymbolic(x) {
+				return true
+			}
+		}
+	}
+	return false
 }
