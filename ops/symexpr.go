@@ -403,7 +403,7 @@ func (p *symParser) sreprStart() bool {
 	name := p.ident()
 	ok := p.accept("(")
 	p.pos = at
-	return ok && name[0] >= 'A' && name[0] <= 'Z' && name != "Mod" && name != "Min" && name != "Max"
+	return ok && name != "" && name[0] >= 'A' && name[0] <= 'Z' && name != "Mod" && name != "Min" && name != "Max"
 }
 
 func (p *symParser) srepr() (*SymExpr, error) {

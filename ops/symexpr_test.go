@@ -132,3 +132,36 @@ func TestTensorTypeSymbolicDims(t *testing.T) {
 	_, err = ParseType("f32[s0 +, 4]")
 	require.ErrorContains(t, err, "symbolic dimension")
 }
+
+// FuzzSymExpr: any text either fails to parse with ErrSymExpr or parses to
+// an expression whose readable form and srepr read back to the same
+// expression; evaluation never panics.
+func FuzzSymExpr(f *testing.F) {
+	for _, s := range []string{
+		"s0", "2*s77 + 2", "s77//2 + 1", "Min(8, 8*s27)", "Mod(s0 - 1, 3)", "-1*s0 + s1", "s1*(-2)",
+		"Add(FloorDiv(Symbol('s77', positive=True, integer=True), Integer(2)), Integer(1))",
+		"Mul(Integer(16), Symbol('s27', positive=True, integer=True), Symbol('s77', positive=True, integer=True))",
+		"Max(Integer(1), Symbol('u0', integer=True))", "((((s0))))", "Pow(s0, 2)",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		e, _, _, err := ParseSympy(s)
+		if err != nil {
+			if !errors.Is(err, ErrSymExpr) {
+				t.Fatalf("%q: error %v does not wrap ErrSymExpr", s, err)
+			}
+			return
+		}
+		back, err := ParseSymExpr(e.String())
+		if err != nil || !back.Equal(e) {
+			t.Fatalf("%q: readable form %q does not read back: %v", s, e.String(), err)
+		}
+		sr := e.Srepr(func(string) string { return "integer=True" })
+		again, _, _, err := ParseSympy(sr)
+		if err != nil || !again.Equal(e) {
+			t.Fatalf("%q: srepr %q does not read back: %v", s, sr, err)
+		}
+		_, _ = e.Eval(func(string) (int64, bool) { return 7, true })
+	})
+}
