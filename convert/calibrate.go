@@ -21,9 +21,13 @@ import (
 // run: a batch with the wrong number of tensors, or a tensor whose dtype or
 // shape differs from its placeholder's static type, is an error wrapping
 // ErrBatch that names the batch and the placeholder, and no observer has
-// seen anything. So is a floating-point input holding NaN or ±Inf, named
-// down to the element: observers make no sense of them (PyTorch's
-// MinMaxObserver turns them into NaN or infinite scales, and its
+// seen anything. A placeholder of symbolic type (f32[s77, 16], from a
+// program exported with torch.export.Dim) takes batches of any size within
+// its symbols' ranges, and batches may differ in size; a size outside the
+// range is an ErrBatch naming the placeholder, the dimension and the range
+// (see interp.CheckSymbols). So is a floating-point input holding NaN or
+// ±Inf, named down to the element: observers make no sense of them
+// (PyTorch's MinMaxObserver turns them into NaN or infinite scales, and its
 // HistogramObserver fails on NaN). Infinities the graph computes itself,
 // such as a -inf attention mask, still reach the observers, which treat
 // them as PyTorch's do. A failure while running names the node (an
@@ -40,6 +44,9 @@ func CalibrateWithRegistry(g *fxgraph.Graph, batches [][]*tensor.Tensor, progres
 	for i, b := range batches {
 		if err := checkBatch(phs, b); err != nil {
 			return fmt.Errorf("calibrate: batch %d: %w", i, err)
+		}
+		if _, err := interp.CheckSymbols(g, b); err != nil {
+			return fmt.Errorf("calibrate: batch %d: %w: %w", i, ErrBatch, err)
 		}
 		if err := checkFinite(phs, b); err != nil {
 			return fmt.Errorf("calibrate: batch %d: %w", i, err)

@@ -11,14 +11,19 @@ import (
 
 // Format returns g in fxquant's golden text format: torch.fx's str(graph)
 // with each node's type in FX's type slot (STYLE.md 2.7). The first line
-// is "graph():"; then one line per live node in program order, indented by
-// four spaces and formatted by [FormatNode]. Every line, the last included,
+// is "graph():"; then, for a graph with symbolic sizes, one declaration
+// per symbol of [Graph.Symbols] ("# symbol s77: range=[1, 64], hint=8,
+// assumptions=(positive=True, integer=True)"); then one line per live node
+// in program order, indented by four spaces and formatted by [FormatNode]. Every line, the last included,
 // ends in "\n". The output depends only on the graph: no map is iterated.
 //
 // [Parse] reads the text back into a graph that formats to the same bytes.
 func Format(g *Graph) string {
 	var out strings.Builder
 	out.WriteString("graph():\n")
+	for _, s := range g.syms {
+		out.WriteString("    " + formatSymbol(s) + "\n")
+	}
 	var types typeTexts
 	var line []byte     // one node's line, appended to without a builder
 	var chunks []string // earlier parts of the text, once out overflowed

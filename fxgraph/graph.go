@@ -26,6 +26,7 @@ type Graph struct {
 	insBefore *Node
 	insAfter  *Node
 
+	syms      []Symbol // symbolic sizes (see symbols.go)
 	attrs     map[string]any
 	attrOrder []string // may hold deleted paths until compacted
 	attrDead  int      // deleted entries in attrOrder
@@ -930,6 +931,7 @@ func (g *Graph) GraphCopy(src *Graph, valMap map[*Node]*Node) (ops.Value, error)
 // or foreign nodes) are kept as they are. Clone is linear in g's size.
 func (g *Graph) Clone() (*Graph, map[*Node]*Node) {
 	c := New()
+	c.syms = g.Symbols()
 	valMap := make(map[*Node]*Node, g.length)
 	// The passes below find a node's copy through its id rather than
 	// valMap, which at tens of thousands of nodes misses the cache on

@@ -75,7 +75,7 @@ func InferType(n *Node, reg *ops.Registry) (ops.Type, error) {
 		}
 		typed[i] = m
 	}
-	t, err := def.Result(typed)
+	t, err := ops.ApplyRule(def.Result, typed)
 	if err != nil {
 		return nil, fmt.Errorf("node %s (%s): %w", n, n.target, err)
 	}

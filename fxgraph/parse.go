@@ -31,7 +31,10 @@ const maxNesting = 200
 
 // Parse reads a graph in the text format of [Format] and returns it.
 //
-// The text is a "graph():" header followed by one node line each (leading
+// The text is a "graph():" header, then the symbol declarations of a graph
+// with symbolic sizes ("# symbol NAME: range=[min, max], hint=N,
+// assumptions=(...)", each part optional, in that order; see [Symbol]),
+// then one node line each (leading
 // whitespace is ignored, blank lines are skipped, "\r\n" line ends are
 // accepted). Node names are kept exactly, types are read by the type
 // parser, call_function targets must be FX qualified names
@@ -199,6 +202,20 @@ func (p *graphParser) parse(src string) error {
 				return &ParseError{lineNo, indent + 1, fmt.Sprintf("want the header %q, got %q", "graph():", clip(t))}
 			}
 			header = true
+			continue
+		}
+		if strings.HasPrefix(t, symbolLinePrefix) {
+			if len(p.nodes) > 0 {
+				return &ParseError{lineNo, indent + 1, "symbol declarations must come before the first node"}
+			}
+			sym, err := parseSymbol(strings.TrimRight(t, " \t"))
+			if err != nil {
+				return &ParseError{lineNo, indent + 1, err.Error()}
+			}
+			if _, dup := p.g.Symbol(sym.Name); dup {
+				return &ParseError{lineNo, indent + 1, fmt.Sprintf("symbol %s is declared twice", sym.Name)}
+			}
+			p.g.syms = append(p.g.syms, sym)
 			continue
 		}
 		if p.seq++; p.seq == 0 { // wrapped: forget who was counted

@@ -78,6 +78,7 @@ func Verify(g *Graph, opts VerifyOptions) error {
 		v.reg = ops.Default()
 	}
 	v.run()
+	verifySymbols(g, v.report)
 	v.release()
 	if v.dropped > 0 {
 		v.errs = append(v.errs, &VerifyError{Check: ErrTooManyProblems,

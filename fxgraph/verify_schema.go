@@ -85,6 +85,10 @@ func (v *verifier) checkSchema(n *Node) {
 			v.checkGetItem(n)
 			return
 		}
+		if arity, ok := ops.SymScalarArity(t); ok {
+			v.checkSymScalar(n, arity)
+			return
+		}
 		if !v.reg.Known(t) && !v.opts.AllowOpaque {
 			v.report(v.nodeErr(n, ErrUnknownTarget, "target", "a callable the registry knows", t.String()))
 		}
@@ -275,7 +279,7 @@ func (v *verifier) checkResult(n *Node, def *ops.OpDef, full []ops.Value) {
 	} else if m := v.memo(def, typed); m != nil && m.ok {
 		want, err = m.want, m.err
 	} else {
-		want, err = def.Result(typed)
+		want, err = ops.ApplyRule(def.Result, typed)
 		if m != nil {
 			m.store(def, typed, want, err)
 		}
@@ -339,7 +343,7 @@ func (v *verifier) compareType(n *Node, want ops.Type) {
 		}
 		return
 	}
-	if !ops.TypesEqual(want, n.typ) {
+	if !ops.TypesEqual(want, n.typ) && !ops.TypeAccepts(want, n.typ) {
 		e := v.nodeErr(n, ErrTypeMismatch, "type", want.String(), n.typ.String())
 		if d := ops.TypeDiff(want, n.typ); d != "" && !strings.HasPrefix(d, "want ") {
 			e.Detail = d

@@ -29,5 +29,6 @@ func allRows() []opRow {
 	rows = append(rows, structRows...)
 	rows = append(rows, elemRows...)
 	rows = append(rows, hopRows()...)
+	rows = append(rows, symshapeRows...)
 	return rows
 }

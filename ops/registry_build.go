@@ -221,7 +221,8 @@ func (r *Registry) Known(t Target) bool {
 		start, end := r.table.overloads(v)
 		return start < end
 	case Callable:
-		return v == GetItem || r.impureFn[v]
+		_, sym := SymScalarArity(v)
+		return v == GetItem || r.impureFn[v] || sym
 	}
 	return false
 }

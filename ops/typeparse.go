@@ -193,7 +193,7 @@ func (p *typeParser) tensor(e Element, start int) (Type, error) {
 				p.pos++
 				t.Shape = append(t.Shape, DynamicDim)
 				syms = append(syms, "")
-			case c >= '0' && c <= '9':
+			case c >= '0' && c <= '9' && !p.symbolicAhead():
 				at := p.pos
 				for p.pos < len(p.src) && p.src[p.pos] >= '0' && p.src[p.pos] <= '9' {
 					p.pos++
@@ -205,9 +205,34 @@ func (p *typeParser) tensor(e Element, start int) (Type, error) {
 				}
 				t.Shape = append(t.Shape, n)
 				syms = append(syms, "")
-			case isIdentByte(c, true):
+			case isIdentByte(c, true) || c == '(' || c >= '0' && c <= '9':
+				// a symbol (s0) or an expression of symbols (s0*s1,
+				// Mod(s0, 2)), up to the next "," or "]" outside brackets
+				at, depth := p.pos, 0
+				for ; p.pos < len(p.src); p.pos++ {
+					b := p.src[p.pos]
+					if depth == 0 && (b == ',' || b == ']') {
+						break
+					}
+					switch b {
+					case '(':
+						depth++
+					case ')':
+						depth--
+					}
+				}
+				text := strings.TrimRight(p.src[at:p.pos], " ")
+				e, err := ParseSymExpr(text)
+				if err != nil {
+					p.pos = at
+					return nil, p.errf("symbolic dimension %q: %v", text, err)
+				}
+				if e.Kind == SymInteger {
+					p.pos = at
+					return nil, p.errf("symbolic dimension %q is a constant: write it as a size", text)
+				}
 				t.Shape = append(t.Shape, DynamicDim)
-				syms = append(syms, p.ident())
+				syms = append(syms, e.String())
 				hasSym = true
 			default:
 				return nil, p.errf("want a dimension (a size, a symbol or \"?\"), found %s", p.found())
@@ -387,4 +412,18 @@ func (p *typeParser) scaleZP() (float64, int64, error) {
 		}
 	}
 	return s, zp, nil
+}
+
+// symbolicAhead reports whether the dimension at the cursor, which starts
+// with a digit, goes on as an expression (2*s0) rather than ending after
+// its digits.
+func (p *typeParser) symbolicAhead() bool {
+	i := p.pos
+	for i < len(p.src) && p.src[i] >= '0' && p.src[i] <= '9' {
+		i++
+	}
+	for i < len(p.src) && p.src[i] == ' ' {
+		i++
+	}
+	return i < len(p.src) && p.src[i] != ',' && p.src[i] != ']'
 }

@@ -111,6 +111,7 @@ func FuzzParseType(f *testing.F) {
 		"f32[4, 32]", "(f32[1], i32[1])", "(f32[1],)", "()", "SymInt", "?[2]", "f32[s0, ?]",
 		"!quant.uniform<i8:f32, 0.02:-3>[1, 16]", "!quant.uniform<i8<-127:127>:f32, 0.5>[2]",
 		"!quant.uniform<i8:f32:1, {0.1,0.2:3}>[4, 2]", "((f32[1], ?), int)", "!quant.uniform<u4:f16, 1e-05:15>[]",
+		"f32[2*s77 + 2, Mod(s0, 2)]", "f32[s27*s77, 8]", "f32[(s0)//2]", "f32[Min(8, 8*s27), 1]",
 	} {
 		f.Add(s)
 	}

@@ -134,6 +134,9 @@ func ruleView(args []Value) (Type, error) {
 	if err != nil {
 		return nil, err
 	}
+	if shape, ok := symbolicViewShape(args, size); ok {
+		return ViewType(x, shape)
+	}
 	shape, err := inferShape(x, size)
 	if err != nil {
 		return nil, err

@@ -48,9 +48,27 @@
 // # Subset
 //
 // Control flow (higher-order ops other than the registry's, such as cond,
-// and as_graph), custom objects, tokens, symbolic shapes (as_expr sizes),
-// symbolic-scalar operator nodes and sparse layouts are rejected with
-// [ErrUnsupported]. A registered higher-order operator,
+// and as_graph), custom objects, tokens, symbolic bools and floats, sympy
+// functions other than Add, Mul, FloorDiv, Mod, Min and Max, operator-module
+// functions other than add, sub, mul, floordiv, mod and neg, and sparse
+// layouts are rejected with [ErrUnsupported].
+//
+// # Symbolic shapes
+//
+// Programs exported with torch.export.Dim are read whole. A SymInt written
+// as an expression (as_expr: a sympy srepr such as "Symbol('s77',
+// positive=True, integer=True)" or "Mul(Integer(2), Symbol(...))", with its
+// hint) becomes a symbolic dimension of the value's type, printed in
+// readable form (f32[s77, 16], f32[2*s77 + 2, 4]; see [ops.SymExpr]);
+// range_constraints and each symbol's hint and assumptions become the
+// graph's symbol table ([fxgraph.Graph.Symbols]); aten.sym_size.int and
+// _operator.add/sub/mul/floordiv/mod/neg nodes produce SymInt values, which
+// other nodes take as arguments (as_sym_int, as_sym_ints), and
+// sym_int_values keeps their values. Tensor metadata read from the file is
+// written back as read, so an unchanged program is byte-identical; a new
+// value of symbolic type gets contiguous strides (products in sympy's
+// argument order), hints computed from the symbols' hints, and a new
+// symbolic node the value derived from its inputs. A registered higher-order operator,
 // torch.ops.higher_order.out_dtype, is read into higher_order.out_dtype.default
 // with its unnamed positional inputs (serialize_hoo_inputs), and an
 // operator argument (as_operator, torch.ops.aten.linear.default) into an

@@ -21,10 +21,14 @@ type tensorMeta struct {
 	Strides       []int64
 	StorageOffset int64
 	Layout        int64
+	// Sym holds the symbolic entries (sizes, strides and offset written as
+	// expressions, whose places above hold ops.DynamicDim); nil when all
+	// are ints.
+	Sym *symMeta
 }
 
 func (m tensorMeta) typ() ops.TensorType {
-	return ops.TensorType{Shape: append([]int64{}, m.Sizes...), Elem: ops.Scalar{DType: m.DType}}
+	return ops.TensorType{Shape: append([]int64{}, m.Sizes...), Elem: ops.Scalar{DType: m.DType}, Syms: m.symTexts()}
 }
 
 // metaFromType builds the TensorMeta the writer emits for a value of type
@@ -47,32 +51,50 @@ func metaFromType(t ops.TensorType, requiresGrad bool) (tensorMeta, error) {
 		Strides: st, StorageOffset: 0, Layout: int64(ops.LayoutStrided)}, nil
 }
 
-func decodeSymIntStatic(raw json.RawMessage, path string) (int64, error) {
+// decodeSymInt reads a SymInt: an int, or an expression (for which it
+// returns ops.DynamicDim and the expression).
+func decodeSymInt(raw json.RawMessage, path string) (int64, *symInt, error) {
 	tag, v, err := union(raw, path)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	switch tag {
 	case "as_int":
-		return decodeInt(v, path+".as_int")
+		n, err := decodeInt(v, path+".as_int")
+		return n, nil, err
 	case "as_expr":
-		return 0, pathErr(path, fmt.Errorf("%w: symbolic size (as_expr)", ErrUnsupported))
+		s, err := decodeSymExpr(v, path+".as_expr")
+		if err != nil {
+			return 0, nil, err
+		}
+		return ops.DynamicDim, &s, nil
 	}
-	return 0, pathErrf(path, "unknown SymInt tag %q", tag)
+	return 0, nil, pathErrf(path, "unknown SymInt tag %q", tag)
 }
 
-func decodeSymInts(raw json.RawMessage, path string) ([]int64, error) {
+// decodeSymInts reads a list of SymInts; the second result, nil when all
+// are ints, holds the expressions by position.
+func decodeSymInts(raw json.RawMessage, path string) ([]int64, []symInt, error) {
 	items, err := decodeArray(raw, path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := make([]int64, len(items))
+	var syms []symInt
 	for i, it := range items {
-		if out[i], err = decodeSymIntStatic(it, fmt.Sprintf("%s[%d]", path, i)); err != nil {
-			return nil, err
+		n, s, err := decodeSymInt(it, fmt.Sprintf("%s[%d]", path, i))
+		if err != nil {
+			return nil, nil, err
+		}
+		out[i] = n
+		if s != nil {
+			if syms == nil {
+				syms = make([]symInt, len(items))
+			}
+			syms[i] = *s
 		}
 	}
-	return out, nil
+	return out, syms, nil
 }
 
 func decodeTensorMeta(raw json.RawMessage, path string) (tensorMeta, error) {
@@ -101,11 +123,12 @@ func decodeTensorMeta(raw json.RawMessage, path string) (tensorMeta, error) {
 	if err != nil {
 		return m, err
 	}
-	if m.Sizes, err = decodeSymInts(sz, o.sub("sizes")); err != nil {
+	var symSizes, symStrides []symInt
+	if m.Sizes, symSizes, err = decodeSymInts(sz, o.sub("sizes")); err != nil {
 		return m, err
 	}
 	for i, s := range m.Sizes {
-		if s < 0 {
+		if s < 0 && (symSizes == nil || symSizes[i].Expr == nil) {
 			return m, pathErrf(fmt.Sprintf("%s[%d]", o.sub("sizes"), i), "negative size %d", s)
 		}
 	}
@@ -128,8 +151,11 @@ func decodeTensorMeta(raw json.RawMessage, path string) (tensorMeta, error) {
 	if err != nil {
 		return m, err
 	}
-	if m.Strides, err = decodeSymInts(st, o.sub("strides")); err != nil {
+	if m.Strides, symStrides, err = decodeSymInts(st, o.sub("strides")); err != nil {
 		return m, err
+	}
+	if symSizes != nil || symStrides != nil {
+		m.Sym = &symMeta{Sizes: symSizes, Strides: symStrides}
 	}
 	if len(m.Strides) != len(m.Sizes) {
 		return m, pathErrf(o.sub("strides"), "want one stride per size (%d), got %d", len(m.Sizes), len(m.Strides))
@@ -138,8 +164,17 @@ func decodeTensorMeta(raw json.RawMessage, path string) (tensorMeta, error) {
 		// a plain int in very old schemas, a SymInt since
 		if n, err := decodeInt(v, ""); err == nil {
 			m.StorageOffset = n
-		} else if m.StorageOffset, err = decodeSymIntStatic(v, o.sub("storage_offset")); err != nil {
-			return m, err
+		} else {
+			var so *symInt
+			if m.StorageOffset, so, err = decodeSymInt(v, o.sub("storage_offset")); err != nil {
+				return m, err
+			}
+			if so != nil {
+				if m.Sym == nil {
+					m.Sym = &symMeta{}
+				}
+				m.Sym.Offset = so
+			}
 		}
 	}
 	m.Layout = int64(ops.LayoutStrided)
@@ -204,19 +239,21 @@ func (w *pyWriter) tensorMeta(m tensorMeta) {
 	w.beginObject()
 	w.key("dtype")
 	w.int(int64(m.DType.SerdeCode()))
+	var sizes, strides []symInt
+	var offset *symInt
+	if m.Sym != nil {
+		sizes, strides, offset = m.Sym.Sizes, m.Sym.Strides, m.Sym.Offset
+	}
 	w.key("sizes")
-	w.symInts(m.Sizes)
+	w.symInts(m.Sizes, sizes)
 	w.key("requires_grad")
 	w.bool(m.RequiresGrad)
 	w.key("device")
 	w.device(m.DeviceType, m.DeviceIndex)
 	w.key("strides")
-	w.symInts(m.Strides)
+	w.symInts(m.Strides, strides)
 	w.key("storage_offset")
-	w.beginObject()
-	w.key("as_int")
-	w.int(m.StorageOffset)
-	w.endObject()
+	w.writeSymInt(offset, m.StorageOffset)
 	w.key("layout")
 	w.int(m.Layout)
 	w.endObject()
@@ -235,13 +272,16 @@ func (w *pyWriter) device(typ string, idx *int64) {
 	w.endObject()
 }
 
-func (w *pyWriter) symInts(v []int64) {
+// symInts writes a list of SymInts: v's ints, or the expressions of syms
+// (by position) where it has one.
+func (w *pyWriter) symInts(v []int64, syms []symInt) {
 	w.beginArray()
-	for _, s := range v {
-		w.beginObject()
-		w.key("as_int")
-		w.int(s)
-		w.endObject()
+	for i, s := range v {
+		if i < len(syms) && syms[i].Expr != nil {
+			w.writeSymInt(&syms[i], 0)
+		} else {
+			w.writeSymInt(nil, s)
+		}
 	}
 	w.endArray()
 }

@@ -261,7 +261,10 @@ type Program struct {
 
 	// OpsetVersion is the opset_version object, e.g. {"aten": 10}.
 	OpsetVersion json.RawMessage
-	// RangeConstraints is range_constraints: value ranges of symbols.
+	// RangeConstraints is range_constraints: value ranges of symbols, as
+	// read. The reader puts them in the graph's symbol table
+	// (fxgraph.Graph.Symbols), from which the writer writes them when the
+	// graph has symbols; this text is written only for a graph without.
 	RangeConstraints json.RawMessage
 	// ModuleCallGraph is graph_module.module_call_graph: the call
 	// signatures (pytree specs) of the root module and submodules.
@@ -270,7 +273,9 @@ type Program struct {
 	GraphModuleMetadata json.RawMessage
 	// TreespecNamedtupleFields is graph_module.treespec_namedtuple_fields.
 	TreespecNamedtupleFields json.RawMessage
-	// SymIntValues is graph.sym_int_values (static programs: {}).
+	// SymIntValues is graph.sym_int_values as read (static programs: {}).
+	// The writer does not use it: it writes one entry per SymInt node of
+	// the graph, the value read for it or one derived from its inputs.
 	SymIntValues json.RawMessage
 
 	// Container is the layout the program was read from.
@@ -313,6 +318,11 @@ type Program struct {
 	// metas holds the serialized tensor metadata by tensor name, reused
 	// on write when the value's type still matches.
 	metas map[string]tensorMeta
+	// symVals holds sym_int_values by node name, written back for the
+	// symbolic scalar nodes still in the graph; symPlain records that the
+	// file wrote expressions in sympy's str form rather than as sreprs.
+	symVals  map[string]symVal
+	symPlain bool
 }
 
 // opaqueInfo describes a node whose operator has no schema: its argument

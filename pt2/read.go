@@ -423,15 +423,18 @@ func (b *builder) graph(raw json.RawMessage, path string) error {
 		}
 		b.metas[e.Key] = m
 	}
-	syms, err := objectEntries(o.get("sym_int_values"), o.sub("sym_int_values"))
+	syms, err := decodeSymIntValues(o.get("sym_int_values"), o.sub("sym_int_values"))
 	if err != nil {
 		return err
 	}
 	for _, e := range syms {
-		b.syms[e.Key] = true
+		b.syms[e.Name] = true
 	}
 	if len(syms) > 0 {
 		b.p.SymIntValues = o.get("sym_int_values")
+	}
+	if err := b.symbols(tvs, syms); err != nil {
+		return err
 	}
 	for _, key := range []string{"sym_bool_values", "sym_float_values", "custom_obj_values"} {
 		if v := o.get(key); v != nil {
@@ -491,6 +494,15 @@ func (b *builder) canonicalNames() {
 		if n, ok := b.defined[s.Name]; ok {
 			b.p.Signature.Outputs[i].Name = n.Name()
 		}
+	}
+	if b.p.symVals != nil {
+		vals := make(map[string]symVal, len(b.p.symVals))
+		for name, v := range b.p.symVals {
+			if n, ok := b.defined[name]; ok {
+				vals[n.Name()] = v
+			}
+		}
+		b.p.symVals = vals
 	}
 	metas := make(map[string]tensorMeta, len(b.metas))
 	for name, m := range b.metas {
@@ -699,6 +711,9 @@ func (b *builder) node(raw json.RawMessage, path string) error {
 	ts, err := o.reqString("target")
 	if err != nil {
 		return err
+	}
+	if op, ok := strings.CutPrefix(ts, "_operator."); ok {
+		return b.symScalarNode(o, op)
 	}
 	target, hop := hopOverload(ts, b.reg)
 	if !hop {

@@ -343,8 +343,8 @@ func TestMalformed(t *testing.T) {
 		{"missing required field", func(d obj) { delete(graphOf(d), "nodes") }, `graph_module.graph: missing required field "nodes"`},
 		{"wrong JSON type", func(d obj) { graphOf(d)["nodes"] = "nodes" }, "graph_module.graph.nodes: want an array"},
 		{"symbolic size", func(d obj) {
-			graphOf(d)["tensor_values"].(obj)["x"].(obj)["sizes"] = []any{obj{"as_expr": obj{"expr_str": "s0", "hint": nil}}, obj{"as_int": 3}}
-		}, "symbolic size"},
+			graphOf(d)["tensor_values"].(obj)["x"].(obj)["sizes"] = []any{obj{"as_expr": obj{"expr_str": "Pow(Symbol('s0', integer=True), Integer(2))", "hint": nil}}, obj{"as_int": 3}}
+		}, `graph_module.graph.tensor_values["x"].sizes[0].as_expr.expr_str: unsupported feature: symbolic expression`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			d := reluProgram()

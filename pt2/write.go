@@ -36,6 +36,8 @@ type encoder struct {
 	// needWeights makes a missing parameter/buffer/constant tensor an
 	// error (archives need them; the bare JSON does not).
 	needWeights bool
+	// syms renders new symbolic sizes (made on first use).
+	syms *symWriter
 }
 
 // EncodeJSON returns the program as an ExportedProgram JSON document, laid
@@ -301,9 +303,14 @@ func (e *encoder) defineTensor(name, goName string, typ ops.Type, requiresGrad b
 		return nil
 	}
 	m, ok := e.p.metas[goName]
-	if goName == "" || !ok || m.DType != tt.DType() || !slices.Equal(m.Sizes, tt.Shape) {
+	if goName == "" || !ok || m.DType != tt.DType() || !m.sameShape(tt) {
 		var err error
-		if m, err = metaFromType(tt, requiresGrad); err != nil {
+		if !tt.Static() {
+			m, err = e.symbolic().meta(tt, requiresGrad)
+		} else {
+			m, err = metaFromType(tt, requiresGrad)
+		}
+		if err != nil {
 			return fmt.Errorf("%s: tensor %q: %w", where, name, err)
 		}
 	}
@@ -343,7 +350,9 @@ func (e *encoder) program() error {
 		return err
 	}
 	w.key("range_constraints")
-	if err := e.rawOr(e.p.RangeConstraints, func() { w.beginObject(); w.endObject() }); err != nil {
+	if syms := e.p.Graph.Symbols(); len(syms) > 0 {
+		w.rangeConstraints(syms)
+	} else if err := e.rawOr(e.p.RangeConstraints, func() { w.beginObject(); w.endObject() }); err != nil {
 		return err
 	}
 	w.key("schema_version")
@@ -525,7 +534,7 @@ func (e *encoder) graph() error {
 	}
 	w.endObject()
 	w.key("sym_int_values")
-	if err := e.rawOr(e.p.SymIntValues, func() { w.beginObject(); w.endObject() }); err != nil {
+	if err := e.symIntValues(); err != nil {
 		return err
 	}
 	w.key("sym_bool_values")
@@ -623,6 +632,11 @@ func (e *encoder) returnForm(n *fxgraph.Node, schema *ops.Schema) string {
 
 func (e *encoder) node(n *fxgraph.Node) error {
 	w := e.w
+	if c, ok := n.Target().(ops.Callable); ok {
+		if _, sym := ops.SymScalarArity(c); sym {
+			return e.symScalarNode(n, c)
+		}
+	}
 	ov, ok := n.Target().(ops.Overload)
 	if !ok {
 		if pk, isPacket := n.Target().(ops.Packet); isPacket {

@@ -199,6 +199,7 @@ func Lift(g *fxgraph.Graph, reg *ops.Registry) (fxgraph.Result, error) {
 			continue
 		}
 		var shape []int64
+		var syms []string // the symbolic dimensions of the shape, if any
 		if src.Op() == fxgraph.GetAttr {
 			tt, has := src.TensorType()
 			if !has || tt.Elem == nil {
@@ -231,7 +232,7 @@ func Lift(g *fxgraph.Graph, reg *ops.Registry) (fxgraph.Result, error) {
 				left("%q has no tensor type (run InferTypes)", prod.Name())
 				continue
 			}
-			shape = ptt.Shape
+			shape, syms = ptt.Shape, ptt.Syms
 			exp, _ := expressedOf(gr.elem)
 			sc, plain := ptt.Elem.(ops.Scalar)
 			if prod.Op() == fxgraph.CallFunction && !isQDQ(prod) && prod.NumUses() == 1 && plain && sc.DType == exp {
@@ -250,6 +251,7 @@ func Lift(g *fxgraph.Graph, reg *ops.Registry) (fxgraph.Result, error) {
 			left("%v", err)
 			continue
 		}
+		typ.Syms = syms
 		p.typ = typ
 		for _, d := range gr.dqs {
 			erasable := d.NumUsers() > 0

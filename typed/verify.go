@@ -48,12 +48,12 @@ func ResultRule(reg *ops.Registry) func(n *fxgraph.Node, def *ops.OpDef, args []
 			})
 		}
 		if !anyQ {
-			return def.Result(args)
+			return ops.ApplyRule(def.Result, args)
 		}
 		t := def.Target
 		switch {
 		case isQuantizeOp(t):
-			want, err := def.Result(mapArgs(args, false))
+			want, err := ops.ApplyRule(def.Result, mapArgs(args, false))
 			if err != nil || !isQuantized(n.Type()) {
 				return want, err
 			}
@@ -66,7 +66,7 @@ func ResultRule(reg *ops.Registry) func(n *fxgraph.Node, def *ops.OpDef, args []
 				return nil, fmt.Errorf("typed result %s does not match the node's qparams %s (%s)", nt.Elem, e,
 					ops.TypeDiff(ops.TensorType{Elem: e}, ops.TensorType{Elem: nt.Elem}))
 			}
-			if wt, ok := want.(ops.TensorType); ok && (ops.TensorType{Shape: nt.Shape, Syms: nt.Syms, Elem: ops.Scalar{DType: nt.DType()}}).Equal(wt) {
+			if wt, ok := want.(ops.TensorType); ok && ops.TypeAccepts(wt, ops.TensorType{Shape: nt.Shape, Syms: nt.Syms, Elem: ops.Scalar{DType: nt.DType()}}) {
 				return nt, nil
 			}
 			return want, nil
@@ -82,17 +82,17 @@ func ResultRule(reg *ops.Registry) func(n *fxgraph.Node, def *ops.OpDef, args []
 						ops.TypeDiff(ops.TensorType{Elem: e}, ops.TensorType{Elem: it.Elem}))
 				}
 			}
-			return def.Result(mapArgs(args, true))
+			return ops.ApplyRule(def.Result, mapArgs(args, true))
 		case isQDQ(n):
-			return def.Result(mapArgs(args, true))
+			return ops.ApplyRule(def.Result, mapArgs(args, true))
 		}
-		want, err := def.Result(mapArgs(args, false))
+		want, err := ops.ApplyRule(def.Result, mapArgs(args, false))
 		if err != nil || !isQuantized(n.Type()) {
 			return want, err
 		}
 		nt := n.Type().(ops.TensorType)
 		exp, _ := expressedOf(nt.Elem)
-		if wt, ok := want.(ops.TensorType); ok && (ops.TensorType{Shape: nt.Shape, Syms: nt.Syms, Elem: ops.Scalar{DType: exp}}).Equal(wt) {
+		if wt, ok := want.(ops.TensorType); ok && ops.TypeAccepts(wt, ops.TensorType{Shape: nt.Shape, Syms: nt.Syms, Elem: ops.Scalar{DType: exp}}) {
 			return nt, nil
 		}
 		return want, nil

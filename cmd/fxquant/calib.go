@@ -23,30 +23,94 @@ import (
 type inputSpec struct {
 	name  string
 	dtype tensor.DType
+	// shape is the input's shape; a symbolic dimension (sym[i] != "")
+	// holds its size at the symbols' hints, the size random batches take.
 	shape []int
+	sym   []string
 }
 
 func (s inputSpec) String() string {
-	return s.name + ": " + ops.Plain(s.dtype, ops.ShapeInts(s.shape)...).String()
+	return s.name + ": " + (ops.TensorType{Shape: s.typeShape(), Elem: ops.Scalar{DType: s.dtype}, Syms: s.sym}).String()
+}
+
+// typeShape is the shape of the input's type: DynamicDim where symbolic.
+func (s inputSpec) typeShape() []int64 {
+	out := ops.ShapeInts(s.shape)
+	for i, sym := range s.sym {
+		if sym != "" {
+			out[i] = ops.DynamicDim
+		}
+	}
+	return out
+}
+
+// shapeText prints the shape as Go prints ints ([4 32]), or with its
+// symbols ([s77, 16]) when it has any.
+func (s inputSpec) shapeText() string {
+	if s.sym == nil {
+		return fmt.Sprint(s.shape)
+	}
+	t := ops.TensorType{Shape: s.typeShape(), Syms: s.sym}.String()
+	return t[strings.IndexByte(t, '['):]
+}
+
+// fits reports whether a tensor of the given shape fits the input: same
+// rank, the static dimensions equal. Symbolic sizes are checked against
+// their ranges when the batch runs (convert.Calibrate).
+func (s inputSpec) fits(shape []int) bool {
+	if len(shape) != len(s.shape) {
+		return false
+	}
+	for i, d := range s.shape {
+		if (i >= len(s.sym) || s.sym[i] == "") && shape[i] != d {
+			return false
+		}
+	}
+	return true
 }
 
 // userInputs returns the placeholders of an unlifted graph (its user
-// inputs) with their static tensor types.
+// inputs) with their tensor types. A symbolic dimension (a program
+// exported with torch.export.Dim) must be an expression of the graph's
+// symbols that have hints: random batches take its size at the hints.
 func userInputs(g *fxgraph.Graph) ([]inputSpec, error) {
 	var specs []inputSpec
+	hints := map[string]int64{}
+	for _, s := range g.Symbols() {
+		if s.Hint != nil {
+			hints[s.Name] = *s.Hint
+		}
+	}
 	for _, ph := range g.Placeholders() {
 		tt, ok := ph.TensorType()
 		if !ok {
 			return nil, fmt.Errorf("input %q has type %v, want a tensor type", ph.Name(), ph.Type())
 		}
-		if !tt.Static() {
-			return nil, fmt.Errorf("input %q has type %v, want a static shape", ph.Name(), tt)
-		}
 		shape := make([]int, len(tt.Shape))
+		var sym []string
 		for i, d := range tt.Shape {
 			shape[i] = int(d)
+			if d >= 0 {
+				continue
+			}
+			if i >= len(tt.Syms) || tt.Syms[i] == "" {
+				return nil, fmt.Errorf("input %q has type %v: dimension %d has no symbol", ph.Name(), tt, i)
+			}
+			e, err := ops.ParseSymExpr(tt.Syms[i])
+			if err != nil {
+				return nil, fmt.Errorf("input %q: dimension %d: %w", ph.Name(), i, err)
+			}
+			v, err := e.Eval(func(n string) (int64, bool) { h, ok := hints[n]; return h, ok })
+			if err != nil || v < 0 {
+				return nil, fmt.Errorf("input %q has type %v: dimension %d has no example size (the program records no hint)", ph.Name(), tt, i)
+			}
+			shape[i] = int(v)
+			if sym == nil {
+				sym = make([]string, len(tt.Shape))
+			}
+			sym[i] = tt.Syms[i]
 		}
-		specs = append(specs, inputSpec{name: ph.Name(), dtype: tt.DType(), shape: shape})
+		specs = append(specs, inputSpec{name: ph.Name(), dtype: tt.DType(), shape: shape, sym: sym})
 	}
 	return specs, nil
 }
@@ -142,7 +206,7 @@ func loadBatches(file string, specs []inputSpec) ([][]*tensor.Tensor, error) {
 			return nil, fmt.Errorf("%s: %w", file, err)
 		}
 		if t.Dim() != len(specs[0].shape)+1 {
-			return nil, fmt.Errorf("%s: array shape %v, want [N %s] (batches of input %s)", file, t.Shape(), strings.Trim(fmt.Sprint(specs[0].shape), "[]"), specs[0])
+			return nil, fmt.Errorf("%s: array shape %v, want [N %s] (batches of input %s)", file, t.Shape(), strings.Trim(specs[0].shapeText(), "[]"), specs[0])
 		}
 		for i := range t.Size(0) {
 			bt, err := t.Select(0, i)
@@ -165,8 +229,8 @@ func loadBatches(file string, specs []inputSpec) ([][]*tensor.Tensor, error) {
 			return nil, fmt.Errorf("%s: batch %d has %d tensors, want %d (one per user input)", file, b, len(batch), len(specs))
 		}
 		for i, s := range specs {
-			if !slices.Equal(batch[i].Shape(), s.shape) {
-				return nil, fmt.Errorf("%s: batch %d, input %q: shape %v, want %v", file, b, s.name, batch[i].Shape(), s.shape)
+			if !s.fits(batch[i].Shape()) {
+				return nil, fmt.Errorf("%s: batch %d, input %q: shape %v, want %s", file, b, s.name, batch[i].Shape(), s.shapeText())
 			}
 			t, err := castTo(batch[i], s.dtype)
 			if err != nil {

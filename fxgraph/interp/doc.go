@@ -13,6 +13,8 @@
 //     the arguments normalised by the row's schema; on an [ops.Packet]: the
 //     first overload, in registration order, whose schema accepts the
 //     arguments; on operator.getitem: indexing of a tuple or list result;
+//     on operator add, sub, mul, floordiv, mod and neg: Python's integer
+//     arithmetic, as programs with symbolic shapes compute sizes;
 //   - call_module: the attribute's [fxgraph.Module.Forward];
 //   - output: the returned values.
 //
@@ -29,10 +31,23 @@
 // (observers and the numeric debugger use it) and a switch that releases
 // each value after its last use.
 //
+// # Symbolic shapes
+//
+// A placeholder whose type has symbolic dimensions (f32[s77, 16], from a
+// program exported with torch.export.Dim) binds each symbol to the size of
+// the run's input before anything runs: the size must lie in the symbol's
+// range ([fxgraph.Graph.Symbols]), every input that names the symbol must
+// agree, an expression dimension (2*s77) must equal its size, and static
+// dimensions and the rank must match. A misfit is a [*NodeError] of the
+// placeholder wrapping [ErrSymbol] that names the placeholder, the
+// dimension, the size and the range. [CheckSymbols] does the same checks
+// without running. Batches of different sizes therefore run one graph.
+//
 // # Errors
 //
 // Every failure is a [*NodeError] naming the node and its target and
 // wrapping the cause: [ErrNoKernel], [ErrUnknownTarget], [ErrInputs],
+// [ErrSymbol],
 // [ErrAttr], [ErrUnsupported], a kernel's error (which wraps
 // tensor.ErrShape for shape mismatches and kernels.ErrUnsupportedDType for
 // dtypes a kernel does not take), or [ErrPanic] when a kernel panics

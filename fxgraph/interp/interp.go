@@ -157,6 +157,9 @@ func run(g *fxgraph.Graph, bind func([]*fxgraph.Node) (map[*fxgraph.Node]ops.Val
 	if err != nil {
 		return nil, err
 	}
+	if _, err := bindSymbols(g, ph, bound); err != nil {
+		return nil, err
+	}
 	// Position of each node's last user, for Release.
 	lastUse := map[*fxgraph.Node]int{}
 	if opts.Release {
@@ -306,6 +309,9 @@ func (r *runner) eval(n *fxgraph.Node) (ops.Value, error) {
 		case ops.Callable:
 			if t == ops.GetItem {
 				return getItem(args, kwargs)
+			}
+			if v, ok, err := symScalar(t, args, kwargs); ok {
+				return v, err
 			}
 			return nil, fmt.Errorf("%w: callable %s", ErrUnsupported, t)
 		}
