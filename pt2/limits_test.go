@@ -1,0 +1,131 @@
+package pt2_test
+
+import (
+	"archive/zip"
+	"bytes"
+	"compress/flate"
+	"encoding/binary"
+	"hash/crc32"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fxquant/fxquant/pt2"
+)
+
+// reluArchive is a valid PT2 archive without weights plus the extra
+// entries given.
+func reluArchive(t testing.TB, extra ...entry) []byte {
+	relu := marshal(t, reluProgram())
+	es := []entry{
+		{name: "a/archive_format", data: []byte("pt2")},
+		{name: "a/archive_version", data: []byte("0")},
+		{name: "a/byteorder", data: []byte("little")},
+		{name: "a/models/model.json", data: relu},
+		{name: "a/data/weights/model_weights_config.json", data: []byte(`{"config": {}}`)},
+		{name: "a/data/constants/model_constants_config.json", data: []byte(`{"config": {}}`)},
+	}
+	return makeZip(t, append(es, extra...)...)
+}
+
+// rawZip builds a one-entry deflated zip whose headers declare size
+// bytes while the compressed data holds actual.
+func rawZip(t testing.TB, name string, actual []byte, declared uint64) []byte {
+	var comp bytes.Buffer
+	fw, err := flate.NewWriter(&comp, flate.BestCompression)
+	require.NoError(t, err)
+	_, err = fw.Write(actual)
+	require.NoError(t, err)
+	require.NoError(t, fw.Close())
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	w, err := zw.CreateRaw(&zip.FileHeader{Name: name, Method: zip.Deflate, CRC32: crc32.ChecksumIEEE(actual),
+		CompressedSize64: uint64(comp.Len()), UncompressedSize64: declared})
+	require.NoError(t, err)
+	_, err = w.Write(comp.Bytes())
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	return buf.Bytes()
+}
+
+func TestArchiveEntryNames(t *testing.T) {
+	require.NotNil(t, mustRead(t, reluArchive(t)))
+	for _, c := range []struct{ name, want string }{
+		{"a/extra/../../x", `entry name "a/extra/../../x" has a ".." path segment`},
+		{"a/extra//etc/passwd", `entry name "a/extra//etc/passwd" has an empty path segment`},
+		{"/etc/passwd", `entry name "/etc/passwd" is an absolute path`},
+		{`a\extra\x`, `entry name "a\\extra\\x" contains a backslash`},
+		{"C:/x", `entry name "C:/x" starts with a drive letter`},
+		{"a/./x", `entry name "a/./x" has a "." path segment`},
+		{"a/models/model.json", `entry "a/models/model.json" appears more than once`},
+	} {
+		_, err := pt2.Read(reluArchive(t, entry{name: c.name, data: []byte("{}")}), nil)
+		if assert.Error(t, err, c.name) {
+			assert.Contains(t, err.Error(), c.want)
+		}
+	}
+	// a folder entry (as zip tools write them) is not a file and is skipped
+	require.NotNil(t, mustRead(t, reluArchive(t, entry{name: "a/extra/"})))
+}
+
+func mustRead(t *testing.T, data []byte) *pt2.Program {
+	t.Helper()
+	p, err := pt2.Read(data, nil)
+	require.NoError(t, err)
+	return p
+}
+
+func TestArchiveLimits(t *testing.T) {
+	// a real bomb: 64 MiB of zeros deflate to ~64 KiB; the entry declares
+	// its true size, which is refused before anything is allocated
+	zeros := make([]byte, 64<<20)
+	bomb := rawZip(t, "a/archive_format", zeros, uint64(len(zeros)))
+	_, err := pt2.Read(bomb, nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `entry "a/archive_format" declares 67108864 bytes, which would bring the archive's uncompressed bytes to 67108864, more than`)
+	assert.ErrorIs(t, err, pt2.ErrLimit)
+
+	// the same data declaring 100 bytes: reading stops at the declared size
+	_, err = pt2.Read(rawZip(t, "a/archive_format", zeros, 100), nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `entry "a/archive_format" holds more than the 100 bytes it declares`)
+
+	// a 2 GiB model.json is refused by its header, before it is read
+	_, err = pt2.Read(rawZip(t, "a/archive_format", []byte("pt2"), 2<<30), nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `entry "a/archive_format" declares 2147483648 bytes`)
+
+	// the caps are options
+	ok := reluArchive(t)
+	_, err = pt2.Read(ok, &pt2.Options{Limits: pt2.Limits{MaxEntryBytes: 10}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `entry "a/models/model.json" declares`)
+	assert.Contains(t, err.Error(), "more than the 10 allowed per entry (MaxEntryBytes)")
+	_, err = pt2.Read(ok, &pt2.Options{Limits: pt2.Limits{MaxTotalBytes: 20}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "(MaxTotalBytes)")
+	_, err = pt2.Read(ok, &pt2.Options{Limits: pt2.Limits{MaxJSONBytes: 50}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `entry "a/models/model.json" declares`)
+	assert.Contains(t, err.Error(), "bytes of JSON, more than the 50 allowed (MaxJSONBytes)")
+}
+
+func TestArchiveStoredData(t *testing.T) {
+	// buffers a and b with no entry in the weights config
+	w := make([]byte, 8)
+	binary.LittleEndian.PutUint32(w, 0x3f800000)
+	z := pt2Archive(t, "a", bufferProgram(tm(7, 2), tm(7, 2)), `{"config": {}}`, nil, "little")
+	_, err := pt2.Read(z, nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `buffer "a" (placeholder "b_a") has no stored data: no entry for it in data/weights/model_weights_config.json`)
+}
+
+func TestTrailingJSON(t *testing.T) {
+	relu := marshal(t, reluProgram())
+	_, err := pt2.ReadJSON(append(relu, []byte("\n{}")...), nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `trailing data after the object: 2 bytes starting "{}"`)
+	_, err = pt2.ReadJSON(append(relu, []byte(" \n")...), nil)
+	require.NoError(t, err)
+}
