@@ -165,6 +165,9 @@ func readZip(data []byte, opts *Options) (*Program, error) {
 	if err := p.checkStoredData(); err != nil {
 		return nil, err
 	}
+	if err := p.checkStoredScales(opts.registry()); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
