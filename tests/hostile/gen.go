@@ -73,7 +73,7 @@ func (a *archive) idx(name string) int {
 	panic("no entry " + name)
 }
 
-func (a *archive) get(name string) []byte { return a.ents[a.idx(name)].data }
+func (a *archive) get(name string) []byte    { return a.ents[a.idx(name)].data }
 func (a *archive) set(name string, b []byte) { a.ents[a.idx(name)].data = b }
 func (a *archive) del(name string) {
 	i := a.idx(name)
@@ -240,9 +240,9 @@ func emit(file, note, want string, data []byte, opts ...func(*Case)) {
 	cases = append(cases, c)
 }
 
-func only(cmds ...string) func(*Case) { return func(c *Case) { c.Fail = cmds } }
+func only(cmds ...string) func(*Case)   { return func(c *Case) { c.Fail = cmds } }
 func passes(cmds ...string) func(*Case) { return func(c *Case) { c.Pass = cmds } }
-func pending(why string) func(*Case) { return func(c *Case) { c.Pending = why } }
+func pending(why string) func(*Case)    { return func(c *Case) { c.Pending = why } }
 
 const (
 	safeWrites = "helper safe-writes: the verifier's qparam checks (issue 14)"
