@@ -129,3 +129,22 @@ func TestTrailingJSON(t *testing.T) {
 	_, err = pt2.ReadJSON(append(relu, []byte(" \n")...), nil)
 	require.NoError(t, err)
 }
+
+// Zero-filled weights are charged to MaxTotalBytes together: each of a
+// and b is within MaxTensorBytes, both together are not.
+func TestZeroFillTotal(t *testing.T) {
+	cfg := string(marshal(t, obj{"config": obj{
+		"a": obj{"path_name": "weight_0", "is_param": false, "use_pickle": false, "tensor_meta": tm(7, 4096)},
+		"b": obj{"path_name": "weight_1", "is_param": false, "use_pickle": false, "tensor_meta": tm(7, 4096)}}}))
+	z := pt2Archive(t, "a", bufferProgram(tm(7, 4096), tm(7, 4096)), cfg, map[string][]byte{"weight_0": nil, "weight_1": nil}, "little")
+	// 16 KiB each; the archive's own entries take about 2 KiB more
+	_, err := pt2.Read(z, &pt2.Options{Limits: pt2.Limits{MaxTensorBytes: 16384, MaxTotalBytes: 40000}})
+	require.NoError(t, err)
+	_, err = pt2.Read(z, &pt2.Options{Limits: pt2.Limits{MaxTensorBytes: 16384, MaxTotalBytes: 30000}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `config["b"]: over a reading limit: zero-filling "b" (float32[4096], 16384 bytes) would bring the total to`)
+	assert.Contains(t, err.Error(), "more than 30000 (MaxTotalBytes)")
+	_, err = pt2.Read(z, &pt2.Options{Limits: pt2.Limits{MaxTensorBytes: 16383}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `config["a"]: over a reading limit: zero-length payload for "a" would be filled with 16384 bytes of zeros (float32[4096]), more than 16383 (MaxTensorBytes)`)
+}

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"strconv"
 	"strings"
 
 	"github.com/fxquant/fxquant/ops/tensor"
+	"github.com/fxquant/fxquant/pt2"
 )
 
 // defaultCalibrationBudget is the default of run's --calibration-budget:
@@ -169,4 +171,17 @@ func unravelIndex(k int, shape []int) []int {
 		}
 	}
 	return idx
+}
+
+// checkInputSize refuses, before reading it, an input file larger than
+// the reader's total limit (pt2.DefaultMaxTotalBytes).
+func checkInputSize(name string) error {
+	st, err := os.Stat(name)
+	if err != nil {
+		return nil // reading it reports the problem
+	}
+	if st.Size() > pt2.DefaultMaxTotalBytes {
+		return fmt.Errorf("%s: file is %d bytes, more than the %d fxquant reads", name, st.Size(), pt2.DefaultMaxTotalBytes)
+	}
+	return nil
 }

@@ -2,10 +2,12 @@ package main
 
 import (
 	"math"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/fxquant/fxquant/ops/tensor"
+	"github.com/fxquant/fxquant/pt2"
 )
 
 func TestParseBytes(t *testing.T) {
@@ -81,6 +83,24 @@ func TestCheckFinite(t *testing.T) {
 	err := checkFinite("c.json", [][]*tensor.Tensor{{ok}, {bad}}, specs)
 	// element 4 of a 2x3 tensor is [1 1]
 	if want := `c.json: batch 1, input "x": element [1 1] is -Inf; calibration data must be finite`; err == nil || err.Error() != want {
+		t.Errorf("error %v, want %q", err, want)
+	}
+}
+
+// A file over the reader's total limit is refused before it is read; a
+// sparse file makes the size without using the disk.
+func TestInputSizeChecked(t *testing.T) {
+	name := t.TempDir() + "/huge.json"
+	f, err := os.Create(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(pt2.DefaultMaxTotalBytes + 1); err != nil {
+		t.Skip("no sparse files here:", err)
+	}
+	f.Close()
+	_, err = loadFile(name, false)
+	if want := "huge.json: file is 4294967297 bytes, more than the 4294967296 fxquant reads"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("error %v, want %q", err, want)
 	}
 }
