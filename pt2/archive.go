@@ -478,6 +478,10 @@ func (p *Program) WriteArchive(w io.Writer, reg *ops.Registry) error {
 	}
 	slices.Sort(names)
 	for _, k := range names {
+		// a name that could leave the folder is never written
+		if err := checkEntryName("extra/" + k); err != nil {
+			return fmt.Errorf("pt2: write archive: extra file: %w", err)
+		}
 		recs = append(recs, record{"extra/" + k, p.ExtraFiles[k]})
 	}
 	recs = append(recs,

@@ -148,3 +148,19 @@ func TestZeroFillTotal(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `config["a"]: over a reading limit: zero-length payload for "a" would be filled with 16384 bytes of zeros (float32[4096]), more than 16383 (MaxTensorBytes)`)
 }
+
+// An extra file whose name could leave the archive's folder is never
+// written, whoever put it in ExtraFiles.
+func TestWriteRefusesBadExtraName(t *testing.T) {
+	p := mustRead(t, reluArchive(t, entry{name: "a/extra/notes.txt", data: []byte("ok")}))
+	require.Equal(t, []byte("ok"), p.ExtraFiles["notes.txt"])
+	var buf bytes.Buffer
+	require.NoError(t, p.WriteArchive(&buf, nil))
+	for _, bad := range []string{"../../x", "a//b", `a\b`, "/abs"} {
+		p.ExtraFiles = map[string][]byte{bad: []byte("x")}
+		err := p.WriteArchive(&buf, nil)
+		if assert.Error(t, err, bad) {
+			assert.Contains(t, err.Error(), "pt2: write archive: extra file: malformed archive: entry name")
+		}
+	}
+}
