@@ -3,6 +3,7 @@ package main
 import (
 	"math"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -27,13 +28,17 @@ func TestParseBytes(t *testing.T) {
 // is drawn: [2^40, 32] used to allocate until the runtime died, and
 // [2^63-1, 32] panicked in make.
 func TestRandomBatchesBudget(t *testing.T) {
+	if strconv.IntSize < 64 {
+		t.Skip("sizes of 64-bit ints")
+	}
+	shl := func(n uint) int { return 1 << n }
 	for _, c := range []struct {
 		shape []int
 		want  string
 	}{
-		{[]int{1 << 40, 32}, "input x: f32[1099511627776, 32]: 4 random batches of 140737488355328 bytes each bring calibration data to 562949953421312 bytes, more than the budget of 1073741824 (1GiB; --calibration-budget)"},
-		{[]int{math.MaxInt64, 32}, "input x: f32[9223372036854775807, 32]: tensor: too large: shape [9223372036854775807 32] has more than"},
-		{[]int{1 << 28, 16}, "input x: f32[268435456, 16]: 4 random batches"},
+		{[]int{shl(40), 32}, "input x: f32[1099511627776, 32]: 4 random batches of 140737488355328 bytes each bring calibration data to 562949953421312 bytes, more than the budget of 1073741824 (1GiB; --calibration-budget)"},
+		{[]int{math.MaxInt, 32}, "input x: f32[9223372036854775807, 32]: tensor: too large: shape [9223372036854775807 32] has more than"},
+		{[]int{shl(28), 16}, "input x: f32[268435456, 16]: 4 random batches"},
 	} {
 		_, err := randomBatchesWithin([]inputSpec{{name: "x", dtype: tensor.Float32, shape: c.shape}}, 4, 1, 1<<30)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -139,7 +139,7 @@ func runCmd(t *testing.T, args ...string) result {
 		t.Fatalf("%v: did not finish in %v", args, timeout)
 	}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		r.rss = ru.Maxrss << 10 // KiB on Linux
+		r.rss = int64(ru.Maxrss) << 10 // KiB on Linux
 	}
 	return r
 }
