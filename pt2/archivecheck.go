@@ -92,3 +92,16 @@ func (p *Program) checkStoredData() error {
 	}
 	return nil
 }
+
+// checkJSONSize refuses a bare program JSON document over MaxJSONBytes
+// before it is decoded (decoding takes several times its size).
+func checkJSONSize(n int, opts *Options) error {
+	var l Limits
+	if opts != nil {
+		l = opts.Limits
+	}
+	if limit := limitOr(l.MaxJSONBytes, DefaultMaxJSONBytes); int64(n) > limit {
+		return fmt.Errorf("%w: program JSON is %d bytes, more than %d (MaxJSONBytes)", ErrLimit, n, limit)
+	}
+	return nil
+}

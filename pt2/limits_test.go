@@ -164,3 +164,12 @@ func TestWriteRefusesBadExtraName(t *testing.T) {
 		}
 	}
 }
+
+func TestReadJSONSize(t *testing.T) {
+	relu := marshal(t, reluProgram())
+	_, err := pt2.ReadJSON(relu, &pt2.Options{Limits: pt2.Limits{MaxJSONBytes: int64(len(relu))}})
+	require.NoError(t, err)
+	_, err = pt2.ReadJSON(relu, &pt2.Options{Limits: pt2.Limits{MaxJSONBytes: int64(len(relu) - 1)}})
+	require.ErrorIs(t, err, pt2.ErrLimit)
+	assert.Contains(t, err.Error(), "(MaxJSONBytes)")
+}

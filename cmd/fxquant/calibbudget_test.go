@@ -109,3 +109,23 @@ func TestInputSizeChecked(t *testing.T) {
 		t.Errorf("error %v, want %q", err, want)
 	}
 }
+
+// A text or JSON file over the JSON limit is refused before it is read.
+func TestTextInputSizeChecked(t *testing.T) {
+	name := t.TempDir() + "/big.json"
+	f, err := os.Create(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("{"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(pt2.DefaultMaxJSONBytes + 1); err != nil {
+		t.Skip("no sparse files here:", err)
+	}
+	f.Close()
+	_, err = loadFile(name, false)
+	if want := "big.json: file is 268435457 bytes and not a zip, more than the 268435456 fxquant reads as JSON or text"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v, want %q", err, want)
+	}
+}
