@@ -5,7 +5,14 @@ import (
 	"bytes"
 	"compress/flate"
 	"encoding/binary"
+	"encoding/json"
 	"hash/crc32"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -172,4 +179,51 @@ func TestReadJSONSize(t *testing.T) {
 	_, err = pt2.ReadJSON(relu, &pt2.Options{Limits: pt2.Limits{MaxJSONBytes: int64(len(relu) - 1)}})
 	require.ErrorIs(t, err, pt2.ErrLimit)
 	assert.Contains(t, err.Error(), "(MaxJSONBytes)")
+}
+
+// A bad element in a stored scale is reported against the stored tensor
+// and the element, then the node that takes it as its scale.
+func TestStoredScaleChecked(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(fixtureDir, "mlp.static.pt2"))
+	require.NoError(t, err)
+	_, err = pt2.Read(data, nil)
+	require.NoError(t, err)
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	require.NoError(t, err)
+	// the weights config names _scale_0's record
+	var cfg struct {
+		Config map[string]struct {
+			PathName string `json:"path_name"`
+		} `json:"config"`
+	}
+	var es []entry
+	for _, f := range zr.File {
+		rc, err := f.Open()
+		require.NoError(t, err)
+		b, err := io.ReadAll(rc)
+		require.NoError(t, err)
+		rc.Close()
+		es = append(es, entry{name: f.Name, data: b})
+		if strings.HasSuffix(f.Name, "model_weights_config.json") {
+			require.NoError(t, json.Unmarshal(b, &cfg))
+		}
+	}
+	rec := "archive/data/weights/" + cfg.Config["_scale_0"].PathName
+	for _, c := range []struct {
+		v    float32
+		show string
+	}{{float32(math.Inf(-1)), "-Inf"}, {float32(math.NaN()), "NaN"}, {0, "0"}, {-2, "-2"}} {
+		mod := slices.Clone(es)
+		for i, e := range mod {
+			if e.name == rec {
+				b := bytes.Clone(e.data)
+				binary.LittleEndian.PutUint32(b[4:], math.Float32bits(c.v))
+				mod[i].data = b
+			}
+		}
+		_, err := pt2.Read(makeZip(t, mod...), nil)
+		if assert.Error(t, err, c.show) {
+			assert.Contains(t, err.Error(), `buffer "_scale_0" (placeholder "b__scale_0"): element [1] is `+c.show+`, but it is the scales of node "dequantize_per_channel" (quantized_decomposed.dequantize_per_channel.default), which must be finite and > 0`)
+		}
+	}
 }
