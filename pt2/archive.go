@@ -15,12 +15,8 @@ import (
 	"github.com/fxquant/fxquant/ops/tensor"
 )
 
-// maxRecord bounds the bytes read from one archive record.
+// maxRecord bounds strides and storage offsets (in elements).
 const maxRecord int64 = 1 << 31
-
-// maxZeroFill bounds the element count of a tensor rebuilt from a
-// zero-length payload (PyTorch writes those for fake tensors).
-const maxZeroFill = 1 << 28
 
 // Read decodes a program from the bytes of a .pt2 file: a PT2 archive, a
 // legacy torch <= 2.7 zip, or a bare JSON program, told apart by content.
@@ -38,6 +34,9 @@ func Read(data []byte, opts *Options) (*Program, error) {
 // ReadFile reads the program stored at path (see [Read]); errors name the
 // file.
 func ReadFile(name string, opts *Options) (*Program, error) {
+	if err := checkFileSize(name, opts); err != nil {
+		return nil, err
+	}
 	data, err := os.ReadFile(name)
 	if err != nil {
 		return nil, err
@@ -50,26 +49,21 @@ func ReadFile(name string, opts *Options) (*Program, error) {
 }
 
 type zipRecords struct {
-	files map[string]*zip.File
-	order []string
+	files  map[string]*zip.File
+	order  []string
+	budget *budget
 }
 
+// read returns the bytes of record name, read within the budget; JSON
+// records (by their .json name) also obey the JSON cap.
 func (z *zipRecords) read(name string) ([]byte, bool, error) {
 	f, ok := z.files[name]
 	if !ok {
 		return nil, false, nil
 	}
-	rc, err := f.Open()
+	data, err := z.budget.readEntry(f, f.Name, strings.HasSuffix(name, ".json"))
 	if err != nil {
-		return nil, true, fmt.Errorf("record %q: %w", name, err)
-	}
-	defer rc.Close()
-	data, err := io.ReadAll(io.LimitReader(rc, maxRecord+1))
-	if err != nil {
-		return nil, true, fmt.Errorf("record %q: %w", name, err)
-	}
-	if int64(len(data)) > maxRecord {
-		return nil, true, fmt.Errorf("record %q: larger than %d bytes", name, maxRecord)
+		return nil, true, err
 	}
 	return data, true, nil
 }
@@ -82,8 +76,17 @@ func readZip(data []byte, opts *Options) (*Program, error) {
 	if len(zr.File) == 0 {
 		return nil, fmt.Errorf("%w: empty zip", ErrArchive)
 	}
-	raw := &zipRecords{files: map[string]*zip.File{}}
+	raw := &zipRecords{files: map[string]*zip.File{}, budget: newBudget(opts, int64(len(data)))}
 	for _, f := range zr.File {
+		if err := checkEntryName(f.Name); err != nil {
+			return nil, err
+		}
+		if strings.HasSuffix(f.Name, "/") && f.UncompressedSize64 == 0 {
+			continue // a folder entry, as zip tools write them
+		}
+		if _, dup := raw.files[f.Name]; dup {
+			return nil, fmt.Errorf("%w: entry %q appears more than once", ErrArchive, f.Name)
+		}
 		raw.files[f.Name] = f
 		raw.order = append(raw.order, f.Name)
 	}
@@ -91,11 +94,14 @@ func readZip(data []byte, opts *Options) (*Program, error) {
 		return readLegacy(raw, opts)
 	}
 	// strip the root folder: the first path component of the first entry
-	root, _, ok := strings.Cut(zr.File[0].Name, "/")
-	if !ok {
-		return nil, fmt.Errorf("%w: entry %q is not under a root folder and the zip has no serialized_exported_program.json", ErrArchive, zr.File[0].Name)
+	if len(raw.order) == 0 {
+		return nil, fmt.Errorf("%w: zip holds only folders", ErrArchive)
 	}
-	z := &zipRecords{files: map[string]*zip.File{}}
+	root, _, ok := strings.Cut(raw.order[0], "/")
+	if !ok {
+		return nil, fmt.Errorf("%w: entry %q is not under a root folder and the zip has no serialized_exported_program.json", ErrArchive, raw.order[0])
+	}
+	z := &zipRecords{files: map[string]*zip.File{}, budget: raw.budget}
 	for _, name := range raw.order {
 		if rest, ok := strings.CutPrefix(name, root+"/"); ok && rest != "" {
 			z.files[rest] = raw.files[name]
@@ -124,18 +130,10 @@ func readZip(data []byte, opts *Options) (*Program, error) {
 	if string(version) != "0" {
 		return nil, fmt.Errorf("%w: archive_version is %q, want \"0\"", ErrArchive, version)
 	}
-	bigEndian := false
-	if bo, ok, err := z.read("byteorder"); err != nil {
+	if err := checkByteOrder(z); err != nil {
 		return nil, err
-	} else if ok {
-		switch string(bo) {
-		case "little":
-		case "big":
-			bigEndian = true
-		default:
-			return nil, fmt.Errorf("%w: byteorder is %q, want \"little\" or \"big\"", ErrArchive, bo)
-		}
 	}
+	bigEndian := false
 	model, err := pickModel(z, opts)
 	if err != nil {
 		return nil, err
@@ -163,6 +161,12 @@ func readZip(data []byte, opts *Options) (*Program, error) {
 		return nil, err
 	}
 	if err := p.checkWeights(); err != nil {
+		return nil, err
+	}
+	if err := p.checkStoredData(); err != nil {
+		return nil, err
+	}
+	if err := p.checkStoredScales(opts.registry()); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -293,6 +297,15 @@ func (p *Program) loadPayloads(z *zipRecords, kind, model string, bigEndian bool
 			if !ok {
 				return fmt.Errorf("%s: %w: payload record %q is missing", ep, ErrArchive, record)
 			}
+			if len(b) == 0 {
+				shape, err := tensor.ShapeInts(m.Sizes)
+				if err != nil {
+					return fmt.Errorf("%s: tensor_meta.sizes: %w", ep, err)
+				}
+				if err := z.budget.zeroFill(ep, e.Key, m.DType, shape); err != nil {
+					return err
+				}
+			}
 			if t, err = tensorFromPayload(m, b, bigEndian); err != nil {
 				return fmt.Errorf("%s: record %q: %w", ep, record, err)
 			}
@@ -309,33 +322,30 @@ func (p *Program) loadPayloads(z *zipRecords, kind, model string, bigEndian bool
 // tensorFromPayload views raw storage bytes as the tensor m describes; an
 // empty payload gives zeros.
 func tensorFromPayload(m tensorMeta, raw []byte, bigEndian bool) (*tensor.Tensor, error) {
-	shape := make([]int, len(m.Sizes))
-	numel := int64(1)
-	for i, s := range m.Sizes {
-		if s > maxZeroFill {
-			return nil, fmt.Errorf("size %d too large", s)
-		}
-		shape[i] = int(s)
-		numel *= s
-		if numel > maxZeroFill && len(raw) == 0 {
-			return nil, fmt.Errorf("zero-length payload for %d elements", numel)
-		}
+	shape, err := tensor.ShapeInts(m.Sizes)
+	if err != nil {
+		return nil, fmt.Errorf("tensor_meta.sizes: %w", err)
 	}
 	if len(raw) == 0 {
-		return tensor.Zeros(m.DType, shape...)
+		// torch.zeros(sizes) then as_strided(sizes, strides, offset)
+		z, err := tensor.Zeros(m.DType, shape...)
+		if err != nil {
+			return nil, err
+		}
+		return viewOf(z, m)
 	}
 	strides := make([]int, len(m.Strides))
 	for i, s := range m.Strides {
 		if s < -maxRecord || s > maxRecord {
-			return nil, fmt.Errorf("stride %d out of range", s)
+			return nil, fmt.Errorf("tensor_meta.strides[%d] %d out of range", i, s)
 		}
 		strides[i] = int(s)
 	}
 	if len(m.Strides) == 0 && len(shape) > 0 {
 		strides = nil
 	}
-	if m.StorageOffset < 0 || m.StorageOffset > maxRecord {
-		return nil, fmt.Errorf("storage offset %d out of range", m.StorageOffset)
+	if err := checkOffset(m.StorageOffset); err != nil {
+		return nil, err
 	}
 	return tensor.FromBytes(m.DType, shape, strides, int(m.StorageOffset), raw, bigEndian)
 }
@@ -343,27 +353,24 @@ func tensorFromPayload(m tensorMeta, raw []byte, bigEndian bool) (*tensor.Tensor
 // viewOf views the storage of base as m describes (as_strided on the
 // record's flat tensor).
 func viewOf(base *tensor.Tensor, m tensorMeta) (*tensor.Tensor, error) {
-	shape := make([]int, len(m.Sizes))
-	for i, s := range m.Sizes {
-		if s > maxZeroFill {
-			return nil, fmt.Errorf("size %d too large", s)
-		}
-		shape[i] = int(s)
+	shape, err := tensor.ShapeInts(m.Sizes)
+	if err != nil {
+		return nil, fmt.Errorf("tensor_meta.sizes: %w", err)
 	}
 	var strides []int
 	if len(m.Strides) == len(shape) {
 		strides = make([]int, len(shape))
 		for i, s := range m.Strides {
 			if s < -maxRecord || s > maxRecord {
-				return nil, fmt.Errorf("stride %d out of range", s)
+				return nil, fmt.Errorf("tensor_meta.strides[%d] %d out of range", i, s)
 			}
 			strides[i] = int(s)
 		}
 	} else {
 		strides = tensor.ContiguousStrides(shape)
 	}
-	if m.StorageOffset < 0 || m.StorageOffset > maxRecord {
-		return nil, fmt.Errorf("storage offset %d out of range", m.StorageOffset)
+	if err := checkOffset(m.StorageOffset); err != nil {
+		return nil, err
 	}
 	return base.NewView(shape, strides, int(m.StorageOffset))
 }
@@ -472,6 +479,10 @@ func (p *Program) WriteArchive(w io.Writer, reg *ops.Registry) error {
 	}
 	slices.Sort(names)
 	for _, k := range names {
+		// a name that could leave the folder is never written
+		if err := checkEntryName("extra/" + k); err != nil {
+			return fmt.Errorf("pt2: write archive: extra file: %w", err)
+		}
 		recs = append(recs, record{"extra/" + k, p.ExtraFiles[k]})
 	}
 	recs = append(recs,

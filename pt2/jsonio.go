@@ -60,6 +60,9 @@ func objectEntries(raw json.RawMessage, path string) ([]kv, error) {
 	if _, err := dec.Token(); err != nil {
 		return nil, pathErr(path, err)
 	}
+	if rest := bytes.TrimLeft(raw[dec.InputOffset():], " \t\r\n"); len(rest) > 0 {
+		return nil, pathErr(path, fmt.Errorf("trailing data after the object: %d bytes starting %q", len(rest), rest[:min(len(rest), 16)]))
+	}
 	return out, nil
 }
 

@@ -132,6 +132,9 @@ func decodeTensorMeta(raw json.RawMessage, path string) (tensorMeta, error) {
 			return m, pathErrf(fmt.Sprintf("%s[%d]", o.sub("sizes"), i), "negative size %d", s)
 		}
 	}
+	if _, err := tensor.ShapeInts(m.Sizes); err != nil { // element count overflows
+		return m, pathErr(o.sub("sizes"), err)
+	}
 	if v := o.get("requires_grad"); v != nil {
 		if m.RequiresGrad, err = decodeBool(v, o.sub("requires_grad")); err != nil {
 			return m, err

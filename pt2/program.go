@@ -72,6 +72,9 @@ type Options struct {
 	// Model is the model name inside a PT2 archive; "" means "model", or
 	// the only model when the archive holds exactly one.
 	Model string
+	// Limits bound the memory a (possibly hostile) archive can make the
+	// reader use; see limits.go. Zero means the default.
+	Limits
 }
 
 func (o *Options) registry() *ops.Registry {

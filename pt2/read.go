@@ -15,6 +15,9 @@ import (
 // models/<name>.json). The program has no weights: its parameters,
 // buffers and constants have no attribute in the graph.
 func ReadJSON(data []byte, opts *Options) (*Program, error) {
+	if err := checkJSONSize(len(data), opts); err != nil {
+		return nil, fmt.Errorf("pt2: read json: %w", err)
+	}
 	p := newProgram(ContainerJSON)
 	if err := p.decode(data, opts); err != nil {
 		return nil, fmt.Errorf("pt2: read json: %w", err)

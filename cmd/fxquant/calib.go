@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -117,21 +116,27 @@ func userInputs(g *fxgraph.Graph) ([]inputSpec, error) {
 
 // randomBatches returns n batches shaped like the inputs: standard normal
 // floats (integers uniform in [0, 10)) from a PCG generator seeded with seed,
-// so the same seed gives the same batches on every machine.
+// so the same seed gives the same batches on every machine. The batches
+// may take at most defaultCalibrationBudget bytes (see randomBatchesWithin).
 func randomBatches(specs []inputSpec, n int, seed uint64) ([][]*tensor.Tensor, error) {
-	r := rand.New(rand.NewPCG(seed, seed))
+	return randomBatchesWithin(specs, n, seed, defaultCalibrationBudget)
+}
+
+// randomBatchesWithin is randomBatches whose batches may take at most
+// budget bytes in all, checked before any is drawn; budget 0 means
+// defaultCalibrationBudget.
+func randomBatchesWithin(specs []inputSpec, n int, seed uint64, budget int64) ([][]*tensor.Tensor, error) {
+	if budget == 0 {
+		budget = defaultCalibrationBudget
+	}
+	if err := checkCalibrationBudget(specs, n, budget); err != nil {
+		return nil, err
+	}
+	r := newRand(seed)
 	batches := make([][]*tensor.Tensor, n)
 	for b := range batches {
 		for _, s := range specs {
-			vals := make([]float64, tensor.Numel(s.shape))
-			for i := range vals {
-				if s.dtype.IsFloat() {
-					vals[i] = r.NormFloat64()
-				} else {
-					vals[i] = float64(r.IntN(10))
-				}
-			}
-			t, err := fromFloat64s(s.dtype, s.shape, vals)
+			t, err := randomTensor(r, s)
 			if err != nil {
 				return nil, fmt.Errorf("input %q: %w", s.name, err)
 			}
@@ -331,7 +336,10 @@ func (j jsonTensor) tensor() (*tensor.Tensor, error) {
 			return nil, fmt.Errorf("shape %v has a negative size", j.Shape)
 		}
 	}
-	n := tensor.Numel(j.Shape)
+	n, err := tensor.CheckedNumel(j.Shape)
+	if err != nil {
+		return nil, err
+	}
 	if d == tensor.Float32 && j.Hex != nil {
 		if len(j.Hex) != n {
 			return nil, fmt.Errorf("hex has %d elements, want %d for shape %v", len(j.Hex), n, j.Shape)

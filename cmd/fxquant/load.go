@@ -62,6 +62,9 @@ func firstLine(b []byte) []byte {
 // loadFile reads the graph stored in name. allowOpaque lets programs use
 // operators the registry does not know.
 func loadFile(name string, allowOpaque bool) (*input, error) {
+	if err := checkInputSize(name); err != nil {
+		return nil, err
+	}
 	data, err := os.ReadFile(name)
 	if err != nil {
 		return nil, err

@@ -38,6 +38,7 @@ type runConfig struct {
 	reference   bool
 	calibration int
 	calibData   string
+	calibBudget int64
 	seed        uint64
 	out         string
 	dot         string
@@ -55,6 +56,8 @@ func parseRunFlags(e *env, args []string) (*runConfig, error) {
 	fs.IntVar(&c.calibration, "calibration", 4, "number of random calibration batches")
 	fs.StringVar(&c.calibData, "calibration-data", "", "calibration batches: a .npy array or a JSON list of tensors")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of the random calibration batches")
+	budget := byteSize(defaultCalibrationBudget)
+	fs.Var(&budget, "calibration-budget", "bytes the random calibration batches may take in all (K, M, G suffixes; 0 means the default)")
 	fs.StringVar(&c.out, "o", "", "write the quantized program to this .pt2 file")
 	fs.StringVar(&c.dot, "dot", "", "write the quantized graph as Graphviz DOT to this file")
 	noProgress := fs.Bool("no-progress", false, "never draw the progress bar")
@@ -83,6 +86,7 @@ func parseRunFlags(e *env, args []string) (*runConfig, error) {
 		return nil, &usageError{msg: err.Error()}
 	}
 	c.progress = !*noProgress
+	c.calibBudget = int64(budget)
 	return c, nil
 }
 
@@ -218,9 +222,12 @@ func runPipeline(c *runConfig, stderr io.Writer) (*runResult, error) {
 		if batches, err = loadBatches(c.calibData, specs); err != nil {
 			return nil, err
 		}
+		if err := checkFinite(c.calibData, batches, specs); err != nil {
+			return nil, err
+		}
 		res.calibDesc = fmt.Sprintf("%d batches from %s", len(batches), c.calibData)
 	} else {
-		if batches, err = randomBatches(specs, c.calibration, c.seed); err != nil {
+		if batches, err = randomBatchesWithin(specs, c.calibration, c.seed, c.calibBudget); err != nil {
 			return nil, fmt.Errorf("%s: random calibration: %w", in.name, err)
 		}
 		res.calibDesc = fmt.Sprintf("%d random batch%s (seed %d)", len(batches), pluralES(len(batches)), c.seed)

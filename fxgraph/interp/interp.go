@@ -26,6 +26,9 @@ var (
 	ErrUnsupported = errors.New("unsupported node")
 	// ErrPanic: a kernel or module panicked; the message carries the value.
 	ErrPanic = errors.New("panic")
+	// ErrTooLarge: a node's recorded result is over Options.MaxTensorBytes
+	// or its size overflows.
+	ErrTooLarge = errors.New("result too large")
 )
 
 // NodeError reports the failure of one node.
@@ -55,7 +58,15 @@ type Options struct {
 	// Release drops each node's value right after its last user has run,
 	// so peak memory follows the live values rather than the whole graph.
 	Release bool
+	// MaxTensorBytes bounds the bytes of one tensor a node records as its
+	// result (its static type): a node over the bound is refused before
+	// its kernel runs, with [ErrTooLarge]. It is a bound per value, not a
+	// total. Zero means [DefaultMaxTensorBytes]; negative means no bound.
+	MaxTensorBytes int64
 }
+
+// DefaultMaxTensorBytes is the default of [Options.MaxTensorBytes]: 4 GiB.
+const DefaultMaxTensorBytes int64 = 4 << 30
 
 // Run evaluates g with the positional inputs bound to the placeholders in
 // order (a placeholder without an input takes its default, args[0], when
@@ -196,6 +207,9 @@ func run(g *fxgraph.Graph, bind func([]*fxgraph.Node) (map[*fxgraph.Node]ops.Val
 				v = n.Arg(0)
 			}
 		} else {
+			if err := r.checkRecorded(n); err != nil {
+				return nil, r.nodeErr(n, err)
+			}
 			v, err = r.eval(n)
 			if err != nil {
 				return nil, r.nodeErr(n, err)

@@ -84,18 +84,15 @@ func ContiguousStrides(shape []int) []int {
 }
 
 func checkShape(shape []int) error {
-	for i, s := range shape {
-		if s < 0 {
-			return fmt.Errorf("tensor: negative size %d at dim %d of shape %v", s, i, shape)
-		}
-	}
-	return nil
+	_, err := CheckedNumel(shape)
+	return err
 }
 
 // Zeros returns a contiguous tensor of the given dtype and shape filled
-// with zeros. It fails for an unknown dtype or a negative size.
+// with zeros. It fails for an unknown dtype, a negative size, or a shape
+// whose element count or byte size overflows.
 func Zeros(d DType, shape ...int) (*Tensor, error) {
-	if err := checkShape(shape); err != nil {
+	if _, err := CheckedBytes(d, shape); err != nil {
 		return nil, err
 	}
 	data, err := newStorage(d, Numel(shape))
@@ -159,15 +156,8 @@ func (t *Tensor) NewView(shape, strides []int, offset int) (*Tensor, error) {
 	}
 	n := storageLen(t.data)
 	if Numel(shape) > 0 {
-		lo, hi := offset, offset
-		for i, s := range shape {
-			if strides[i] >= 0 {
-				hi += (s - 1) * strides[i]
-			} else {
-				lo += (s - 1) * strides[i]
-			}
-		}
-		if lo < 0 || hi >= n {
+		lo, hi, ok := viewBounds(shape, strides, offset)
+		if !ok || lo < 0 || hi >= n {
 			return nil, fmt.Errorf("tensor: view shape %v strides %v offset %d reaches outside storage of %d elements", shape, strides, offset, n)
 		}
 	}
