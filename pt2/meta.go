@@ -3,6 +3,7 @@ package pt2
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -132,7 +133,16 @@ func decodeTensorMeta(raw json.RawMessage, path string) (tensorMeta, error) {
 			return m, pathErrf(fmt.Sprintf("%s[%d]", o.sub("sizes"), i), "negative size %d", s)
 		}
 	}
-	if _, err := tensor.ShapeInts(m.Sizes); err != nil { // element count overflows
+	static := m.Sizes
+	if symSizes != nil { // a symbolic size counts as 1: its bound is its range's
+		static = slices.Clone(m.Sizes)
+		for i := range static {
+			if symSizes[i].Expr != nil {
+				static[i] = 1
+			}
+		}
+	}
+	if _, err := tensor.ShapeInts(static); err != nil { // element count overflows
 		return m, pathErr(o.sub("sizes"), err)
 	}
 	if v := o.get("requires_grad"); v != nil {
