@@ -77,6 +77,12 @@ type Graph struct {
 	nextTg   int
 	recentTy [4]ops.Type
 	nextTy   int
+
+	// j is the undo journal while a transaction is open (see
+	// [Graph.Begin]), else nil; jfree keeps a closed journal's memory for
+	// the next transaction.
+	j     *journal
+	jfree *journal
 }
 
 // internedTarget is a target the graph stores once, with the candidate
@@ -459,6 +465,9 @@ func (g *Graph) CreateNode(op OpKind, target ops.Target, targetName string, args
 	}
 	n.name = g.names.create(name, n.id)
 	g.link(n)
+	if g.j != nil {
+		g.j.created(n)
+	}
 	g.setArgsKwargs(n, g.cloneValues(args), g.cloneKwargs(kwargs))
 	return n
 }
@@ -512,6 +521,9 @@ func (g *Graph) SetOutput(result ops.Value) *Node {
 // Rename gives n a new name through the namespace (n.name if taken gets a
 // suffix) and returns it.
 func (g *Graph) Rename(n *Node, candidate string) string {
+	if g.j != nil {
+		g.j.names = append(g.j.names, nameRec{n: n, name: n.name})
+	}
 	n.name = g.names.create(candidate, n.id)
 	return n.name
 }
@@ -526,9 +538,14 @@ func (g *Graph) setArgsKwargs(n *Node, args []ops.Value, kwargs []Kwarg) {
 	if !n.inUnused && n.NumUses() == 0 {
 		g.trackUnused(n) // a new node
 	}
+	box := n.kw
+	if g.j != nil {
+		g.j.saveArgs(n)
+		box = nil // the journal may hold the old box: never write into it
+	}
 	g.dropUses(n, true)
 	n.args = args
-	n.kw = g.kwargsBox(n.kw, kwargs)
+	n.kw = g.kwargsBox(box, kwargs)
 	g.addUses(n)
 }
 
@@ -549,17 +566,22 @@ func (g *Graph) dropUses(n *Node, track bool) {
 			g.trackUnused(d)
 		}
 	}
+	if g.j != nil {
+		n.refs = nil // the journal may hold them
+		return
+	}
 	clear(n.refs)
 	n.refs = n.refs[:0]
 }
 
 // dropUse tombstones the use record r points at, compacting the input's
-// list once half of it is dead.
+// list once half of it is dead (not while a transaction is open, whose
+// undo finds records where they were).
 func dropUse(r useRef) {
 	d := r.def
 	d.uses[r.idx] = Use{}
 	d.deadUses++
-	if 2*int(d.deadUses) > len(d.uses) {
+	if 2*int(d.deadUses) > len(d.uses) && d.graph.j == nil {
 		compactUses(d)
 	}
 }
@@ -689,7 +711,13 @@ func (g *Graph) DeleteKwarg(n *Node, name string) {
 }
 
 // SetTarget changes a call_function node's target.
-func (g *Graph) SetTarget(n *Node, t ops.Target) { n.target = g.internTarget(t).target() }
+func (g *Graph) SetTarget(n *Node, t ops.Target) {
+	if j := g.j; j != nil && n.jflags&jTarget == 0 {
+		n.jflags |= jTarget
+		j.targets = append(j.targets, targetRec{n: n, t: n.target})
+	}
+	n.target = g.internTarget(t).target()
+}
 
 // replaceRefs returns v with every reference to old replaced by new.
 func replaceRefs(v ops.Value, old, new *Node) ops.Value {
@@ -755,7 +783,7 @@ func (g *Graph) ReplaceAllUsesWith(n, with *Node, keep func(user *Node) bool) []
 	if len(changed) == 0 {
 		changed = nil
 	}
-	if n.deadUses > 0 {
+	if n.deadUses > 0 && g.j == nil {
 		compactUses(n)
 	}
 	return changed
@@ -794,9 +822,15 @@ func (g *Graph) Erase(n *Node) error {
 // (see dropUses for track). It keeps n's prev and next, so that iteration
 // over an erased cursor continues.
 func (g *Graph) erase(n *Node, track bool) {
+	if g.j != nil {
+		g.j.saveArgs(n)
+	}
 	g.dropUses(n, track)
 	g.unlink(n)
 	n.erased = true
+	if g.j != nil {
+		g.j.links = append(g.j.links, linkRec{n: n, kind: linkErase})
+	}
 }
 
 // MoveBefore moves n to immediately before anchor (both in this graph).
@@ -806,6 +840,9 @@ func (g *Graph) MoveBefore(n, anchor *Node) error {
 	}
 	if n == anchor {
 		return nil
+	}
+	if g.j != nil {
+		g.j.links = append(g.j.links, linkRec{n: n, prev: n.prev, kind: linkMove})
 	}
 	g.unlink(n)
 	prev := anchor.prev
@@ -824,6 +861,9 @@ func (g *Graph) MoveAfter(n, anchor *Node) error {
 		}
 		if n == anchor {
 			return nil
+		}
+		if g.j != nil {
+			g.j.links = append(g.j.links, linkRec{n: n, prev: n.prev, kind: linkMove})
 		}
 		g.unlink(n)
 		g.insertAtEnd(n)
@@ -1071,7 +1111,11 @@ func (cp nodeCopies) mapRefs(v ops.Value, valMap map[*Node]*Node) ops.Value {
 // SetAttr stores an attribute (a *tensor.Tensor, an observer module, ...)
 // under a dotted path, as a get_attr or call_module target.
 func (g *Graph) SetAttr(path string, v any) {
-	if _, ok := g.attrs[path]; !ok {
+	old, ok := g.attrs[path]
+	if j := g.j; j != nil {
+		j.attrs = append(j.attrs, attrRec{path: path, old: old, existed: ok, orderLen: len(g.attrOrder)})
+	}
+	if !ok {
 		g.attrOrder = append(g.attrOrder, path)
 	}
 	g.attrs[path] = v
@@ -1086,13 +1130,17 @@ func (g *Graph) Attr(path string) (any, bool) {
 // DeleteAttr removes an attribute. Deletions are batched: the order list
 // is compacted once half of it is deleted, so each call is amortised O(1).
 func (g *Graph) DeleteAttr(path string) {
-	if _, ok := g.attrs[path]; !ok {
+	old, ok := g.attrs[path]
+	if !ok {
 		return
+	}
+	if j := g.j; j != nil {
+		j.attrs = append(j.attrs, attrRec{path: path, old: old, existed: true, deleted: true})
 	}
 	delete(g.attrs, path)
 	g.attrNext = nil // a smaller fresh name may be free now
 	g.attrDead++
-	if 2*g.attrDead > len(g.attrOrder) {
+	if 2*g.attrDead > len(g.attrOrder) && g.j == nil {
 		g.compactAttrs()
 	}
 }
@@ -1308,6 +1356,9 @@ func (g *Graph) eraseDead(root *Node, stack []*Node, follow func(*Node) bool) []
 	for len(stack) > 0 {
 		n := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
+		if g.j != nil {
+			g.j.saveArgs(n)
+		}
 		for _, r := range n.refs {
 			if d := r.def; d != nil {
 				dropUse(r)
@@ -1316,8 +1367,13 @@ func (g *Graph) eraseDead(root *Node, stack []*Node, follow func(*Node) bool) []
 				}
 			}
 		}
-		clear(n.refs)
-		n.refs = n.refs[:0]
+		if g.j != nil {
+			n.refs = nil // the journal holds them
+			g.j.links = append(g.j.links, linkRec{n: n, kind: linkErase})
+		} else {
+			clear(n.refs)
+			n.refs = n.refs[:0]
+		}
 		g.unlink(n)
 		n.erased, n.inUnused = true, false
 	}
@@ -1335,9 +1391,15 @@ const denseUnused = 16
 // marked erased. It lets a caller run edits on a [Graph.Clone] and swap
 // them in only on success, keeping the *Graph that others hold. It is
 // linear in the size of both graphs.
+//
+// It must not run inside a transaction (see [Graph.Begin]) on either
+// graph, which could not undo it: it panics then.
 func (g *Graph) ReplaceWith(other *Graph) {
 	if other == g {
 		return
+	}
+	if g.j != nil || other.j != nil {
+		panic(errInTransaction("ReplaceWith"))
 	}
 	for n := g.root.next; n != &g.root; n = n.next {
 		n.erased = true
