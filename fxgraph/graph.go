@@ -79,10 +79,8 @@ type Graph struct {
 	nextTy   int
 
 	// j is the undo journal while a transaction is open (see
-	// [Graph.Begin]), else nil; jfree keeps a closed journal's memory for
-	// the next transaction.
-	j     *journal
-	jfree *journal
+	// [Graph.Begin]), else nil.
+	j *journal
 }
 
 // internedTarget is a target the graph stores once, with the candidate
@@ -544,6 +542,7 @@ func (g *Graph) setArgsKwargs(n *Node, args []ops.Value, kwargs []Kwarg) {
 		box = nil // the journal may hold the old box: never write into it
 	}
 	g.dropUses(n, true)
+	g.clearRefs(n)
 	n.args = args
 	n.kw = g.kwargsBox(box, kwargs)
 	g.addUses(n)
@@ -556,6 +555,9 @@ func (g *Graph) setArgsKwargs(n *Node, args []ops.Value, kwargs []Kwarg) {
 // dead-code elimination, which erases or lists such inputs itself, passes
 // false.
 func (g *Graph) dropUses(n *Node, track bool) {
+	if n.erased {
+		return // its records are gone, or tombstoned in a transaction
+	}
 	for _, r := range n.refs {
 		if r.def == nil {
 			continue
@@ -566,8 +568,13 @@ func (g *Graph) dropUses(n *Node, track bool) {
 			g.trackUnused(d)
 		}
 	}
+}
+
+// clearRefs empties n's references after dropUses; in a transaction they
+// are left to the journal, which may hold them, and n gets new ones.
+func (g *Graph) clearRefs(n *Node) {
 	if g.j != nil {
-		n.refs = nil // the journal may hold them
+		n.refs = nil
 		return
 	}
 	clear(n.refs)
@@ -822,15 +829,16 @@ func (g *Graph) Erase(n *Node) error {
 // (see dropUses for track). It keeps n's prev and next, so that iteration
 // over an erased cursor continues.
 func (g *Graph) erase(n *Node, track bool) {
-	if g.j != nil {
-		g.j.saveArgs(n)
-	}
 	g.dropUses(n, track)
+	if g.j != nil {
+		// n keeps its references until the transaction ends (see linkErase).
+		g.j.link(n, linkErase)
+	} else {
+		clear(n.refs)
+		n.refs = n.refs[:0]
+	}
 	g.unlink(n)
 	n.erased = true
-	if g.j != nil {
-		g.j.links = append(g.j.links, linkRec{n: n, kind: linkErase})
-	}
 }
 
 // MoveBefore moves n to immediately before anchor (both in this graph).
@@ -842,7 +850,7 @@ func (g *Graph) MoveBefore(n, anchor *Node) error {
 		return nil
 	}
 	if g.j != nil {
-		g.j.links = append(g.j.links, linkRec{n: n, prev: n.prev, kind: linkMove})
+		g.j.moved(n)
 	}
 	g.unlink(n)
 	prev := anchor.prev
@@ -863,7 +871,7 @@ func (g *Graph) MoveAfter(n, anchor *Node) error {
 			return nil
 		}
 		if g.j != nil {
-			g.j.links = append(g.j.links, linkRec{n: n, prev: n.prev, kind: linkMove})
+			g.j.moved(n)
 		}
 		g.unlink(n)
 		g.insertAtEnd(n)
@@ -1356,9 +1364,6 @@ func (g *Graph) eraseDead(root *Node, stack []*Node, follow func(*Node) bool) []
 	for len(stack) > 0 {
 		n := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if g.j != nil {
-			g.j.saveArgs(n)
-		}
 		for _, r := range n.refs {
 			if d := r.def; d != nil {
 				dropUse(r)
@@ -1368,8 +1373,8 @@ func (g *Graph) eraseDead(root *Node, stack []*Node, follow func(*Node) bool) []
 			}
 		}
 		if g.j != nil {
-			n.refs = nil // the journal holds them
-			g.j.links = append(g.j.links, linkRec{n: n, kind: linkErase})
+			// n keeps its references until the transaction ends.
+			g.j.link(n, linkErase)
 		} else {
 			clear(n.refs)
 			n.refs = n.refs[:0]

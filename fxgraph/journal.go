@@ -2,6 +2,7 @@ package fxgraph
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/fxquant/fxquant/ops"
 )
@@ -32,25 +33,22 @@ const (
 	jAll = jArgs | jType | jTarget | jMeta
 )
 
-// The kinds of a linkRec.
+// The kinds of a change to the node list (journal.links): a node
+// created, erased, or moved. A node erased in the transaction keeps its
+// references, whose use records are only tombstoned, until the
+// transaction ends: undoing the erasure restores them. Undoing a creation
+// drops the use records the node's references point at, which the
+// transaction appended.
 const (
 	linkCreate uint8 = iota + 1
 	linkErase
 	linkMove
 )
 
-// linkRec records a change to the node list: a node created, erased, or
-// moved (prev: its predecessor before the move).
-type linkRec struct {
-	n    *Node
-	prev *Node
-	kind uint8
-}
-
 // argsRec holds a node's arguments, kwargs box and use back pointers as
-// they were before the transaction first changed them (or nothing, for a
-// node the transaction created). The use records refs point at are
-// tombstoned, not removed, while the transaction is open.
+// they were before the transaction first changed them. The use records
+// refs point at are tombstoned, not removed, while the transaction is
+// open.
 type argsRec struct {
 	n    *Node
 	args []ops.Value
@@ -102,18 +100,22 @@ type baseSave struct {
 // txMark is where an open transaction's records start, and the namespace
 // scalars as they were when it began.
 type txMark struct {
-	links, args, types, targets, names, metas, attrs int
-	nsNames, nsBases, nsNewBases                     int
-	nonIdent                                         int
-	nrecs                                            int
-	last                                             int32
-	lastName                                         string
+	links, moves, args, types, targets, names, metas, attrs int
+	nsNames, nsBases, nsNewBases                            int
+	nonIdent                                                int
+	nrecs                                                   int
+	last                                                    int32
+	lastName                                                string
 }
 
 // journal is a graph's undo log while a transaction is open.
 type journal struct {
-	marks   []txMark // one per open transaction, outermost first
-	links   []linkRec
+	marks []txMark // one per open transaction, outermost first
+	// links, with kinds, lists the changes to the node list in order; moves
+	// holds each moved node's predecessor before the move, in order.
+	links   []*Node
+	kinds   []uint8
+	moves   []*Node
 	args    []argsRec
 	types   []typeRec
 	targets []targetRec
@@ -149,9 +151,7 @@ type journal struct {
 func (g *Graph) Begin() {
 	j := g.j
 	if j == nil {
-		j = g.jfree
-		g.jfree = nil
-		if j == nil {
+		if j = spareJournal.Swap(nil); j == nil {
 			j = &journal{}
 		}
 		g.j = j
@@ -162,8 +162,9 @@ func (g *Graph) Begin() {
 		j.clearFlags()
 	}
 	ns := &g.names
+	ns.epoch++
 	j.marks = append(j.marks, txMark{
-		links: len(j.links), args: len(j.args), types: len(j.types), targets: len(j.targets),
+		links: len(j.links), moves: len(j.moves), args: len(j.args), types: len(j.types), targets: len(j.targets),
 		names: len(j.names), metas: len(j.metas), attrs: len(j.attrs),
 		nsNames: len(j.nsNames), nsBases: len(j.nsBases), nsNewBases: len(j.nsNewBases),
 		nonIdent: ns.nonIdent, nrecs: len(ns.recs), last: ns.last, lastName: ns.lastName,
@@ -182,6 +183,7 @@ func (g *Graph) Commit() {
 		return
 	}
 	j.marks = j.marks[:len(j.marks)-1]
+	g.names.epoch++
 	if len(j.marks) > 0 {
 		return
 	}
@@ -193,6 +195,12 @@ func (g *Graph) Commit() {
 			if d := r.def; d != nil && !d.erased && 2*int(d.deadUses) > len(d.uses) {
 				compactUses(d)
 			}
+		}
+	}
+	// Erased nodes kept their references for an undo: they hold none.
+	for i, n := range j.links {
+		if j.kinds[i] == linkErase && n.erased {
+			n.refs = nil
 		}
 	}
 	if 2*g.attrDead > len(g.attrOrder) {
@@ -210,6 +218,7 @@ func (g *Graph) Rollback() {
 	}
 	m := j.marks[len(j.marks)-1]
 	j.marks = j.marks[:len(j.marks)-1]
+	g.names.epoch++
 	j.clearFlags()  // also those of the records undone below
 	var fix []*Node // nodes that may have been left without uses
 
@@ -218,23 +227,14 @@ func (g *Graph) Rollback() {
 	// all to use records appended since: those records go (an earlier
 	// undo may have cut them already), and the references recorded come
 	// back, with the records they point at, which the transaction only
-	// tombstoned.
+	// tombstoned. Use records never move while a transaction is open, so
+	// a position holds the record or its tombstone, or has been cut.
 	for i := len(j.args) - 1; i >= m.args; i-- {
 		r := &j.args[i]
 		n := r.n
-		for k := len(n.refs) - 1; k >= 0; k-- {
-			if d := n.refs[k].def; d != nil {
-				truncUses(d, n.refs[k].idx)
-				fix = append(fix, d)
-			}
-		}
+		fix = dropAppended(n, fix)
 		n.args, n.kw, n.refs = r.args, r.kw, r.refs
-		for slot, ref := range r.refs {
-			if d := ref.def; d != nil {
-				d.uses[ref.idx] = Use{User: n, Slot: slot}
-				d.deadUses--
-			}
-		}
+		restoreUses(n)
 		fix = append(fix, n)
 		*r = argsRec{}
 	}
@@ -242,32 +242,38 @@ func (g *Graph) Rollback() {
 
 	// The node list, newest first.
 	for i := len(j.links) - 1; i >= m.links; i-- {
-		r := j.links[i]
-		n := r.n
-		switch r.kind {
+		n := j.links[i]
+		switch j.kinds[i] {
 		case linkCreate:
+			fix = dropAppended(n, fix)
+			n.refs = nil
 			g.unlink(n)
 			n.erased = true
 		case linkErase:
-			// n kept its neighbours, which are next to each other again.
+			// n kept its neighbours, which are next to each other again,
+			// and its references (those it had before the transaction, if
+			// the loop above restored them).
 			// Its inUnused may be stale: dead-code elimination drops
 			// erased nodes from the list without clearing it.
 			n.prev.next = n
 			n.next.prev = n
 			g.length++
 			n.erased, n.inUnused = false, false
+			restoreUses(n)
 			fix = append(fix, n)
 		case linkMove:
 			g.unlink(n)
-			p := r.prev
+			p := j.moves[len(j.moves)-1]
+			j.moves[len(j.moves)-1] = nil
+			j.moves = j.moves[:len(j.moves)-1]
 			n.prev, n.next = p, p.next
 			p.next.prev = n
 			p.next = n
 			g.length++
 		}
-		j.links[i] = linkRec{}
+		j.links[i] = nil
 	}
-	j.links = j.links[:m.links]
+	j.links, j.kinds = j.links[:m.links], j.kinds[:m.links]
 
 	for i := len(j.types) - 1; i >= m.types; i-- {
 		j.types[i].n.typ = j.types[i].typ
@@ -338,6 +344,7 @@ func (g *Graph) closeJournal() {
 	j := g.j
 	j.clearFlags()
 	clear(j.links)
+	clear(j.moves)
 	clear(j.args)
 	clear(j.types)
 	clear(j.targets)
@@ -346,20 +353,27 @@ func (g *Graph) closeJournal() {
 	clear(j.attrs)
 	clear(j.nsNames)
 	clear(j.nsNewBases)
-	*j = journal{marks: j.marks[:0], links: j.links[:0], args: j.args[:0], types: j.types[:0], targets: j.targets[:0],
+	*j = journal{marks: j.marks[:0], links: j.links[:0], kinds: j.kinds[:0], moves: j.moves[:0], args: j.args[:0], types: j.types[:0], targets: j.targets[:0],
 		names: j.names[:0], metas: j.metas[:0], attrs: j.attrs[:0], nsNames: j.nsNames[:0], nsBases: j.nsBases[:0],
 		nsNewBases: j.nsNewBases[:0]}
 	g.j, g.names.j = nil, nil
-	// A journal that grew large is not kept alive by an idle graph.
-	if cap(j.args)+cap(j.links)+cap(j.nsNames) <= 1<<12 {
-		g.jfree = j
+	if cap(j.links)+cap(j.args)+cap(j.nsNames) <= maxSpareRecords {
+		spareJournal.Store(j)
 	}
 }
 
+// spareJournal keeps a closed journal's memory for the next transaction,
+// on any graph, so that a pass of many rewrites records without
+// allocating; a journal of more than maxSpareRecords records (about a
+// megabyte) is left to the collector.
+var spareJournal atomic.Pointer[journal]
+
+const maxSpareRecords = 1 << 15
+
 // clearFlags clears the journal flags of the nodes of every record.
 func (j *journal) clearFlags() {
-	for _, r := range j.links {
-		r.n.jflags = 0
+	for _, n := range j.links {
+		n.jflags = 0
 	}
 	for _, r := range j.args {
 		r.n.jflags = 0
@@ -378,8 +392,19 @@ func (j *journal) clearFlags() {
 // created records n, just made and linked.
 func (j *journal) created(n *Node) {
 	n.jflags = jAll
-	j.links = append(j.links, linkRec{n: n, kind: linkCreate})
-	j.args = append(j.args, argsRec{n: n})
+	j.link(n, linkCreate)
+}
+
+// link records a change of kind to the node list.
+func (j *journal) link(n *Node, kind uint8) {
+	j.links = append(j.links, n)
+	j.kinds = append(j.kinds, kind)
+}
+
+// moved records that n, now after prev, is about to move.
+func (j *journal) moved(n *Node) {
+	j.link(n, linkMove)
+	j.moves = append(j.moves, n.prev)
 }
 
 // saveArgs records n's arguments before their first change in the
@@ -390,6 +415,34 @@ func (j *journal) saveArgs(n *Node) {
 	}
 	n.jflags |= jArgs
 	j.args = append(j.args, argsRec{n: n, args: n.args, kw: n.kw, refs: n.refs})
+}
+
+// dropAppended drops the use records n's references point at, which the
+// transaction appended, and returns fix with the nodes they were on.
+func dropAppended(n *Node, fix []*Node) []*Node {
+	for k := len(n.refs) - 1; k >= 0; k-- {
+		if d := n.refs[k].def; d != nil {
+			truncUses(d, n.refs[k].idx)
+			fix = append(fix, d)
+		}
+	}
+	return fix
+}
+
+// restoreUses puts back the use records n's references point at, which
+// the transaction tombstoned; a record cut since (appended in the
+// transaction, so to be dropped anyway) is skipped. It is idempotent.
+func restoreUses(n *Node) {
+	for slot, ref := range n.refs {
+		d := ref.def
+		if d == nil || ref.idx >= len(d.uses) {
+			continue
+		}
+		if d.uses[ref.idx].User == nil {
+			d.deadUses--
+		}
+		d.uses[ref.idx] = Use{User: n, Slot: slot}
+	}
 }
 
 // truncUses drops d's use records from index idx on, which an undo no
@@ -470,7 +523,8 @@ func (b *nameBase) drop(k int) {
 // counter and bound first when a transaction is open.
 func (ns *namespace) rec(i int32) *nameBase {
 	b := &ns.recs[i]
-	if j := ns.j; j != nil {
+	if j := ns.j; j != nil && b.saved != ns.epoch {
+		b.saved = ns.epoch
 		j.nsBases = append(j.nsBases, baseSave{idx: i, count: b.count, next: b.next})
 	}
 	return b

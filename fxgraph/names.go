@@ -49,8 +49,11 @@ type namespace struct {
 	batch   int
 	pending []pendingName
 	// j is the graph's undo journal while a transaction is open (see
-	// [Graph.Begin]), else nil.
-	j *journal
+	// [Graph.Begin]), else nil. epoch changes whenever a transaction
+	// begins or ends, so a base record saved in one (nameBase.saved) is
+	// saved again in the next.
+	j     *journal
+	epoch uint32
 }
 
 // pendingName is a name reserved during a batch, not yet in used.
@@ -79,6 +82,9 @@ type nameBase struct {
 	far   map[int]struct{}
 	// illegal: base is a Python keyword, builtin or FX global.
 	illegal bool
+	// saved is the namespace's epoch when an open transaction last saved
+	// count and next (see namespace.rec).
+	saved uint32
 }
 
 func newNamespace() namespace {
@@ -90,7 +96,7 @@ func newNamespace() namespace {
 func (ns *namespace) clone() namespace {
 	ns.flush()
 	c := namespace{used: ns.used.clone(), nonIdent: ns.nonIdent, bases: maps.Clone(ns.bases), recs: slices.Clone(ns.recs),
-		last: ns.last, lastName: ns.lastName}
+		last: ns.last, lastName: ns.lastName, epoch: ns.epoch}
 	for i := range c.recs {
 		r := &c.recs[i]
 		r.taken = slices.Clone(r.taken)
