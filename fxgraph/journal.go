@@ -535,3 +535,22 @@ func (ns *namespace) rec(i int32) *nameBase {
 func errInTransaction(op string) error {
 	return fmt.Errorf("fxgraph: %s inside an open transaction (Begin without Commit or Rollback)", op)
 }
+
+// Atomic runs edit in a transaction on g (see [Graph.Begin]): its edits
+// are kept when it returns nil, and undone when it returns an error or
+// panics (the panic goes on). It returns edit's error.
+func (g *Graph) Atomic(edit func() error) (err error) {
+	g.Begin()
+	defer func() {
+		if r := recover(); r != nil {
+			g.Rollback()
+			panic(r)
+		}
+		if err != nil {
+			g.Rollback()
+			return
+		}
+		g.Commit()
+	}()
+	return edit()
+}

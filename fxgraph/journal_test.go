@@ -402,3 +402,30 @@ func TestNameTableRemove(t *testing.T) {
 		}
 	}
 }
+
+// TestAtomic checks that Atomic keeps the edits of a function that
+// succeeds and undoes those of one that fails or panics.
+func TestAtomic(t *testing.T) {
+	g, n := irChain()
+	before := txState(t, g, true)
+	errStop := fmt.Errorf("stop")
+	require.ErrorIs(t, g.Atomic(func() error {
+		g.ReplaceAllUsesWith(n["add"], n["relu"], nil)
+		return errStop
+	}), errStop)
+	require.Equal(t, before, txState(t, g, true))
+	require.PanicsWithValue(t, "boom", func() {
+		_ = g.Atomic(func() error {
+			g.ReplaceAllUsesWith(n["add"], n["relu"], nil)
+			panic("boom")
+		})
+	})
+	require.False(t, g.InTransaction())
+	require.Equal(t, before, txState(t, g, true))
+	require.NoError(t, g.Atomic(func() error {
+		g.ReplaceAllUsesWith(n["add"], n["relu"], nil)
+		return nil
+	}))
+	require.False(t, g.InTransaction())
+	require.Zero(t, n["add"].NumUses())
+}
