@@ -189,17 +189,15 @@ func (g *Graph) Commit() {
 	}
 	// Use lists kept their tombstones while the transaction was open:
 	// compact those that are now at least half dead, as dropUse would
-	// have.
+	// have. The tombstones are where the recorded references and those of
+	// erased nodes point; erased nodes, which kept their references for
+	// an undo, then hold none.
 	for i := range j.args {
-		for _, r := range j.args[i].refs {
-			if d := r.def; d != nil && !d.erased && 2*int(d.deadUses) > len(d.uses) {
-				compactUses(d)
-			}
-		}
+		compactDead(j.args[i].refs)
 	}
-	// Erased nodes kept their references for an undo: they hold none.
 	for i, n := range j.links {
 		if j.kinds[i] == linkErase && n.erased {
+			compactDead(n.refs)
 			n.refs = nil
 		}
 	}
@@ -415,6 +413,16 @@ func (j *journal) saveArgs(n *Node) {
 	}
 	n.jflags |= jArgs
 	j.args = append(j.args, argsRec{n: n, args: n.args, kw: n.kw, refs: n.refs})
+}
+
+// compactDead compacts the use lists that refs point into and that are
+// at least half dead.
+func compactDead(refs []useRef) {
+	for _, r := range refs {
+		if d := r.def; d != nil && !d.erased && 2*int(d.deadUses) > len(d.uses) {
+			compactUses(d)
+		}
+	}
 }
 
 // dropAppended drops the use records n's references point at, which the
