@@ -355,18 +355,24 @@ func (g *Graph) closeJournal() {
 		names: j.names[:0], metas: j.metas[:0], attrs: j.attrs[:0], nsNames: j.nsNames[:0], nsBases: j.nsBases[:0],
 		nsNewBases: j.nsNewBases[:0]}
 	g.j, g.names.j = nil, nil
-	if cap(j.links)+cap(j.args)+cap(j.nsNames) <= maxSpareRecords {
+	if j.bytes() <= maxSpareBytes {
 		spareJournal.Store(j)
 	}
 }
 
 // spareJournal keeps a closed journal's memory for the next transaction,
 // on any graph, so that a pass of many rewrites records without
-// allocating; a journal of more than maxSpareRecords records (about a
-// megabyte) is left to the collector.
+// allocating; a journal larger than maxSpareBytes is left to the
+// collector.
 var spareJournal atomic.Pointer[journal]
 
-const maxSpareRecords = 1 << 15
+const maxSpareBytes = 1 << 20
+
+// bytes returns about how much memory j's record slices hold.
+func (j *journal) bytes() int {
+	return 9*cap(j.links) + 8*cap(j.moves) + 64*cap(j.args) + 24*(cap(j.types)+cap(j.targets)+cap(j.names)+cap(j.nsBases)) +
+		16*(cap(j.nsNames)+cap(j.nsNewBases)) + 200*cap(j.metas) + 48*cap(j.attrs)
+}
 
 // clearFlags clears the journal flags of the nodes of every record.
 func (j *journal) clearFlags() {
