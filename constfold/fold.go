@@ -2,6 +2,7 @@ package constfold
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -125,7 +126,37 @@ type folder struct {
 //
 // Result.Stats["folded"] counts replaced nodes and ["erased"] nodes erased.
 // An evaluation failure is returned, naming the node, before g changes.
-func ConstantFold(g *fxgraph.Graph, opts Options) (fxgraph.Result, error) {
+// ConstantFold is all or nothing: its edits run in a transaction on g
+// (see [fxgraph.Graph.Begin]), and any failure leaves g exactly as it was,
+// namespace and attribute store included.
+func ConstantFold(g *fxgraph.Graph, opts Options) (res fxgraph.Result, err error) {
+	steps = 0
+	err = g.Atomic(func() error {
+		res, err = constantFold(g, opts)
+		return err
+	})
+	return res, err
+}
+
+// steps counts the edits of a ConstantFold call (a constant stored, a
+// node folded, a node erased); a test sets failAt to inject a failure at
+// one (export_test.go). Tests that do so do not run in parallel.
+var steps, failAt int
+
+// errInjected is the failure a test injects.
+var errInjected = errors.New("injected failure")
+
+// step counts one edit and returns the injected failure at failAt.
+func step() error {
+	steps++
+	if failAt > 0 && steps == failAt {
+		return fmt.Errorf("constfold: %w at step %d", errInjected, steps)
+	}
+	return nil
+}
+
+// constantFold is ConstantFold, inside its transaction.
+func constantFold(g *fxgraph.Graph, opts Options) (fxgraph.Result, error) {
 	reg := opts.Registry
 	if reg == nil {
 		reg = ops.Default()
@@ -187,6 +218,9 @@ func ConstantFold(g *fxgraph.Graph, opts Options) (fxgraph.Result, error) {
 			res.Notes = append(res.Notes, fmt.Sprintf("node %q: constant value is %T, not a tensor; left in place", n.Name(), vals[i]))
 			continue
 		}
+		if err := step(); err != nil {
+			return res, err
+		}
 		name := g.FreshAttrName(FrozenParamPrefix)
 		g.SetAttr(name, t)
 		restore := g.InsertingBefore(n)
@@ -201,6 +235,9 @@ func ConstantFold(g *fxgraph.Graph, opts Options) (fxgraph.Result, error) {
 		g.ReplaceAllUsesWith(n, ga, func(u *fxgraph.Node) bool { return u == ga })
 		*ga.Meta = n.Meta.Clone()
 		inputs := n.InputNodes()
+		if err := step(); err != nil {
+			return res, err
+		}
 		if err := g.Erase(n); err != nil {
 			return res, fmt.Errorf("constfold: erase folded node %q: %w", n.Name(), err)
 		}
@@ -211,8 +248,9 @@ func ConstantFold(g *fxgraph.Graph, opts Options) (fxgraph.Result, error) {
 		res.Changed = true
 		erased = append(erased, inputs...)
 	}
-	res.Stats["erased"] = f.sweep(erased)
-	return res, nil
+	count, err := f.sweep(erased)
+	res.Stats["erased"] = count
+	return res, err
 }
 
 func (f *folder) inDontFold(t ops.Target) bool {
@@ -341,7 +379,7 @@ func (f *folder) evaluate(frontier []*fxgraph.Node) ([]ops.Value, error) {
 
 // sweep erases, transitively, the nodes among start that lost every user
 // and are not impure, deleting top-level attributes no get_attr reads.
-func (f *folder) sweep(start []*fxgraph.Node) int {
+func (f *folder) sweep(start []*fxgraph.Node) (int, error) {
 	count := 0
 	work := append([]*fxgraph.Node(nil), start...)
 	for len(work) > 0 {
@@ -358,6 +396,9 @@ func (f *folder) sweep(start []*fxgraph.Node) int {
 		if n.Op() == fxgraph.GetAttr {
 			path = n.TargetName()
 		}
+		if err := step(); err != nil {
+			return count, err
+		}
 		if err := f.g.Erase(n); err != nil {
 			continue
 		}
@@ -367,7 +408,7 @@ func (f *folder) sweep(start []*fxgraph.Node) int {
 		}
 		work = append(work, inputs...)
 	}
-	return count
+	return count, nil
 }
 
 func (f *folder) attrRead(path string) bool {

@@ -78,6 +78,7 @@ func Convert(g *fxgraph.Graph, opts ConvertOptions) error {
 	if opts.FoldQuantizeIntoMutableBuffers && opts.NoFoldQuantize {
 		return fmt.Errorf("convert: %w: fold_quantize_into_mutable_buffers=True requires fold_quantize=True", ErrOptions)
 	}
+	steps = 0
 	c, _ := g.Clone()
 	if err := ReplaceObservers(c, opts); err != nil {
 		return fmt.Errorf("convert: %w", err)
@@ -86,13 +87,16 @@ func Convert(g *fxgraph.Graph, opts ConvertOptions) error {
 		if st.when != nil && !st.when(opts) {
 			continue
 		}
-		if err := st.run(c, reg, opts); err != nil {
+		if err := stepThen(func() error { return st.run(c, reg, opts) }); err != nil {
 			return fmt.Errorf("convert: %s: %w", st.name, err)
 		}
 	}
 	// The nodes convert and its passes created carry no type yet: derive
 	// each from its op's result-type rule (existing types stay as they are).
 	fxgraph.InferMissingTypes(c, reg)
+	if err := step(); err != nil {
+		return fmt.Errorf("convert: %w", err)
+	}
 	g.ReplaceWith(c)
 	return nil
 }
@@ -109,9 +113,15 @@ type convertStep struct {
 // inserted right before it; its users are rewired to the final dequantize
 // (or to its input, for a removed observer) and it is erased. Then dead code
 // is eliminated and the observer attributes no node uses are deleted. It
-// edits g in place; on error g may be partly converted (Convert runs it on a
-// clone).
+// edits g in place, all or nothing: on error g is left exactly as it was
+// (the edits run in a transaction, see [fxgraph.Graph.Begin]).
 func ReplaceObservers(g *fxgraph.Graph, opts ConvertOptions) error {
+	steps = 0 // its observers are Convert's first steps
+	return g.Atomic(func() error { return replaceObservers(g, opts) })
+}
+
+// replaceObservers is ReplaceObservers, inside its transaction.
+func replaceObservers(g *fxgraph.Graph, opts ConvertOptions) error {
 	reg := opts.Registry
 	if reg == nil {
 		reg = ops.Default()
@@ -124,7 +134,11 @@ func ReplaceObservers(g *fxgraph.Graph, opts ConvertOptions) error {
 		if !ok {
 			continue
 		}
-		if err := replaceObserver(g, n, o, opts); err != nil {
+		err := step()
+		if err == nil {
+			err = replaceObserver(g, n, o, opts)
+		}
+		if err != nil {
 			if in, ok := n.Arg(0).(*fxgraph.Node); ok && in != nil {
 				return fmt.Errorf("observer node %q (%s) of node %q: %w", n.Name(), o.Class(), in.Name(), err)
 			}

@@ -56,20 +56,21 @@ func PrepareWithOptions(g *fxgraph.Graph, q Quantizer, opts PrepareOptions) erro
 	if reg == nil {
 		reg = ops.Default()
 	}
+	steps = 0
 	snap := snapshotAnnotations(g)
 	c, _ := g.Clone()
 	if !opts.SkipBNFold {
-		if err := FoldBatchNorm(c, reg); err != nil {
+		if err := stepThen(func() error { return FoldBatchNorm(c, reg) }); err != nil {
 			return snap.fail(fmt.Errorf("prepare: %w", err))
 		}
 	}
-	if err := q.TransformForAnnotation(c); err != nil {
+	if err := stepThen(func() error { return q.TransformForAnnotation(c) }); err != nil {
 		return snap.fail(fmt.Errorf("prepare: transform_for_annotation: %w", err))
 	}
-	if err := q.Annotate(c); err != nil {
+	if err := stepThen(func() error { return q.Annotate(c) }); err != nil {
 		return snap.fail(fmt.Errorf("prepare: annotate: %w", err))
 	}
-	if err := q.Validate(c); err != nil {
+	if err := stepThen(func() error { return q.Validate(c) }); err != nil {
 		return snap.fail(fmt.Errorf("prepare: validate: %w", err))
 	}
 	if n := snap.changed(); n != nil {
@@ -78,11 +79,39 @@ func PrepareWithOptions(g *fxgraph.Graph, q Quantizer, opts PrepareOptions) erro
 	if err := checkAnnotations(c); err != nil {
 		return fmt.Errorf("prepare: %w", err)
 	}
-	if err := insertObservers(c, reg, opts.Buffers, opts.ObserverCallback); err != nil {
+	if err := stepThen(func() error { return insertObservers(c, reg, opts.Buffers, opts.ObserverCallback) }); err != nil {
+		return fmt.Errorf("prepare: %w", err)
+	}
+	if err := step(); err != nil {
 		return fmt.Errorf("prepare: %w", err)
 	}
 	g.ReplaceWith(c)
 	return nil
+}
+
+// steps counts the steps of a Prepare or Convert call (a stage, an
+// observer replaced); a test sets failAt to inject a failure at one
+// (export_test.go). Tests that do so do not run in parallel.
+var steps, failAt int
+
+// errInjected is the failure a test injects.
+var errInjected = errors.New("injected failure")
+
+// step counts one step and returns the injected failure at failAt.
+func step() error {
+	steps++
+	if failAt > 0 && steps == failAt {
+		return fmt.Errorf("%w at step %d", errInjected, steps)
+	}
+	return nil
+}
+
+// stepThen counts a step, then runs fn unless the step failed.
+func stepThen(fn func() error) error {
+	if err := step(); err != nil {
+		return err
+	}
+	return fn()
 }
 
 // annotationSnapshot records the annotations of the graph passed to

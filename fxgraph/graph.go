@@ -78,6 +78,10 @@ type Graph struct {
 	nextTg   int
 	recentTy [4]ops.Type
 	nextTy   int
+
+	// j is the undo journal while a transaction is open (see
+	// [Graph.Begin]), else nil.
+	j *journal
 }
 
 // internedTarget is a target the graph stores once, with the candidate
@@ -460,6 +464,9 @@ func (g *Graph) CreateNode(op OpKind, target ops.Target, targetName string, args
 	}
 	n.name = g.names.create(name, n.id)
 	g.link(n)
+	if g.j != nil {
+		g.j.created(n)
+	}
 	g.setArgsKwargs(n, g.cloneValues(args), g.cloneKwargs(kwargs))
 	return n
 }
@@ -513,6 +520,9 @@ func (g *Graph) SetOutput(result ops.Value) *Node {
 // Rename gives n a new name through the namespace (n.name if taken gets a
 // suffix) and returns it.
 func (g *Graph) Rename(n *Node, candidate string) string {
+	if g.j != nil {
+		g.j.names = append(g.j.names, nameRec{n: n, name: n.name})
+	}
 	n.name = g.names.create(candidate, n.id)
 	return n.name
 }
@@ -527,9 +537,15 @@ func (g *Graph) setArgsKwargs(n *Node, args []ops.Value, kwargs []Kwarg) {
 	if !n.inUnused && n.NumUses() == 0 {
 		g.trackUnused(n) // a new node
 	}
+	box := n.kw
+	if g.j != nil {
+		g.j.saveArgs(n)
+		box = nil // the journal may hold the old box: never write into it
+	}
 	g.dropUses(n, true)
+	g.clearRefs(n)
 	n.args = args
-	n.kw = g.kwargsBox(n.kw, kwargs)
+	n.kw = g.kwargsBox(box, kwargs)
 	g.addUses(n)
 }
 
@@ -540,6 +556,9 @@ func (g *Graph) setArgsKwargs(n *Node, args []ops.Value, kwargs []Kwarg) {
 // dead-code elimination, which erases or lists such inputs itself, passes
 // false.
 func (g *Graph) dropUses(n *Node, track bool) {
+	if n.erased {
+		return // its records are gone, or tombstoned in a transaction
+	}
 	for _, r := range n.refs {
 		if r.def == nil {
 			continue
@@ -550,17 +569,27 @@ func (g *Graph) dropUses(n *Node, track bool) {
 			g.trackUnused(d)
 		}
 	}
+}
+
+// clearRefs empties n's references after dropUses; in a transaction they
+// are left to the journal, which may hold them, and n gets new ones.
+func (g *Graph) clearRefs(n *Node) {
+	if g.j != nil {
+		n.refs = nil
+		return
+	}
 	clear(n.refs)
 	n.refs = n.refs[:0]
 }
 
 // dropUse tombstones the use record r points at, compacting the input's
-// list once half of it is dead.
+// list once half of it is dead (not while a transaction is open, whose
+// undo finds records where they were).
 func dropUse(r useRef) {
 	d := r.def
 	d.uses[r.idx] = Use{}
 	d.deadUses++
-	if 2*int(d.deadUses) > len(d.uses) {
+	if 2*int(d.deadUses) > len(d.uses) && d.graph.j == nil {
 		compactUses(d)
 	}
 }
@@ -690,7 +719,13 @@ func (g *Graph) DeleteKwarg(n *Node, name string) {
 }
 
 // SetTarget changes a call_function node's target.
-func (g *Graph) SetTarget(n *Node, t ops.Target) { n.target = g.internTarget(t).target() }
+func (g *Graph) SetTarget(n *Node, t ops.Target) {
+	if j := g.j; j != nil && n.jflags&jTarget == 0 {
+		n.jflags |= jTarget
+		j.targets = append(j.targets, targetRec{n: n, t: n.target})
+	}
+	n.target = g.internTarget(t).target()
+}
 
 // replaceRefs returns v with every reference to old replaced by new.
 func replaceRefs(v ops.Value, old, new *Node) ops.Value {
@@ -756,7 +791,7 @@ func (g *Graph) ReplaceAllUsesWith(n, with *Node, keep func(user *Node) bool) []
 	if len(changed) == 0 {
 		changed = nil
 	}
-	if n.deadUses > 0 {
+	if n.deadUses > 0 && g.j == nil {
 		compactUses(n)
 	}
 	return changed
@@ -796,6 +831,13 @@ func (g *Graph) Erase(n *Node) error {
 // over an erased cursor continues.
 func (g *Graph) erase(n *Node, track bool) {
 	g.dropUses(n, track)
+	if g.j != nil {
+		// n keeps its references until the transaction ends (see linkErase).
+		g.j.link(n, linkErase)
+	} else {
+		clear(n.refs)
+		n.refs = n.refs[:0]
+	}
 	g.unlink(n)
 	n.erased = true
 }
@@ -807,6 +849,9 @@ func (g *Graph) MoveBefore(n, anchor *Node) error {
 	}
 	if n == anchor {
 		return nil
+	}
+	if g.j != nil {
+		g.j.moved(n)
 	}
 	g.unlink(n)
 	prev := anchor.prev
@@ -825,6 +870,9 @@ func (g *Graph) MoveAfter(n, anchor *Node) error {
 		}
 		if n == anchor {
 			return nil
+		}
+		if g.j != nil {
+			g.j.moved(n)
 		}
 		g.unlink(n)
 		g.insertAtEnd(n)
@@ -1073,7 +1121,11 @@ func (cp nodeCopies) mapRefs(v ops.Value, valMap map[*Node]*Node) ops.Value {
 // SetAttr stores an attribute (a *tensor.Tensor, an observer module, ...)
 // under a dotted path, as a get_attr or call_module target.
 func (g *Graph) SetAttr(path string, v any) {
-	if _, ok := g.attrs[path]; !ok {
+	old, ok := g.attrs[path]
+	if j := g.j; j != nil {
+		j.attrs = append(j.attrs, attrRec{path: path, old: old, existed: ok, orderLen: len(g.attrOrder)})
+	}
+	if !ok {
 		g.attrOrder = append(g.attrOrder, path)
 	}
 	g.attrs[path] = v
@@ -1088,13 +1140,17 @@ func (g *Graph) Attr(path string) (any, bool) {
 // DeleteAttr removes an attribute. Deletions are batched: the order list
 // is compacted once half of it is deleted, so each call is amortised O(1).
 func (g *Graph) DeleteAttr(path string) {
-	if _, ok := g.attrs[path]; !ok {
+	old, ok := g.attrs[path]
+	if !ok {
 		return
+	}
+	if j := g.j; j != nil {
+		j.attrs = append(j.attrs, attrRec{path: path, old: old, existed: true, deleted: true})
 	}
 	delete(g.attrs, path)
 	g.attrNext = nil // a smaller fresh name may be free now
 	g.attrDead++
-	if 2*g.attrDead > len(g.attrOrder) {
+	if 2*g.attrDead > len(g.attrOrder) && g.j == nil {
 		g.compactAttrs()
 	}
 }
@@ -1318,8 +1374,13 @@ func (g *Graph) eraseDead(root *Node, stack []*Node, follow func(*Node) bool) []
 				}
 			}
 		}
-		clear(n.refs)
-		n.refs = n.refs[:0]
+		if g.j != nil {
+			// n keeps its references until the transaction ends.
+			g.j.link(n, linkErase)
+		} else {
+			clear(n.refs)
+			n.refs = n.refs[:0]
+		}
 		g.unlink(n)
 		n.erased, n.inUnused = true, false
 	}
@@ -1337,9 +1398,15 @@ const denseUnused = 16
 // marked erased. It lets a caller run edits on a [Graph.Clone] and swap
 // them in only on success, keeping the *Graph that others hold. It is
 // linear in the size of both graphs.
+//
+// It must not run inside a transaction (see [Graph.Begin]) on either
+// graph, which could not undo it: it panics then.
 func (g *Graph) ReplaceWith(other *Graph) {
 	if other == g {
 		return
+	}
+	if g.j != nil || other.j != nil {
+		panic(errInTransaction("ReplaceWith"))
 	}
 	for n := g.root.next; n != &g.root; n = n.next {
 		n.erased = true

@@ -132,7 +132,7 @@ func InferMissingTypes(g *Graph, reg *ops.Registry) (filled, left int) {
 				DType() tensor.DType
 				Shape() []int
 			}); ok {
-				n.typ = ops.Plain(t.DType(), ops.ShapeInts(t.Shape())...)
+				n.SetType(ops.Plain(t.DType(), ops.ShapeInts(t.Shape())...))
 				filled++
 			}
 			continue
@@ -145,7 +145,7 @@ func InferMissingTypes(g *Graph, reg *ops.Registry) (filled, left int) {
 			left++
 			continue
 		}
-		n.typ = t
+		n.SetType(t)
 		filled++
 	}
 	return filled, left

@@ -19,6 +19,9 @@ func (g *Graph) InheritName(n, old *Node) error {
 	case n.erased:
 		return fmt.Errorf("fxgraph: inherit name %q: %s is erased", old.name, n)
 	}
+	if g.j != nil {
+		g.j.names = append(g.j.names, nameRec{n: n, name: n.name})
+	}
 	n.name = old.name
 	return nil
 }

@@ -48,6 +48,12 @@ type namespace struct {
 	// moves them to used. The records still answer "is base_k taken".
 	batch   int
 	pending []pendingName
+	// j is the graph's undo journal while a transaction is open (see
+	// [Graph.Begin]), else nil. epoch changes whenever a transaction
+	// begins or ends, so a base record saved in one (nameBase.saved) is
+	// saved again in the next.
+	j     *journal
+	epoch uint32
 }
 
 // pendingName is a name reserved during a batch, not yet in used.
@@ -76,6 +82,9 @@ type nameBase struct {
 	far   map[int]struct{}
 	// illegal: base is a Python keyword, builtin or FX global.
 	illegal bool
+	// saved is the namespace's epoch when an open transaction last saved
+	// count and next (see namespace.rec).
+	saved uint32
 }
 
 func newNamespace() namespace {
@@ -87,7 +96,7 @@ func newNamespace() namespace {
 func (ns *namespace) clone() namespace {
 	ns.flush()
 	c := namespace{used: ns.used.clone(), nonIdent: ns.nonIdent, bases: maps.Clone(ns.bases), recs: slices.Clone(ns.recs),
-		last: ns.last, lastName: ns.lastName}
+		last: ns.last, lastName: ns.lastName, epoch: ns.epoch}
 	for i := range c.recs {
 		r := &c.recs[i]
 		r.taken = slices.Clone(r.taken)
@@ -107,6 +116,9 @@ func (ns *namespace) base(base string) int32 {
 	}
 	i := int32(len(ns.recs))
 	ns.bases[base] = i
+	if ns.j != nil {
+		ns.j.nsNewBases = append(ns.j.nsNewBases, base)
+	}
 	ns.recs = append(ns.recs, nameBase{illegal: illegalNames[base]})
 	return i
 }
@@ -270,7 +282,7 @@ func (ns *namespace) create(candidate string, owner int) string {
 	if ns.last > 0 && candidate == ns.lastName {
 		// The previous taken candidate again (a run of nodes with one
 		// target): it has no suffix and is still taken.
-		b := &ns.recs[ns.last-1]
+		b := ns.rec(ns.last - 1)
 		return ns.probe(b, candidate, b.count, owner)
 	}
 	base, num, hasSuffix := splitSuffix(candidate)
@@ -281,7 +293,7 @@ func (ns *namespace) create(candidate string, owner int) string {
 		// FX sets base_count[base] to its value, 0 when base has no
 		// record: a record only matters once it holds something.
 		if i, ok := ns.bases[base]; ok {
-			b = &ns.recs[i]
+			b = ns.rec(i)
 			num = b.count
 			break
 		}
@@ -289,7 +301,7 @@ func (ns *namespace) create(candidate string, owner int) string {
 		return candidate
 	case !hasSuffix:
 		i := ns.base(base) // candidate == base
-		b = &ns.recs[i]
+		b = ns.rec(i)
 		num = b.count
 		if b.illegal {
 			num++
@@ -306,9 +318,9 @@ func (ns *namespace) create(candidate string, owner int) string {
 			candidate = base + "_" + strconv.Itoa(num)
 			taken = ns.taken(candidate)
 		}
-		b = &ns.recs[ns.base(base)]
+		b = ns.rec(ns.base(base))
 	default:
-		b = &ns.recs[ns.base(base)]
+		b = ns.rec(ns.base(base))
 	}
 	if taken {
 		return ns.probe(b, base, num, owner)
@@ -382,6 +394,9 @@ func (ns *namespace) markUsed(name string, owner int, b *nameBase) *nameBase {
 	if !ops.IsIdentifier(name) {
 		ns.nonIdent++ // counting a key twice only costs Verify its shortcut
 	}
+	if ns.j != nil {
+		ns.j.nsNames = append(ns.j.nsNames, name)
+	}
 	base, num, ok := splitSuffix(name)
 	if !ok || canonicalSuffix(name, base) != nil {
 		ns.used.set(name, owner+1)
@@ -393,7 +408,7 @@ func (ns *namespace) markUsed(name string, owner int, b *nameBase) *nameBase {
 		ns.used.set(name, owner+1)
 	}
 	if b == nil {
-		b = &ns.recs[ns.base(base)]
+		b = ns.rec(ns.base(base))
 	}
 	b.add(num)
 	if lo := max(b.next, 1); num == lo {
@@ -415,7 +430,7 @@ func (ns *namespace) reserve(name string, owner int) bool {
 	b := ns.markUsed(name, owner, nil)
 	if base, num, ok := splitSuffix(name); ok {
 		if b == nil { // a suffix with a leading zero
-			b = &ns.recs[ns.base(base)]
+			b = ns.rec(ns.base(base))
 		}
 		b.count = max(b.count, num)
 	}

@@ -241,3 +241,39 @@ func (t *nameTable) clone() nameTable {
 	}
 	return c
 }
+
+// remove deletes name, if present (an undone transaction releases the
+// names it reserved). The names after it in its probe run move back
+// (backward-shift deletion), so lookups never need tombstones.
+func (t *nameTable) remove(name string) {
+	if t.n == 0 {
+		return
+	}
+	h := t.hash(name)
+	g := t.group(h)
+	mask := uint32(len(g.slots) - 1)
+	i := h & mask
+	for {
+		s := &g.slots[i]
+		if s.hash == 0 {
+			return
+		}
+		if s.hash == h && s.name == name {
+			break
+		}
+		i = (i + 1) & mask
+	}
+	for j := (i + 1) & mask; g.slots[j].hash != 0; j = (j + 1) & mask {
+		// The name at j may fill the hole at i unless its home slot k
+		// lies cyclically in (i, j].
+		k := g.slots[j].hash & mask
+		stays := (i < j && i < k && k <= j) || (i > j && (i < k || k <= j))
+		if !stays {
+			g.slots[i] = g.slots[j]
+			i = j
+		}
+	}
+	g.slots[i] = nameSlot{}
+	g.n--
+	t.n--
+}

@@ -77,7 +77,8 @@ type Node struct {
 	deadUses int32
 	op       OpKind
 	erased   bool
-	inUnused bool // in the graph's list of unused nodes (see Graph.unused)
+	inUnused bool  // in the graph's list of unused nodes (see Graph.unused)
+	jflags   uint8 // what the open transaction has recorded (see journal.go)
 	id       int
 
 	target ops.Target // call_function only
@@ -169,8 +170,12 @@ func (n *Node) TensorType() (ops.TensorType, bool) {
 
 // SetType sets the node's static type.
 func (n *Node) SetType(t ops.Type) {
-	if n.graph != nil {
-		t = n.graph.internType(t)
+	if g := n.graph; g != nil {
+		if j := g.j; j != nil && n.jflags&jType == 0 {
+			n.jflags |= jType
+			j.types = append(j.types, typeRec{n: n, typ: n.typ})
+		}
+		t = g.internType(t)
 	}
 	n.typ = t
 }

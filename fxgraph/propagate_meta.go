@@ -39,6 +39,7 @@ func (g *Graph) ReplaceAllUsesWithMeta(n, with *Node, keep func(user *Node) bool
 		return nil, fmt.Errorf("fxgraph: replace all uses of %s with %s: want a replacement without metadata, got %s with meta keys %v: %w",
 			n, with, with, metaKeys(*with.Meta), ErrHasMeta)
 	}
+	g.SaveMeta(with)
 	*with.Meta = n.Meta.Clone()
 	return g.ReplaceAllUsesWith(n, with, keep), nil
 }

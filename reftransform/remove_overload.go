@@ -2,6 +2,7 @@ package reftransform
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/fxquant/fxquant/fxgraph"
 	"github.com/fxquant/fxquant/ops"
@@ -37,20 +38,27 @@ var (
 // quantize_per_channel.default, dequantize_per_channel.default or
 // aten.clamp.Tensor is made to call the packet instead. choose_qparams and
 // the torchao ops are not touched. Result.Stats["retargeted"] counts the
-// nodes changed. It never fails.
+// nodes changed. It fails only when a test injects a failure, and then
+// leaves g as it was.
 func RemoveTensorOverloadForQDQOps(g *fxgraph.Graph) (fxgraph.Result, error) {
 	res := fxgraph.Result{Stats: map[string]int{"retargeted": 0}}
-	for _, n := range g.Nodes() {
-		if n.Op() != fxgraph.CallFunction {
-			continue
+	err := g.Atomic(func() error {
+		for _, n := range g.Nodes() {
+			if n.Op() != fxgraph.CallFunction {
+				continue
+			}
+			if p, ok := removeTensorOverloadOf[n.Target()]; ok {
+				if err := step(); err != nil {
+					return fmt.Errorf("reftransform: retarget %q: %w", n.Name(), err)
+				}
+				g.SetTarget(n, p)
+				res.Stats["retargeted"]++
+				res.Changed = true
+			}
 		}
-		if p, ok := removeTensorOverloadOf[n.Target()]; ok {
-			g.SetTarget(n, p)
-			res.Stats["retargeted"]++
-			res.Changed = true
-		}
-	}
-	return res, nil
+		return nil
+	})
+	return res, err
 }
 
 // RemoveTensorOverloadPass returns [RemoveTensorOverloadForQDQOps] as a

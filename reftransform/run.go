@@ -2,6 +2,7 @@ package reftransform
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/fxquant/fxquant/fxgraph"
@@ -29,10 +30,21 @@ func Pass() fxgraph.Pass {
 // Result.Changed is false, and g is untouched, when nothing matched and no
 // target needed retargeting.
 //
-// A replacement that cannot be made returns an error naming the entry;
-// entries applied before it stay applied (run Run in an fxgraph.Pipeline
-// for an all-or-nothing edit).
-func Run(g *fxgraph.Graph) (fxgraph.Result, error) {
+// Run is all or nothing: its edits run in a transaction on g (see
+// [fxgraph.Graph.Begin]), so a replacement or hook that fails returns an
+// error naming the entry and leaves g exactly as it was, retargeting and
+// earlier entries undone and the namespace restored.
+func Run(g *fxgraph.Graph) (res fxgraph.Result, err error) {
+	steps = 0
+	err = g.Atomic(func() error {
+		res, err = run(g)
+		return err
+	})
+	return res, err
+}
+
+// run is Run, inside its transaction.
+func run(g *fxgraph.Graph) (fxgraph.Result, error) {
 	res, err := RemoveTensorOverloadForQDQOps(g)
 	if err != nil {
 		return res, err
@@ -56,18 +68,42 @@ func Run(g *fxgraph.Graph) (fxgraph.Result, error) {
 
 // apply runs one entry on g and returns the number of replacements.
 func apply(g *fxgraph.Graph, e Entry) (int, error) {
+	if err := step(); err != nil {
+		return 0, fmt.Errorf("reftransform: entry %s: %w", e.Name, err)
+	}
 	done, err := match.ReplacePatternWithFilters(g, e.Pattern, e.Replace, e.Filters, e.IgnoreLiterals)
 	if err != nil {
 		return 0, fmt.Errorf("reftransform: entry %s: %w", e.Name, err)
 	}
 	if e.Post != nil {
 		for _, r := range done {
-			if err := e.Post(g, r); err != nil {
+			err := step()
+			if err == nil {
+				err = e.Post(g, r)
+			}
+			if err != nil {
 				return len(done), fmt.Errorf("reftransform: entry %s: %w", e.Name, err)
 			}
 		}
 	}
 	return len(done), nil
+}
+
+// steps counts the steps of a run (an entry applied, a hook called, a
+// node retargeted); a test sets failAt to inject a failure at one
+// (export_test.go). Tests that do so do not run in parallel.
+var steps, failAt int
+
+// errInjected is the failure a test injects.
+var errInjected = errors.New("injected failure")
+
+// step counts one step and returns the injected failure at failAt.
+func step() error {
+	steps++
+	if failAt > 0 && steps == failAt {
+		return fmt.Errorf("%w at step %d", errInjected, steps)
+	}
+	return nil
 }
 
 // RunEntry applies the entry called name alone (no retargeting first) and
@@ -80,7 +116,13 @@ func RunEntry(g *fxgraph.Graph, name string) (int, error) {
 	}
 	for _, e := range es {
 		if e.Name == name {
-			return apply(g, e)
+			steps = 0
+			var n int
+			err := g.Atomic(func() error {
+				n, err = apply(g, e)
+				return err
+			})
+			return n, err
 		}
 	}
 	return 0, fmt.Errorf("reftransform: no entry %q", name)

@@ -41,20 +41,49 @@ type Pattern interface {
 type Plan interface {
 	// Apply performs the matched rewrite through rw, which checks each
 	// replacement's type. On an error (a broken type contract) the caller
-	// rolls back what rw created and stops.
+	// rolls back everything rw did and stops.
 	Apply(rw *Rewriter) error
 }
 
 // Rewriter creates nodes and replaces values for one Plan, checking each
-// replacement's type against the value it replaces. If the plan fails,
-// Rollback erases what it created.
+// replacement's type against the value it replaces. Its first edit opens
+// a transaction on the graph (see [fxgraph.Graph.Begin]): [Rewriter.Commit]
+// keeps the plan's edits, [Rewriter.Rollback] undoes all of them
+// (replacements and erasures included), leaving the graph exactly as it
+// was.
 type Rewriter struct {
 	g       *fxgraph.Graph
 	pattern string
-	created []*fxgraph.Node
-	attrs   []string
 	reg     *ops.Registry // nil means ops.Default()
 	err     error         // the first node Call could not create soundly
+	open    bool          // a transaction is open for the plan
+	// steps counts the edits of a Canonicalize run (shared by its
+	// rewriters) and failAt, when > 0, is the edit at which a test injects
+	// a failure: injected then holds it, and the plan fails.
+	steps    *int
+	failAt   int
+	injected error
+}
+
+// errInjected is the failure a test injects (see CanonOptions.failAt).
+var errInjected = errors.New("injected failure")
+
+// edit opens the plan's transaction before its first edit and counts the
+// edit; it returns the injected failure, if this is the step for it.
+func (rw *Rewriter) edit() error {
+	if !rw.open {
+		rw.g.Begin()
+		rw.open = true
+	}
+	if rw.steps == nil {
+		return nil
+	}
+	*rw.steps++
+	if *rw.steps == rw.failAt && rw.injected == nil {
+		rw.injected = fmt.Errorf("typed: pattern %s: %w at step %d", rw.pattern, errInjected, rw.failAt)
+		return rw.injected
+	}
+	return nil
 }
 
 // NewRewriter returns a rewriter on g for the named pattern.
@@ -79,9 +108,9 @@ func (rw *Rewriter) Call(t ops.Target, args []ops.Value, kwargs []ops.Kwarg, typ
 	if rw.err == nil {
 		rw.err = rw.checkRule(t)
 	}
+	_ = rw.edit() // an injected failure fails the plan after Apply
 	n := rw.g.CallKw(t, args, kwargs)
 	n.SetType(typ)
-	rw.created = append(rw.created, n)
 	return n
 }
 
@@ -117,12 +146,10 @@ func (rw *Rewriter) Err() error { return rw.err }
 // Constant stores t under a fresh attribute path starting with prefix and
 // creates a get_attr node of type typ reading it.
 func (rw *Rewriter) Constant(prefix string, t *tensor.Tensor, typ ops.Type) *fxgraph.Node {
+	_ = rw.edit() // an injected failure fails the plan after Apply
 	path := rw.g.FreshAttrName(prefix)
 	rw.g.SetAttr(path, t)
-	rw.attrs = append(rw.attrs, path)
-	n := rw.g.GetAttr(path, typ)
-	rw.created = append(rw.created, n)
-	return n
+	return rw.g.GetAttr(path, typ)
 }
 
 // CheckReplace reports whether a value of type typ may replace old: the
@@ -147,7 +174,11 @@ func (rw *Rewriter) Replace(old, new *fxgraph.Node) error {
 	if err := rw.CheckReplace(old, new.Type()); err != nil {
 		return err
 	}
+	if err := rw.edit(); err != nil {
+		return err
+	}
 	if new.Meta.IsZero() {
+		rw.g.SaveMeta(new)
 		*new.Meta = old.Meta.Clone()
 	}
 	rw.g.ReplaceAllUsesWith(old, new, func(u *fxgraph.Node) bool { return u == new })
@@ -160,6 +191,9 @@ func (rw *Rewriter) EraseIfDead(nodes ...*fxgraph.Node) error {
 		if n == nil || n.Erased() || n.NumUses() > 0 || n.Op() == fxgraph.Placeholder || n.Op() == fxgraph.Output {
 			continue
 		}
+		if err := rw.edit(); err != nil {
+			return err
+		}
 		if err := rw.g.Erase(n); err != nil {
 			return err
 		}
@@ -167,17 +201,23 @@ func (rw *Rewriter) EraseIfDead(nodes ...*fxgraph.Node) error {
 	return nil
 }
 
-// Rollback erases the nodes and attributes the rewriter created.
+// Rollback undoes every edit the rewriter made (nodes created, uses
+// replaced, nodes erased, attributes stored), leaving the graph as it was
+// before the plan, names included.
 func (rw *Rewriter) Rollback() {
-	for i := len(rw.created) - 1; i >= 0; i-- {
-		if n := rw.created[i]; !n.Erased() && n.NumUses() == 0 {
-			_ = rw.g.Erase(n)
-		}
+	if rw.open {
+		rw.g.Rollback()
+		rw.open = false
 	}
-	for _, a := range rw.attrs {
-		rw.g.DeleteAttr(a)
+}
+
+// Commit keeps the rewriter's edits (an enclosing transaction may still
+// undo them).
+func (rw *Rewriter) Commit() {
+	if rw.open {
+		rw.g.Commit()
+		rw.open = false
 	}
-	rw.created, rw.attrs = nil, nil
 }
 
 // CanonOptions configures [Canonicalize].
@@ -200,6 +240,9 @@ type CanonOptions struct {
 	// Registry supplies schemas to the default patterns and to the debug
 	// verifier; nil means ops.Default().
 	Registry *ops.Registry
+
+	// failAt > 0 injects a failure at that edit (tests; export_test.go).
+	failAt int
 }
 
 // DebugDepth is how many levels of inputs above a Match's root the Debug
@@ -247,9 +290,38 @@ func fingerprint(g *fxgraph.Graph, root *fxgraph.Node, depth int) uint64 {
 // at a later node (the trailing-affine GroupNorm form at its add) is tried
 // before one rooted inside it. Result.Notes lists every match that failed
 // a guard, with its reason; Result.Stats counts rewrites per pattern.
-// A failed rewrite is rolled back and returned as an error. See
+// Canonicalize is all or nothing: it runs in a transaction on g (see
+// [fxgraph.Graph.Begin]), and when a rewrite fails, or a Debug check does,
+// it returns the error with g exactly as it was before the call (the
+// rewrites of earlier sweeps undone too, and the namespace restored). See
 // [CanonOptions.Debug] for the checks and their cost.
-func Canonicalize(g *fxgraph.Graph, opts CanonOptions) (fxgraph.Result, error) {
+func Canonicalize(g *fxgraph.Graph, opts CanonOptions) (res fxgraph.Result, err error) {
+	defer atomically(g)(&err)
+	return canonicalize(g, opts)
+}
+
+// atomically opens a transaction on g and returns the function that ends
+// it, to be deferred with the caller's error: it commits when the error is
+// nil, and rolls back when it is not or when the caller panics.
+//
+//	defer atomically(g)(&err)
+func atomically(g *fxgraph.Graph) func(err *error) {
+	g.Begin()
+	return func(err *error) {
+		if r := recover(); r != nil {
+			g.Rollback()
+			panic(r)
+		}
+		if *err != nil {
+			g.Rollback()
+			return
+		}
+		g.Commit()
+	}
+}
+
+// canonicalize is Canonicalize's sweeps, inside its transaction.
+func canonicalize(g *fxgraph.Graph, opts CanonOptions) (fxgraph.Result, error) {
 	pats := opts.Patterns
 	if pats == nil {
 		pats = DefaultPatterns(opts.Registry)
@@ -260,6 +332,7 @@ func Canonicalize(g *fxgraph.Graph, opts CanonOptions) (fxgraph.Result, error) {
 	}
 	res := fxgraph.Result{Stats: map[string]int{}}
 	seen := map[string]bool{}
+	steps := 0
 	for it := 0; it < maxIt; it++ {
 		changed := false
 		nodes := g.Nodes()
@@ -289,14 +362,19 @@ func Canonicalize(g *fxgraph.Graph, opts CanonOptions) (fxgraph.Result, error) {
 				}
 				rw := NewRewriter(g, p.Name())
 				rw.reg = opts.Registry
+				rw.steps, rw.failAt = &steps, opts.failAt
 				err := plan.Apply(rw)
 				if err == nil {
 					err = rw.Err()
+				}
+				if err == nil {
+					err = rw.injected
 				}
 				if err != nil {
 					rw.Rollback()
 					return res, err
 				}
+				rw.Commit()
 				if opts.Debug {
 					if err := fxgraph.Verify(g, VerifyOptions(opts.Registry)); err != nil {
 						return res, fmt.Errorf("typed: pattern %s: graph does not verify after the rewrite: %w", p.Name(), err)

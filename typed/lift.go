@@ -100,8 +100,16 @@ type liftGroup struct {
 // [InferTypes] on an untyped graph first). q/dq nodes that have no
 // quantized element type, or whose surroundings Lift cannot express, stay
 // as they are; Result.Notes names each and says why. Lift decides
-// everything before it changes g, and fails only on a broken graph.
-func Lift(g *fxgraph.Graph, reg *ops.Registry) (fxgraph.Result, error) {
+// everything before it changes g, and fails only on a broken graph; when
+// it fails, g is left exactly as it was (the edits run in a transaction,
+// see [fxgraph.Graph.Begin]).
+func Lift(g *fxgraph.Graph, reg *ops.Registry) (res fxgraph.Result, err error) {
+	defer atomically(g)(&err)
+	return lift(g, reg)
+}
+
+// lift is Lift, inside its transaction.
+func lift(g *fxgraph.Graph, reg *ops.Registry) (fxgraph.Result, error) {
 	if reg == nil {
 		reg = ops.Default()
 	}
@@ -304,6 +312,7 @@ func Lift(g *fxgraph.Graph, reg *ops.Registry) (fxgraph.Result, error) {
 			}
 		}
 		p.value.SetType(p.typ)
+		g.SaveMeta(p.value)
 		p.value.Meta.Set(loweringKey, rec)
 		for _, d := range p.erase {
 			collect(d)

@@ -21,7 +21,16 @@ import (
 // metadata), so Lower(Lift(g)) is equal to g up to node names and order
 // ([Equiv]); other typed values get quantize_per_tensor.default or
 // quantize_per_channel.default with new constant attributes.
-func Lower(g *fxgraph.Graph, reg *ops.Registry) (fxgraph.Result, error) {
+//
+// When Lower fails, g is left exactly as it was (the edits run in a
+// transaction, see [fxgraph.Graph.Begin]).
+func Lower(g *fxgraph.Graph, reg *ops.Registry) (res fxgraph.Result, err error) {
+	defer atomically(g)(&err)
+	return lower(g, reg)
+}
+
+// lower is Lower, inside its transaction.
+func lower(g *fxgraph.Graph, reg *ops.Registry) (fxgraph.Result, error) {
 	if reg == nil {
 		reg = ops.Default()
 	}

@@ -20,3 +20,11 @@ func (st *recheckStats) Counts() (incremental, full int) { return st.incremental
 // OnePass returns the number of matches replaced in one pass and the
 // number of matches collected for the two-phase rest.
 func (st *recheckStats) OnePass() (replaced, rest int) { return st.onePass, st.onePassRest }
+
+// FailAt makes a rewrite fail at its k-th edit step (k >= 1): before a
+// node is created, a returning node's uses are rewired or a matched node
+// is erased.
+func FailAt(k int) Option { return func(o *options) { o.failAt = k } }
+
+// ErrInjected is the failure FailAt injects.
+var ErrInjected = errInjected

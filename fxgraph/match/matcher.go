@@ -25,6 +25,9 @@ type options struct {
 	fullRecheck bool
 	twoPhase    bool
 	stats       *recheckStats
+	// failAt > 0 makes a rewrite fail at its failAt-th edit step (tests
+	// inject failures with it; see export_test.go).
+	failAt int
 }
 
 // recheckStats counts the rewriter's rechecks and one-pass replacements

@@ -24,6 +24,9 @@ var (
 	// ErrBadReplacement: the replacement graph cannot be copied (no output,
 	// a literal result, a dangling reference, a missing attribute).
 	ErrBadReplacement = errors.New("bad replacement")
+
+	// errInjected is the failure a test injects into a rewrite's edits.
+	errInjected = errors.New("injected failure")
 )
 
 // ReplaceError reports why the replacement for one match cannot be made.
@@ -103,6 +106,10 @@ func ReplacePattern(g *fxgraph.Graph, pattern *Pattern, replacement *fxgraph.Gra
 // one filters and the replacer saw), which the result then reports. The new nodes go before the first user of the match's returning
 // nodes (after the last returning node if none has users), the users are
 // rewired, and the matched nodes are erased. No dead-code elimination runs.
+//
+// The edits run in a transaction on g (see [fxgraph.Graph.Begin]): should
+// one fail, the rewrite returns a [*ReplaceError] and every edit it made
+// is undone, so that g prints, and names new nodes, exactly as before.
 func ReplacePatternWithFilters(g *fxgraph.Graph, pattern *Pattern, replace Replacer, filters []Filter, ignoreLiterals bool, opts ...Option) ([]Replaced, error) {
 	return rewrite(g, pattern, replace, nil, filters, ignoreLiterals, opts)
 }
@@ -123,7 +130,7 @@ func rewrite(g *fxgraph.Graph, pattern *Pattern, replace Replacer, static *fxgra
 		if pl := onePassPlan(g, m, static); pl != nil {
 			s := newState(m, g, nil)
 			defer s.release()
-			return s.replaceInOnePass(pl)
+			return atomically(g, func() ([]Replaced, error) { return s.replaceInOnePass(pl) })
 		}
 	}
 	s := newState(m, g, nil)
@@ -178,7 +185,39 @@ func rewrite(g *fxgraph.Graph, pattern *Pattern, replace Replacer, static *fxgra
 	if m.incremental && !s.laterBound && !m.o.fullRecheck {
 		s.dirty = newNodeSet(g.Len())
 	}
-	return s.spliceAll(matches, plans, make([]Replaced, 0, len(matches)))
+	return atomically(g, func() ([]Replaced, error) {
+		return s.spliceAll(matches, plans, make([]Replaced, 0, len(matches)))
+	})
+}
+
+// atomically runs a rewrite's edits in a transaction on g: they stay when
+// edit succeeds, and are undone when it fails or panics, so that a
+// rewrite that returns an error leaves g exactly as it was.
+func atomically(g *fxgraph.Graph, edit func() ([]Replaced, error)) ([]Replaced, error) {
+	g.Begin()
+	done := false
+	defer func() {
+		if !done {
+			g.Rollback()
+		}
+	}()
+	out, err := edit()
+	if err != nil {
+		return nil, err
+	}
+	g.Commit()
+	done = true
+	return out, nil
+}
+
+// step counts one edit step of the rewrite and returns the failure a
+// test asked to inject at it, if any.
+func (s *state) step() error {
+	s.steps++
+	if s.steps == s.m.o.failAt {
+		return fmt.Errorf("%w at step %d", errInjected, s.steps)
+	}
+	return nil
 }
 
 // spliceAll rechecks each match and replaces it with its plan, appending
@@ -191,8 +230,9 @@ func (s *state) spliceAll(matches []*Match, plans []*plan, out []Replaced) ([]Re
 		}
 		news, err := s.splice(mt, plans[i], point)
 		if err != nil {
-			// Unreachable for a checked plan and a re-checked match.
-			return out, &ReplaceError{Match: i, Anchor: anchorName(mt), Err: fmt.Errorf("graph partially rewritten: %w", err)}
+			// Unreachable for a checked plan and a re-checked match; the
+			// caller undoes the edits made so far.
+			return out, &ReplaceError{Match: i, Anchor: anchorName(mt), Err: err}
 		}
 		out = append(out, Replaced{Anchor: mt.Anchors[0], Match: mt, Replacements: news})
 	}
@@ -327,8 +367,9 @@ func (s *state) replaceInOnePass(pl *plan) ([]Replaced, error) {
 		case apply:
 			news, err := s.splice(mt, pl, point)
 			if err != nil {
-				// Unreachable for a checked plan and a checked match.
-				return out, &ReplaceError{Match: len(out), Anchor: anchorName(mt), Err: fmt.Errorf("graph partially rewritten: %w", err)}
+				// Unreachable for a checked plan and a checked match; the
+				// caller undoes the edits made so far.
+				return out, &ReplaceError{Match: len(out), Anchor: anchorName(mt), Err: err}
 			}
 			out = append(out, Replaced{Anchor: mt.Anchors[0], Match: mt, Replacements: news})
 		}
@@ -817,6 +858,9 @@ func (s *state) splice(mt *Match, pl *plan, point *fxgraph.Node) ([]*fxgraph.Nod
 			vals[j] = mt.PlaceholderNodes[ph]
 			continue
 		}
+		if err := s.step(); err != nil {
+			return news, err
+		}
 		// CreateNode copies args and kwargs, so the buffers are reused.
 		args := s.argBuf[:0]
 		for _, a := range pl.args[j] {
@@ -872,6 +916,9 @@ func (s *state) splice(mt *Match, pl *plan, point *fxgraph.Node) ([]*fxgraph.Nod
 				*nv.Meta = ret.Meta.Clone()
 			}
 		}
+		if err := s.step(); err != nil {
+			return news, err
+		}
 		changed := g.ReplaceAllUsesWith(ret, nv, nil)
 		if s.dirty != nil {
 			for _, u := range changed {
@@ -895,6 +942,9 @@ func (s *state) splice(mt *Match, pl *plan, point *fxgraph.Node) ([]*fxgraph.Nod
 		left := pending[:0]
 		var lastErr error
 		for _, n := range pending {
+			if err := s.step(); err != nil {
+				return news, err
+			}
 			if err := g.Erase(n); err != nil {
 				left = append(left, n)
 				lastErr = err

@@ -110,6 +110,7 @@ const endKeys = 1 << 30
 // base, go in a table of their own, so that the first one does not copy
 // the table of the whole graph.
 type state struct {
+	steps int // edit steps taken (see state.step)
 	m     *Matcher
 	p     *Pattern
 	g     *fxgraph.Graph
