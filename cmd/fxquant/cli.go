@@ -41,7 +41,7 @@ var commands = []command{
 
 // synopses holds each subcommand's arguments for its usage line.
 var synopses = map[string]string{
-	"run":    "[FILE] [--quantizer Q] [--reference] [--calibration N | --calibration-data FILE] [-o OUT.pt2] [--dot OUT.dot] [--force] [--allow-opaque] [--annotate-by-target]",
+	"run":    "[FILE] [--quantizer Q] [--reference] [--calibration N | --calibration-data FILE] [-o OUT.pt2] [--dot OUT.dot] [--force] [--allow-opaque] [--annotate-by-target] [--own-activation-chains]",
 	"print":  "[--allow-opaque] FILE",
 	"verify": "[--allow-opaque] FILE",
 	"diff":   "[--allow-opaque] A B",
@@ -77,6 +77,9 @@ run flags:
   --no-progress            never draw the progress bar
   --annotate-by-target     quantize every cat and adaptive_avg_pool2d; torchao, on torch
                            2.14 exports, finds only nn.AdaptiveAvgPool2d module calls
+  --own-activation-chains  int4-groupwise: one activation chain per linear (torchao shares
+                           one between linears reading the same tensor), so --reference
+                           rewrites every linear to reference_dqlinear_int4
   --force                  run an input that fails verification, and write -o even
                            when the quantized graph fails it (both with a warning)
 

@@ -45,6 +45,7 @@ type runConfig struct {
 	progress    bool
 	allowOpaque bool // read operators the registry does not know
 	byTarget    bool // XNNPACKQuantizer.AnnotateByTarget
+	ownChains   bool // Int4GroupwiseQuantizer.OwnActivationChains
 	force       bool // run a broken input, write -o from a graph that fails verification
 }
 
@@ -63,6 +64,7 @@ func parseRunFlags(e *env, args []string) (*runConfig, error) {
 	noProgress := fs.Bool("no-progress", false, "never draw the progress bar")
 	fs.BoolVar(&c.allowOpaque, "allow-opaque", false, "read operators the registry does not know")
 	fs.BoolVar(&c.byTarget, "annotate-by-target", false, "quantize every cat and adaptive_avg_pool2d (torchao finds them through source partitions)")
+	fs.BoolVar(&c.ownChains, "own-activation-chains", false, "int4-groupwise: give each linear its own activation chain, so every linear is rewritten")
 	fs.BoolVar(&c.force, "force", false, "run an input that fails verification, and write -o even when the result fails it (with a warning)")
 	pos, err := parseFlags(e, fs, args)
 	if err != nil {
@@ -82,7 +84,7 @@ func parseRunFlags(e *env, args []string) (*runConfig, error) {
 	if c.calibration < 1 {
 		return nil, usagef("--calibration %d: want at least 1 batch", c.calibration)
 	}
-	if _, err := makeQuantizer(c.quantizer, c.byTarget); err != nil {
+	if _, err := makeQuantizer(c); err != nil {
 		return nil, &usageError{msg: err.Error()}
 	}
 	c.progress = !*noProgress
@@ -91,15 +93,17 @@ func parseRunFlags(e *env, args []string) (*runConfig, error) {
 }
 
 // makeQuantizer returns the quantizer named by the --quantizer flag.
-// byTarget sets the XNNPACK quantizer's AnnotateByTarget.
-func makeQuantizer(name string, byTarget bool) (convert.Quantizer, error) {
+// The XNNPACK quantizer takes --annotate-by-target, the int4 one
+// --own-activation-chains.
+func makeQuantizer(c *runConfig) (convert.Quantizer, error) {
+	name := c.quantizer
 	switch {
 	case name == "xnnpack-static", name == "xnnpack-dynamic":
 		o := convert.DefaultSymmetricConfigOptions()
 		o.PerChannel = true
 		o.Dynamic = name == "xnnpack-dynamic"
 		q := convert.NewXNNPACKQuantizer(convert.SymmetricQuantizationConfig(o))
-		q.AnnotateByTarget = byTarget
+		q.AnnotateByTarget = c.byTarget
 		return q, nil
 	case strings.HasPrefix(name, "int4-groupwise:"):
 		gs := strings.TrimPrefix(name, "int4-groupwise:")
@@ -107,7 +111,7 @@ func makeQuantizer(name string, byTarget bool) (convert.Quantizer, error) {
 		if err != nil || g <= 0 {
 			return nil, fmt.Errorf("--quantizer %s: group size %q, want a positive integer", name, gs)
 		}
-		return convert.Int4GroupwiseQuantizer{GroupSize: g}, nil
+		return convert.Int4GroupwiseQuantizer{GroupSize: g, OwnActivationChains: c.ownChains}, nil
 	}
 	return nil, fmt.Errorf("--quantizer %q: want xnnpack-static, xnnpack-dynamic or int4-groupwise:G", name)
 }
@@ -175,7 +179,7 @@ func runPipeline(c *runConfig, stderr io.Writer) (*runResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	q, err := makeQuantizer(c.quantizer, c.byTarget)
+	q, err := makeQuantizer(c)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,108 @@
+package tests
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fxquant/fxquant/convert"
+	"github.com/fxquant/fxquant/fxgraph"
+	"github.com/fxquant/fxquant/fxgraph/interp"
+	"github.com/fxquant/fxquant/ops"
+	"github.com/fxquant/fxquant/ops/tensor"
+	"github.com/fxquant/fxquant/pt2"
+)
+
+// zooInt4Record is expected.json's llama_tiny "int4" record: torchao's
+// target counts per stage.
+type zooInt4Record struct {
+	Graphs map[string]struct {
+		QDQCounts map[string]int `json:"qdq_counts"`
+	} `json:"graphs"`
+	Linears int `json:"linears"`
+}
+
+// torchaoCounts counts the torchao call targets of g.
+func torchaoCounts(g *fxgraph.Graph) map[string]int {
+	out := map[string]int{}
+	for n := range g.All() {
+		if n.Op() == fxgraph.CallFunction && strings.HasPrefix(n.Target().String(), "torchao.") {
+			out[n.Target().String()]++
+		}
+	}
+	return out
+}
+
+// TestZooInt4Decoder runs the int4 groupwise flow (group size 32) on the
+// Llama-style decoder as torchao's records did: prepare, the 4 recorded
+// calibration batches, convert with fold_quantize.
+//   - The converted graph has torchao's chains (9 choose_qparams, 9
+//     quantize, 24 dequantize: wq/wk/wv and w1/w3 share theirs), with the
+//     .default overloads where torchao's convert writes packets.
+//   - Its outputs on the eval inputs match torchao's converted outputs under
+//     the fixtures' rule.
+//   - The reference rewrite then replaces the linears whose dequantize has
+//     one user: torchao's count after re-export (5 of 15, with 4/4/14 q/dq
+//     ops left).
+//   - With OwnActivationChains every linear gets its own chain and all 15
+//     become reference_dqlinear_int4 (beyond torchao; expected.json's
+//     diagnostic_unshared_chains is torchao's rewrite after the same graph
+//     surgery).
+func TestZooInt4Decoder(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(zooDir, "expected.json"))
+	require.NoError(t, err)
+	var e struct {
+		Models map[string]struct {
+			Int4 zooInt4Record `json:"int4"`
+		} `json:"models"`
+	}
+	require.NoError(t, json.Unmarshal(data, &e))
+	rec := e.Models["llama_tiny"].Int4
+	require.Equal(t, 15, rec.Linears)
+	outs := zooOutputs(t, "llama_tiny")
+	var batches [][]*tensor.Tensor
+	for i := range outs.Inputs.Calibration {
+		batches = append(batches, []*tensor.Tensor{mustTensor(t, &outs.Inputs.Calibration[i])})
+	}
+	flow := func(own, ref bool) *fxgraph.Graph {
+		prog, err := pt2.ReadFile(filepath.Join(zooDir, "llama_tiny.float.pt2"), nil)
+		require.NoError(t, err)
+		g, err := prog.Unlifted()
+		require.NoError(t, err)
+		require.NoError(t, convert.Prepare(g, convert.Int4GroupwiseQuantizer{GroupSize: 32, OwnActivationChains: own}))
+		require.NoError(t, convert.Calibrate(g, batches, nil))
+		require.NoError(t, convert.Convert(g, convert.ConvertOptions{ReferenceRepresentation: ref}))
+		require.NoError(t, fxgraph.Verify(g, fxgraph.VerifyOptions{}))
+		return g
+	}
+
+	g := flow(false, false)
+	want := map[string]int{}
+	for k, v := range rec.Graphs["converted"].QDQCounts {
+		want[k+".default"] = v // torchao writes packets; fxquant's convert the overloads
+	}
+	assert.Equal(t, want, torchaoCounts(g), "converted graph")
+	qdq := outs.modeTensors(t, "int4", "converted_outputs")
+	for i := range outs.Inputs.Eval {
+		values := map[*fxgraph.Node]ops.Value{}
+		got, err := interp.Run(g, []*tensor.Tensor{mustTensor(t, &outs.Inputs.Eval[i])}, interp.Options{
+			Hook: func(n *fxgraph.Node, v ops.Value) error { values[n] = v; return nil },
+		})
+		require.NoError(t, err)
+		// The activation quantize's per-token scales are computed in the
+		// run: the rule's s is the largest scale a quantize op used.
+		s := slices.Max(quantizeScales(t, g, values))
+		checkQuantizedOutput(t, "llama_tiny int4", mustTensor(t, &qdq[i]), got[0].(*tensor.Tensor), s)
+	}
+
+	assert.Equal(t, rec.Graphs["converted.export.refrep"].QDQCounts, torchaoCounts(flow(false, true)), "reference rewrite, torchao's shared chains")
+
+	own := torchaoCounts(flow(true, true))
+	assert.Equal(t, map[string]int{"torchao.reference_dqlinear_int4.default": 15}, own, "every linear rewritten")
+}
