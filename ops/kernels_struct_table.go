@@ -107,6 +107,9 @@ func withStructKernels(aten map[string]KernelFunc) map[string]KernelFunc {
 		if convOps[k] {
 			out[k] = withConvLayout(out[k])
 		}
+		if k == "aten.group_norm.default" {
+			out[k] = withInputLayout(out[k])
+		}
 	}
 	return out
 }
@@ -207,4 +210,24 @@ func saturateInt(x int64) int {
 		return math.MinInt
 	}
 	return int(x)
+}
+
+// withInputLayout wraps a kernel whose result PyTorch allocates like its
+// input in the input's suggested memory format (group_norm: a
+// channels-last input gives a channels-last result).
+func withInputLayout(f KernelFunc) KernelFunc {
+	return func(args []Value) (Value, error) {
+		v, err := f(args)
+		if err != nil {
+			return v, err
+		}
+		out, ok := v.(*tensor.Tensor)
+		if !ok || out.Dim() != 4 || !out.IsContiguous() || len(args) == 0 {
+			return v, nil
+		}
+		if x, ok := args[0].(*tensor.Tensor); ok && kernels.SuggestsChannelsLast(x) {
+			return kernels.Restride(out, kernels.ChannelsLastStrides(out.Shape()))
+		}
+		return v, nil
+	}
 }
