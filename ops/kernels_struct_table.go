@@ -218,7 +218,7 @@ func saturateInt(x int64) int {
 var inputLayoutOps = map[string]bool{
 	"aten.group_norm.default": true, "aten.batch_norm.default": true,
 	"aten._native_batch_norm_legit_no_training.default": true,
-	"aten.max_pool2d.default": true, "aten.max_pool2d_with_indices.default": true,
+	"aten.max_pool2d.default":                           true, "aten.max_pool2d_with_indices.default": true,
 	"aten.avg_pool2d.default": true, "aten.adaptive_avg_pool2d.default": true,
 	"aten._adaptive_avg_pool2d.default": true,
 }
