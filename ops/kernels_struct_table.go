@@ -216,11 +216,14 @@ func saturateInt(x int64) int {
 // input's suggested memory format: a channels-last input gives a
 // channels-last result (checked with PyTorch 2.14 for each).
 var inputLayoutOps = map[string]bool{
-	"aten.group_norm.default": true, "aten.batch_norm.default": true,
+	"aten.group_norm.default":                           true,
+	"aten.batch_norm.default":                           true,
 	"aten._native_batch_norm_legit_no_training.default": true,
-	"aten.max_pool2d.default":                           true, "aten.max_pool2d_with_indices.default": true,
-	"aten.avg_pool2d.default": true, "aten.adaptive_avg_pool2d.default": true,
-	"aten._adaptive_avg_pool2d.default": true,
+	"aten.max_pool2d.default":                           true,
+	"aten.max_pool2d_with_indices.default":              true,
+	"aten.avg_pool2d.default":                           true,
+	"aten.adaptive_avg_pool2d.default":                  true,
+	"aten._adaptive_avg_pool2d.default":                 true,
 }
 
 // withInputLayout wraps a kernel of inputLayoutOps: when argument 0 is a
