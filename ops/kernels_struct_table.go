@@ -111,6 +111,9 @@ func withLayoutRules(out map[string]KernelFunc) map[string]KernelFunc {
 		if convOps[k] {
 			out[k] = withConvLayout(out[k])
 		}
+		if inputLayoutOps[k] {
+			out[k] = withInputLayout(out[k])
+		}
 	}
 	return out
 }
@@ -211,4 +214,50 @@ func saturateInt(x int64) int {
 		return math.MinInt
 	}
 	return int(x)
+}
+
+// inputLayoutOps are the ops whose result PyTorch allocates in the
+// input's suggested memory format: a channels-last input gives a
+// channels-last result (checked with PyTorch 2.14 for each).
+var inputLayoutOps = map[string]bool{
+	"aten.group_norm.default":                           true,
+	"aten.batch_norm.default":                           true,
+	"aten._native_batch_norm_legit_no_training.default": true,
+	"aten.max_pool2d.default":                           true,
+	"aten.max_pool2d_with_indices.default":              true,
+	"aten.avg_pool2d.default":                           true,
+	"aten.adaptive_avg_pool2d.default":                  true,
+	"aten._adaptive_avg_pool2d.default":                 true,
+}
+
+// withInputLayout wraps a kernel of inputLayoutOps: when argument 0 is a
+// 4-D tensor that suggests channels-last, a contiguous 4-D result (or a
+// tuple's 4-D results) is laid out channels-last.
+func withInputLayout(f KernelFunc) KernelFunc {
+	return func(args []Value) (Value, error) {
+		v, err := f(args)
+		if err != nil || len(args) == 0 {
+			return v, err
+		}
+		if x, ok := args[0].(*tensor.Tensor); !ok || !kernels.SuggestsChannelsLast(x) {
+			return v, nil
+		}
+		relayout := func(v Value) (Value, error) {
+			out, ok := v.(*tensor.Tensor)
+			if !ok || out.Dim() != 4 || !out.IsContiguous() || out.Numel() <= 1 {
+				return v, nil
+			}
+			return kernels.Restride(out, kernels.ChannelsLastStrides(out.Shape()))
+		}
+		if tup, ok := v.(Tuple); ok {
+			res := make(Tuple, len(tup))
+			for i, e := range tup {
+				if res[i], err = relayout(e); err != nil {
+					return nil, err
+				}
+			}
+			return res, nil
+		}
+		return relayout(v)
+	}
 }

@@ -235,6 +235,12 @@ func AvgPool2d(x *tensor.Tensor, kernel, stride, padding []int, ceil, countInclu
 // divides the sum by H·W in float32; that path is reproduced bit for bit
 // (for inputs below ATen's 32768-element parallel grain, or one thread).
 //
+// A channels-last 4-D input takes PyTorch's channels-last paths: the mean
+// over a strided input for [1, 1] (see [Mean]), and otherwise
+// cpu_adaptive_avg_pool2d_channels_last, which divides the window sum by
+// kh·kw on whole 8-channel vectors and by kh then kw on the remaining
+// channels.
+//
 // NaN and infinities propagate through the sums as in [AvgPool2d]. An
 // empty batch or channel dim gives an empty output; an empty spatial dim is
 // an error wrapping [tensor.ErrShape], as in PyTorch.
@@ -256,6 +262,9 @@ func AdaptiveAvgPool2d(x *tensor.Tensor, outputSize []int) (*tensor.Tensor, erro
 	oh, ow := os[0], os[1]
 	if (oh > 0 || ow > 0) && (H == 0 || W == 0) {
 		return nil, shapeErrf("adaptive_avg_pool2d: input %v has an empty spatial dim", shape)
+	}
+	if x.Dim() == 4 && SuggestsChannelsLast(x) && oh*ow > 0 {
+		return adaptiveAvgPoolChannelsLast(x, oh, ow)
 	}
 	y := make([]float32, planes*oh*ow)
 	if oh == 1 && ow == 1 {
@@ -285,4 +294,43 @@ func AdaptiveAvgPool2d(x *tensor.Tensor, outputSize []int) (*tensor.Tensor, erro
 	}
 	out := append(shape[:len(shape)-2:len(shape)-2], oh, ow)
 	return fromFloat32(x.DType(), out, y), nil
+}
+
+// adaptiveAvgPoolChannelsLast is [AdaptiveAvgPool2d] on a channels-last
+// 4-D float input; the result is contiguous (the op table lays it out).
+func adaptiveAvgPoolChannelsLast(x *tensor.Tensor, oh, ow int) (*tensor.Tensor, error) {
+	if oh == 1 && ow == 1 {
+		return Mean(x, []int{-1, -2}, true, tensor.Unknown)
+	}
+	xd, err := floatArg("self", x.Contiguous())
+	if err != nil {
+		return nil, fmt.Errorf("adaptive_avg_pool2d: %w", err)
+	}
+	N, C, H, W := x.Size(0), x.Size(1), x.Size(2), x.Size(3)
+	vecC := C - C%avx2Lanes
+	y := make([]float32, N*C*oh*ow)
+	for n := 0; n < N; n++ {
+		for i := 0; i < oh; i++ {
+			hs, he := i*H/oh, ((i+1)*H+oh-1)/oh
+			for j := 0; j < ow; j++ {
+				ws, we := j*W/ow, ((j+1)*W+ow-1)/ow
+				kh, kw := he-hs, we-ws
+				for c := 0; c < C; c++ {
+					var sum float32
+					for h := hs; h < he; h++ {
+						for w := ws; w < we; w++ {
+							sum += xd[((n*C+c)*H+h)*W+w]
+						}
+					}
+					if c < vecC {
+						sum /= float32(kh * kw)
+					} else {
+						sum = sum / float32(kh) / float32(kw)
+					}
+					y[((n*C+c)*oh+i)*ow+j] = sum
+				}
+			}
+		}
+	}
+	return fromFloat32(x.DType(), []int{N, C, oh, ow}, y), nil
 }

@@ -290,3 +290,49 @@ func normStrides(shape, strides []int) []int {
 	}
 	return out
 }
+
+// TestSDPAMathFormBound runs scaled_dot_product_attention on inputs
+// PyTorch's dispatcher keeps off the flash kernel (sdpa_math.json, made
+// by gen_sdpa_math.py): their results are held to the math form's bound
+// in ScaledDotProductAttention's doc, in ULPs of the case's largest
+// |value|; the GQA case, which PyTorch sends to the flash kernel, must be
+// bit-exact.
+func TestSDPAMathFormBound(t *testing.T) {
+	data, err := os.ReadFile("testdata/struct/sdpa_math.json")
+	require.NoError(t, err)
+	var cs []struct {
+		Name   string         `json:"name"`
+		Inputs []structInput  `json:"inputs"`
+		Kw     map[string]any `json:"kw"`
+		Flash  bool           `json:"flash"`
+		Out    struct {
+			Shape   []int  `json:"shape"`
+			Strides []int  `json:"strides"`
+			Hex     string `json:"hex"`
+		} `json:"out"`
+	}
+	require.NoError(t, json.Unmarshal(data, &cs))
+	require.NotEmpty(t, cs)
+	for _, c := range cs {
+		t.Run(c.Name, func(t *testing.T) {
+			q, k, v := c.Inputs[0].build(t), c.Inputs[1].build(t), c.Inputs[2].build(t)
+			causal, _ := c.Kw["is_causal"].(bool)
+			gqa, _ := c.Kw["enable_gqa"].(bool)
+			got, err := kernels.ScaledDotProductAttention(q, k, v, nil, 0, causal, 0, gqa)
+			require.NoError(t, err)
+			require.Equal(t, c.Out.Shape, got.Shape())
+			require.Equal(t, normStrides(c.Out.Shape, c.Out.Strides), normStrides(got.Shape(), got.Strides()))
+			sc := structCase{}
+			sc.Out.Hex = c.Out.Hex
+			want := sc.want(t)
+			g := f32s(t, got)
+			d := scaledULP(want, g)
+			t.Logf("%s: flash %v, %d ULP of the largest value", c.Name, c.Flash, d)
+			if c.Flash {
+				require.Zero(t, d, "flash-path case must be bit-exact")
+				return
+			}
+			require.LessOrEqual(t, d, int64(6), "math form bound (3 measured)")
+		})
+	}
+}

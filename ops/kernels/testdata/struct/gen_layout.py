@@ -40,6 +40,27 @@ scx, xcx = inp(3022, [1, 4, 5, 5])
 scw2, cw2 = inp(3023, [3, 3, 3, 4], -0.5, 1.0)
 call("aten.conv2d.default", [scx, dict(scw2, permute=[0, 3, 1, 2])], [{"t": 0}, {"t": 1}],
      A.conv2d.default(xcx, cw2.permute(0, 3, 1, 2)))
+# group_norm keeps a channels-last input's layout (its values take another
+# summation order there, which the kernels do not reproduce).
+sgn, xgn = inp(3030, [1, 5, 5, 48])
+sgw, gw = inp(3031, [48], 0.5, 1.0)
+sgb, gb = inp(3032, [48], -0.2, 0.4)
+call("aten.group_norm.default", [dict(sgn, permute=[0, 3, 1, 2]), sgw, sgb], [{"t": 0}, 8, {"t": 1}, {"t": 2}, 1e-5, True],
+     A.group_norm.default(xgn.permute(0, 3, 1, 2), 8, gw, gb, 1e-5, True))
+# Pooling and batch_norm keep a channels-last input's layout too.
+spl, xpl = inp(3040, [1, 9, 9, 8])
+xplc = xpl.permute(0, 3, 1, 2)
+spc = dict(spl, permute=[0, 3, 1, 2])
+call("aten.max_pool2d.default", [spc], [{"t": 0}, [3, 3], [2, 2], [1, 1]], A.max_pool2d.default(xplc, [3, 3], [2, 2], [1, 1]))
+call("aten.avg_pool2d.default", [spc], [{"t": 0}, [3, 3], [2, 2], [1, 1]], A.avg_pool2d.default(xplc, [3, 3], [2, 2], [1, 1]))
+call("aten.adaptive_avg_pool2d.default", [spc], [{"t": 0}, [3, 4]], A.adaptive_avg_pool2d.default(xplc, [3, 4]))
+call("aten.adaptive_avg_pool2d.default", [spc], [{"t": 0}, [1, 1]], A.adaptive_avg_pool2d.default(xplc, [1, 1]))
+sbm, bm = inp(3041, [8], -0.5, 1.0)
+sbv, bv = inp(3042, [8], 0.5, 1.0)
+call("aten._native_batch_norm_legit_no_training.default", [spc, sbv, sbm, sbm, sbv], [{"t": 0}, {"t": 1}, {"t": 2}, {"t": 3}, {"t": 4}, 0.1, 1e-5],
+     A._native_batch_norm_legit_no_training.default(xplc, bv, bm, bm, bv, 0.1, 1e-5)[0])
+call("aten.batch_norm.default", [spc, sbv, sbm, sbm, sbv], [{"t": 0}, {"t": 1}, {"t": 2}, {"t": 3}, {"t": 4}, False, 0.1, 1e-5, True],
+     A.batch_norm.default(xplc, bv, bm, bm, bv, False, 0.1, 1e-5, True))
 # Llama attention: q, k, v projections [1, 16, 64] viewed as heads and
 # transposed, rotary embedding (x*cos + rotate_half(x)*sin, rotate_half
 # with mul by -1 for neg), causal SDPA, transpose back and view.
