@@ -250,12 +250,23 @@ func clampNaN(v, lo, hi float32) float32 {
 	return min(max(v, lo), hi)
 }
 
-// Gelu returns x·Φ(x) as PyTorch 2.14's AVX2 kernel computes it, bit for
-// bit for float32, bfloat16 and float16:
+// Gelu is [GeluWith] on [ConvISAAVX512Core], the machine the zoo fixtures
+// were recorded on.
+func Gelu(x *tensor.Tensor, approximate string) (*tensor.Tensor, error) {
+	return GeluWith(x, approximate, ConvISAAVX512Core)
+}
+
+// GeluWith returns x·Φ(x) as PyTorch 2.14 computes it on a CPU of the given
+// oneDNN instruction set (ATen's AVX2 capability), bit for bit for
+// float32, bfloat16 and float16:
 //
-//   - approximate "none", contiguous float32 x with more than one element: every
-//     element through fma(x/2, erf(x/√2), x/2), with ATen's vectorised erf
-//     (an Abramowitz-Stegun polynomial) around ATen's exp_u20;
+//   - approximate "none", contiguous float32 x with more than one element:
+//     PyTorch runs oneDNN's eltwise gelu_erf, whose kernel oneDNN picks by
+//     the CPU, whatever ATEN_CPU_CAPABILITY says. On avx2 every element
+//     goes through fma(x/2, erf(x/√2), x/2), with an Abramowitz-Stegun erf
+//     around an exp_u20-like exp; on avx512_core through a piecewise
+//     minimax polynomial ([geluErfAVX512]), which gives -0 for -0 and for
+//     large negative x, and NaN for +Inf;
 //   - approximate "none", any other x: cpu_kernel_vec's loop with
 //     x·0.5·(1+erf(x/√2)), the same polynomial around Sleef's expf in the
 //     vector part, erf in float64 rounded to float32 in the scalar part
@@ -264,12 +275,16 @@ func clampNaN(v, lo, hi float32) float32 {
 //     Sleef's tanhf in the vector part and tanh in float64 rounded to
 //     float32 in the scalar tail.
 //
-// gelu(-0) is +0 on the first path and -0 on the others, as in PyTorch.
-func Gelu(x *tensor.Tensor, approximate string) (*tensor.Tensor, error) {
+// gelu(-0) is +0 on the first path with avx2 and -0 on the others, as in
+// PyTorch.
+func GeluWith(x *tensor.Tensor, approximate string, isa ConvISA) (*tensor.Tensor, error) {
 	switch approximate {
 	case "none", "":
 		const alpha = float32(math.Sqrt2 / 2)
 		if x != nil && x.DType() == tensor.Float32 && x.IsContiguous() && x.Numel() > 1 {
+			if isa == ConvISAAVX512Core {
+				return unaryF32("gelu", x, loopMap, geluErfAVX512, geluErfAVX512)
+			}
 			f := func(v float32) float32 {
 				h := v * 0.5
 				return fmaf(h, atenErfVecExp(v*alpha, atenExpU20), h)
