@@ -12,7 +12,7 @@ thread):
 there, or pass paths the root sees.) For each NAME.MODE.fxquant.pt2 it
 prints, per eval input, how many output elements PyTorch computes bit-equal
 to fxquant's interpreter on the same program (NAME.MODE.fxquant.json) and to
-torchao's converted program, the largest absolute differences, and the
+torchao's recorded converted outputs, the largest absolute differences, and the
 largest activation scale (the fixtures' rule allows 4 steps of it).
 """
 import json
@@ -64,5 +64,5 @@ for f in sorted(os.listdir(d)):
         eq_fx = int((y.view(torch.int32) == mine.view(torch.int32)).sum())
         diff_fx = float((y - mine).abs().max())
         print(f"{stem}.{mode} eval {i}: PyTorch on fxquant's program vs fxquant: {eq_fx}/{y.numel()} bit-equal, "
-              f"max |diff| {diff_fx:.3g}; vs torchao's program: {eq}/{want.numel()} bit-equal, max |diff| {diff:.3g}; "
+              f"max |diff| {diff_fx:.3g}; vs torchao's recorded outputs: {eq}/{want.numel()} bit-equal, max |diff| {diff:.3g}; "
               f"max activation scale {s:.3g}")
