@@ -267,6 +267,12 @@ func verifySymbols(g *Graph, report func(*VerifyError)) {
 				Want: "a hint within " + s.RangeString(), Got: "hint " + strconv.FormatInt(*s.Hint, 10)})
 		}
 	}
+	var ranged []string
+	for _, s := range g.syms {
+		if s.Ranged {
+			ranged = append(ranged, s.Name)
+		}
+	}
 	for n := range g.All() {
 		uses, err := symbolUses(n.Type())
 		if err != nil {
@@ -277,10 +283,19 @@ func verifySymbols(g *Graph, report func(*VerifyError)) {
 			continue
 		}
 		for _, u := range uses {
-			if _, ok := g.Symbol(u); !ok {
+			s, ok := g.Symbol(u)
+			switch {
+			case !ok:
 				report(&VerifyError{Node: n.name, Check: ErrSymbol, Field: "type",
 					Want: "symbols declared by the graph (" + symbolNames(g.syms) + ")",
 					Got:  "unknown symbol " + u + " in " + n.Type().String()})
+			case n.op == Placeholder && !s.Ranged && len(ranged) > 0:
+				// torch.export lists every symbol of an input's sizes in
+				// range_constraints; one it does not list is foreign to
+				// the program.
+				report(&VerifyError{Node: n.name, Check: ErrSymbol, Field: "type",
+					Want: "an input's symbols to have a range (range_constraints lists " + strings.Join(ranged, ", ") + ")",
+					Got:  "symbol " + u + ", which has none, in " + n.Type().String()})
 			}
 		}
 	}

@@ -79,6 +79,19 @@ func TestVerifySymbols(t *testing.T) {
 	require.Contains(t, msg, "hint 8")
 	require.Contains(t, msg, `node "relu"`)
 	require.Contains(t, msg, "unknown symbol s5 in f32[s77, s27*s5, 16]")
+	// An input's symbol that has no range while others have one is
+	// foreign to the program (torch.export lists every symbol of an
+	// input's sizes in range_constraints); it is reported on the input.
+	src = strings.Replace(symText, "# symbol s27: range=[2, None]", "# symbol s27:", 1)
+	g, err = ParseString(src)
+	require.NoError(t, err)
+	err = Verify(g, VerifyOptions{})
+	require.ErrorIs(t, err, ErrSymbol)
+	require.Contains(t, err.Error(), `node "x": type: want an input's symbols to have a range (range_constraints lists s77), got symbol s27, which has none, in f32[s77, s27*s77, 16]`)
+	require.NotContains(t, err.Error(), `node "relu"`)
+	g, err = ParseString(symText)
+	require.NoError(t, err)
+	require.NoError(t, Verify(g, VerifyOptions{}))
 	// Without a symbol table (a graph built by hand), names are not checked.
 	g2, err := ParseString(strings.Join(strings.Split(symText, "\n")[4:], "\n"))
 	require.Error(t, err) // no header

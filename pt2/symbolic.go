@@ -143,6 +143,11 @@ func symbolTable(rc json.RawMessage, metas []kv, decoded map[string]tensorMeta, 
 					syms[i].Max = &n
 				}
 			}
+			// PyTorch 2.14's loader builds a ValueRanges from each entry,
+			// which raises ValueRangeError for an empty range.
+			if mn, mx := syms[i].Min, syms[i].Max; mn != nil && mx != nil && *mn > *mx {
+				return nil, false, pathErrf(path, "empty range: min_val %d is greater than max_val %d", *mn, *mx)
+			}
 		}
 	}
 	note := func(s symInt, path string) error {

@@ -168,6 +168,11 @@ func TestSymbolicReadErrors(t *testing.T) {
 		{"range of a constant", func(d obj) {
 			d["range_constraints"] = obj{"2": obj{"min_val": 1, "max_val": 8}}
 		}, `range_constraints["2"]: range constraint of "2", which is not a symbol or an expression of symbols`},
+		// PyTorch 2.14's loader raises ValueRangeError("Invalid ranges
+		// [8:1]") building the range of such an entry
+		{"empty range", func(d obj) {
+			d["range_constraints"] = obj{"s0": obj{"min_val": 8, "max_val": 1}}
+		}, `range_constraints["s0"]: empty range: min_val 8 is greater than max_val 1`},
 		{"range bound not an int", func(d obj) {
 			d["range_constraints"] = obj{"s0": obj{"min_val": "one", "max_val": 8}}
 		}, `range_constraints["s0"].min_val`},

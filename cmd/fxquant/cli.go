@@ -41,7 +41,7 @@ var commands = []command{
 
 // synopses holds each subcommand's arguments for its usage line.
 var synopses = map[string]string{
-	"run":    "[FILE] [--quantizer Q] [--reference] [--calibration N | --calibration-data FILE] [-o OUT.pt2] [--dot OUT.dot] [--force] [--allow-opaque] [--annotate-by-target] [--own-activation-chains]",
+	"run":    "[FILE] [--quantizer Q] [--reference] [--calibration N | --calibration-data FILE] [--calibration-budget SIZE] [-o OUT.pt2] [--dot OUT.dot] [--force] [--allow-opaque] [--annotate-by-target] [--own-activation-chains]",
 	"print":  "[--allow-opaque] FILE",
 	"verify": "[--allow-opaque] FILE",
 	"diff":   "[--allow-opaque] A B",
@@ -71,6 +71,10 @@ run flags:
   --calibration N          calibrate on N random batches with a fixed seed (default 4)
   --calibration-data FILE  calibrate on the batches in FILE: a .npy array whose first
                            axis is the batch, or a JSON list of tensors
+  --calibration-budget SIZE
+                           bytes the random calibration batches may take in all,
+                           checked before any is drawn (default 1GiB; K, M, G, T
+                           suffixes are powers of 1024)
   --seed S                 seed of the random calibration batches (default 1)
   -o OUT.pt2               write the quantized program as a PT2 archive
   --dot OUT.dot            write the quantized graph as Graphviz DOT

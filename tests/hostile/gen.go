@@ -216,9 +216,6 @@ type Case struct {
 	// Both empty means print, verify and run must fail.
 	Fail []string `json:"fail,omitempty"`
 	Pass []string `json:"pass,omitempty"`
-	// Pending, when set, says whose work checks this case; the test skips
-	// it with that reason until the check lands.
-	Pending string `json:"pending,omitempty"`
 }
 
 var (
@@ -242,14 +239,9 @@ func emit(file, note, want string, data []byte, opts ...func(*Case)) {
 
 func only(cmds ...string) func(*Case)   { return func(c *Case) { c.Fail = cmds } }
 func passes(cmds ...string) func(*Case) { return func(c *Case) { c.Pass = cmds } }
-func pending(why string) func(*Case)    { return func(c *Case) { c.Pending = why } }
 
 const (
-	safeWrites = "helper safe-writes: the verifier's qparam checks (issue 14)"
-	cfgName    = "data/weights/model_weights_config.json"
-	symshape   = "helper symshape: symbolic shape checks (issue 13)"
-	golden     = "golden-text return-line checks (issue 14, another helper)"
-	unknownOp  = "refusing unknown ops in text graphs unless --allow-opaque (another helper)"
+	cfgName = "data/weights/model_weights_config.json"
 )
 
 func f32(v ...float32) []byte {
@@ -292,11 +284,7 @@ func main() {
 		{"cnn", cnn, "conv1.weight", "conv2d"},
 		{"dynbatch", dyn, "fc1.weight", "linear"},
 	} {
-		pend := ""
-		if b.name == "dynbatch" {
-			pend = symshape
-		}
-		generic(b.name, b.a, b.fqn, b.tv, pend)
+		generic(b.name, b.a, b.fqn, b.tv)
 	}
 	dynamic(dyn)
 	a := bert.clone()
@@ -631,39 +619,36 @@ func scales(base *archive) {
 		a := base.clone().editJS(mj, func(m map[string]any) { fn(nodeNamed(m, "quantize_per_tensor")) })
 		emit(file, note, want, a.bytes(), opts...)
 	}
-	edit("scale-literal-nan.pt2", "quantize_per_tensor with scale NaN", `quantize_per_tensor`, func(n map[string]any) {
+	edit("scale-literal-nan.pt2", "quantize_per_tensor with scale NaN", `node "quantize_per_tensor" (quantized_decomposed.quantize_per_tensor.default): arg 1 (scale): want a finite scale > 0, got NaN`, func(n map[string]any) {
 		input(n, "scale")["arg"] = map[string]any{"as_float": "NaN"}
-	}, pending(safeWrites))
-	edit("scale-literal-neg-inf.pt2", "quantize_per_tensor with scale -Infinity", `quantize_per_tensor`, func(n map[string]any) {
+	}, only("verify", "run"), passes("print"))
+	edit("scale-literal-neg-inf.pt2", "quantize_per_tensor with scale -Infinity", `node "quantize_per_tensor" (quantized_decomposed.quantize_per_tensor.default): arg 1 (scale): want a finite scale > 0, got -Inf`, func(n map[string]any) {
 		input(n, "scale")["arg"] = map[string]any{"as_float": "-Infinity"}
-	}, pending(safeWrites))
-	edit("scale-literal-zero.pt2", "quantize_per_tensor with scale 0", `quantize_per_tensor`, func(n map[string]any) {
+	}, only("verify", "run"), passes("print"))
+	edit("scale-literal-zero.pt2", "quantize_per_tensor with scale 0", `node "quantize_per_tensor" (quantized_decomposed.quantize_per_tensor.default): arg 1 (scale): want a finite scale > 0, got 0`, func(n map[string]any) {
 		input(n, "scale")["arg"] = map[string]any{"as_float": 0}
-	}, pending(safeWrites))
-	edit("zero-point-300.pt2", "int8 zero point 300", `quantize_per_tensor`, func(n map[string]any) {
+	}, only("verify", "run"), passes("print"))
+	edit("zero-point-300.pt2", "int8 zero point 300", `node "quantize_per_tensor" (quantized_decomposed.quantize_per_tensor.default): arg 2 (zero_point): want a zero point in int8's range [-128, 127], got 300`, func(n map[string]any) {
 		input(n, "zero_point")["arg"] = map[string]any{"as_int": 300}
-	}, pending(safeWrites))
-	edit("zero-point-2pow62.pt2", "zero point 2^62", `quantize_per_tensor`, func(n map[string]any) {
+	}, only("verify", "run"), passes("print"))
+	edit("zero-point-2pow62.pt2", "zero point 2^62", `node "quantize_per_tensor" (quantized_decomposed.quantize_per_tensor.default): arg 2 (zero_point): want a zero point in int8's range [-128, 127], got 4611686018427387904`, func(n map[string]any) {
 		input(n, "zero_point")["arg"] = map[string]any{"as_int": int64(1) << 62}
-	}, pending(safeWrites))
-	edit("quant-min-over-max.pt2", "quant_min 127 > quant_max -128", `quantize_per_tensor`, func(n map[string]any) {
+	}, only("verify", "run"), passes("print"))
+	edit("quant-min-over-max.pt2", "quant_min 127 > quant_max -128", `node "quantize_per_tensor" (quantized_decomposed.quantize_per_tensor.default): arg 3 (quant_min): want quant_min <= quant_max (-128), got 127`, func(n map[string]any) {
 		input(n, "quant_min")["arg"] = map[string]any{"as_int": 127}
 		input(n, "quant_max")["arg"] = map[string]any{"as_int": -128}
-	}, pending(safeWrites))
+	}, only("verify", "run"), passes("print"))
 	a := base.clone().editJS(mj, func(m map[string]any) {
 		input(nodeNamed(m, "dequantize_per_channel"), "axis")["arg"] = map[string]any{"as_int": 5}
 	})
-	emit("axis-out-of-range.pt2", "per-channel axis 5 of a rank-2 weight", `dequantize_per_channel`, a.bytes(), pending(safeWrites))
+	emit("axis-out-of-range.pt2", "per-channel axis 5 of a rank-2 weight", `node "dequantize_per_channel" (quantized_decomposed.dequantize_per_channel.default): arg 3 (axis): want an axis in [0, 2) (the input's rank), got 5`, a.bytes(), only("verify", "run"), passes("print"))
 	a = base.clone()
 	a.set("byteorder", []byte("big"))
 	emit("static-byteorder-big.pt2", "quantized MLP marked big-endian", `record byteorder is "big"`, a.bytes())
 }
 
 // generic applies the same mutations to another real archive.
-func generic(name string, base *archive, fqn, value string, pend string) {
-	// cases whose check comes after models/model.json is read wait for
-	// that file to be readable (symbolic sizes) when pend says so
-	later := pending(pend)
+func generic(name string, base *archive, fqn, value string) {
 	rec := "data/weights/" + obj(base.js(cfgName), "config", fqn)["path_name"].(string)
 	const cfg = cfgName
 	a := base.clone()
@@ -678,19 +663,19 @@ func generic(name string, base *archive, fqn, value string, pend string) {
 	a = base.clone().editJS(cfg, func(m map[string]any) {
 		cfgMeta(m, fqn)["storage_offset"] = map[string]any{"as_int": -4}
 	})
-	emit(name+"-offset-negative.pt2", name+": storage_offset -4 on "+fqn, fmt.Sprintf(`config[%q]: record %q: tensor_meta.storage_offset -4 is negative`, fqn, rec), a.bytes(), later)
+	emit(name+"-offset-negative.pt2", name+": storage_offset -4 on "+fqn, fmt.Sprintf(`config[%q]: record %q: tensor_meta.storage_offset -4 is negative`, fqn, rec), a.bytes())
 	a = base.clone().editJS("models/model.json", func(m map[string]any) {
 		tv(m, value)["sizes"] = ints(1<<33, 1<<31)
 	})
-	emit(name+"-size-wraps.pt2", name+": "+value+" of size [2^33, 2^31]", fmt.Sprintf(`graph_module.graph.tensor_values[%q].sizes: tensor: too large`, value), a.bytes(), later)
+	emit(name+"-size-wraps.pt2", name+": "+value+" of size [2^33, 2^31]", fmt.Sprintf(`graph_module.graph.tensor_values[%q].sizes: tensor: too large`, value), a.bytes())
 	a = base.clone()
 	i := a.idx("data/weights/weight_0")
 	a.ents[i].declared = 1 << 30
-	emit(name+"-weight-declares-1gib.pt2", name+": weight_0 declares 1 GiB", `entry "archive/data/weights/weight_0" declares 1073741824 bytes, which would bring`, a.bytes(), later)
+	emit(name+"-weight-declares-1gib.pt2", name+": weight_0 declares 1 GiB", `entry "archive/data/weights/weight_0" declares 1073741824 bytes, which would bring`, a.bytes())
 	a = base.clone().editJS(cfg, func(m map[string]any) {
 		delete(obj(m, "config"), fqn)
 	})
-	emit(name+"-param-no-data.pt2", name+": "+fqn+" has no stored data", fmt.Sprintf(`parameter %q (placeholder`, fqn), a.bytes(), later)
+	emit(name+"-param-no-data.pt2", name+": "+fqn+" has no stored data", fmt.Sprintf(`parameter %q (placeholder`, fqn), a.bytes())
 }
 
 // dynamic: symbolic sizes of the dynamic-batch MLP.
@@ -699,14 +684,14 @@ func dynamic(base *archive) {
 	a := base.clone().editJS(mj, func(m map[string]any) {
 		tv(m, "x")["sizes"].([]any)[0] = map[string]any{"as_expr": map[string]any{"expr_str": "s99", "hint": map[string]any{"as_int": 4}}}
 	})
-	emit("dynbatch-unknown-symbol.pt2", "x's batch is a symbol the range constraints do not declare", `s99`, a.bytes(), pending(symshape))
+	emit("dynbatch-unknown-symbol.pt2", "x's batch is a symbol the range constraints do not declare", `node "x": type: want an input's symbols to have a range (range_constraints lists s77), got symbol s99, which has none, in f32[s99, 16]`, a.bytes(), only("verify", "run"), passes("print"))
 	a = base.clone().editJS(mj, func(m map[string]any) {
 		for _, v := range obj(m, "range_constraints") {
 			v.(map[string]any)["min_val"] = 100
 			v.(map[string]any)["max_val"] = 2
 		}
 	})
-	emit("dynbatch-range-inverted.pt2", "a range constraint with min 100 > max 2", `range_constraints`, a.bytes(), pending(symshape))
+	emit("dynbatch-range-inverted.pt2", "a range constraint with min 100 > max 2", `models/model.json: range_constraints["s77"]: empty range: min_val 100 is greater than max_val 2`, a.bytes())
 }
 
 // bareJSON: program JSON documents outside an archive.
@@ -724,9 +709,9 @@ func bareJSON(base *archive) {
 
 // text: golden text graphs.
 func text() {
-	emit("text-no-return.txt", "a text graph without a return line", `return`, []byte("graph():\n    %x : [num_users=1] = placeholder[target=x]\n    %relu : [num_users=1] = call_function[target=torch.ops.aten.relu.default](args = (%x,), kwargs = {})\n"), pending(golden))
-	emit("text-two-returns.txt", "a text graph with two return lines", `return`, []byte("graph():\n    %x : [num_users=1] = placeholder[target=x]\n    return (x,)\n    return (x,)\n"), pending(golden))
-	emit("text-unknown-op.txt", "a text graph calling an unknown op", `aten.no_such_op`, []byte("graph():\n    %x : [num_users=1] = placeholder[target=x]\n    %y : [num_users=1] = call_function[target=torch.ops.aten.no_such_op.default](args = (%x,), kwargs = {})\n    return (y,)\n"), pending(unknownOp))
+	emit("text-no-return.txt", "a text graph without a return line", `line 4:1: missing return line: the graph has no output, and node %relu's [num_users=1] counts users the text does not give (want a last line "return ...")`, []byte("graph():\n    %x : [num_users=1] = placeholder[target=x]\n    %relu : [num_users=1] = call_function[target=torch.ops.aten.relu.default](args = (%x,), kwargs = {})\n"))
+	emit("text-two-returns.txt", "a text graph with two return lines", `line 4:5: duplicate return line: the graph already returns on line 3, and a graph has one output`, []byte("graph():\n    %x : [num_users=1] = placeholder[target=x]\n    return (x,)\n    return (x,)\n"))
+	emit("text-unknown-op.txt", "a text graph calling an unknown op", `node "y" calls aten.no_such_op.default, which is not in the op registry (--allow-opaque reads it)`, []byte("graph():\n    %x : [num_users=1] = placeholder[target=x]\n    %y : [num_users=1] = call_function[target=torch.ops.aten.no_such_op.default](args = (%x,), kwargs = {})\n    return (y,)\n"))
 }
 
 func check(err error) {
