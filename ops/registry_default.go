@@ -56,7 +56,7 @@ func buildDefaultFrom(table *opTable) (*Registry, error) {
 	for _, tbl := range []struct {
 		name    string
 		kernels map[string]KernelFunc
-	}{{"quantKernels", quantKernels}, {"atenKernels", withStructKernels(atenKernels)}, {"elemKernels", withLayoutRules(maps.Clone(elemKernels))}, {"symshapeKernels", symshapeKernels}} {
+	}{{"quantKernels", withQDQLayout(quantKernels)}, {"atenKernels", withStructKernels(atenKernels)}, {"elemKernels", withLayoutRules(maps.Clone(elemKernels))}, {"symshapeKernels", symshapeKernels}} {
 		keys := make([]string, 0, len(tbl.kernels))
 		for k := range tbl.kernels {
 			keys = append(keys, k)

@@ -106,3 +106,18 @@ func TestZooInt4Decoder(t *testing.T) {
 	own := torchaoCounts(flow(true, true))
 	assert.Equal(t, map[string]int{"torchao.reference_dqlinear_int4.default": 15}, own, "every linear rewritten")
 }
+
+// TestZooDecoderStaticRuns quantizes the decoder with the static XNNPACK
+// quantizer, which torchao's records do not cover, and runs it: the q/dq
+// pairs on the rotary products before attention must keep the transposed
+// layout PyTorch gives them, or the view after attention fails ("size and
+// stride are not compatible").
+func TestZooDecoderStaticRuns(t *testing.T) {
+	outs := zooOutputs(t, "llama_tiny")
+	_, g := zooQuantize(t, "llama_tiny", "static", outs)
+	for i := range outs.Inputs.Eval {
+		got, err := interp.Run(g, []*tensor.Tensor{mustTensor(t, &outs.Inputs.Eval[i])}, interp.Options{})
+		require.NoError(t, err)
+		assert.Equal(t, []int{1, 16, 128}, got[0].(*tensor.Tensor).Shape())
+	}
+}
