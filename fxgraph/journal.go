@@ -362,11 +362,12 @@ func (g *Graph) closeJournal() {
 
 // spareJournal keeps a closed journal's memory for the next transaction,
 // on any graph, so that a pass of many rewrites records without
-// allocating; a journal larger than maxSpareBytes is left to the
-// collector.
+// allocating. It is held once per process, up to maxSpareBytes (4 MiB:
+// a rewrite of some ten thousand matches); a larger journal is left to
+// the collector.
 var spareJournal atomic.Pointer[journal]
 
-const maxSpareBytes = 1 << 20
+const maxSpareBytes = 4 << 20
 
 // bytes returns about how much memory j's record slices hold.
 func (j *journal) bytes() int {
