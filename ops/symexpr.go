@@ -472,9 +472,16 @@ func (p *symParser) srepr() (*SymExpr, error) {
 		p.pos = at
 		return nil, p.errf("%s is not supported (Symbol, Integer, Add, Mul, FloorDiv, Mod, Min and Max are)", name)
 	}
+	return p.call(kind, at, p.srepr)
+}
+
+// call reads the operands of a function of the given kind, each by
+// operand, up to the closing ")" (its "(" already read), and checks their
+// count; at is where the function's name began, for the error.
+func (p *symParser) call(kind SymKind, at int, operand func() (*SymExpr, error)) (*SymExpr, error) {
 	e := &SymExpr{Kind: kind}
 	for {
-		a, err := p.srepr()
+		a, err := operand()
 		if err != nil {
 			return nil, err
 		}
@@ -618,25 +625,7 @@ func (p *symParser) factor() (*SymExpr, error) {
 			p.pos = at
 			return nil, p.errf("unknown function %s (Mod, Min and Max are known)", name)
 		}
-		e := &SymExpr{Kind: kind}
-		for {
-			a, err := p.sum()
-			if err != nil {
-				return nil, err
-			}
-			e.Args = append(e.Args, a)
-			if p.accept(")") {
-				break
-			}
-			if err := p.expect(","); err != nil {
-				return nil, err
-			}
-		}
-		if err := checkArity(e); err != nil {
-			p.pos = at
-			return nil, p.errf("%v", err)
-		}
-		return e, nil
+		return p.call(kind, at, p.sum)
 	}
 	return nil, p.errf("want a size, a symbol or \"(\", found %q", c)
 }
