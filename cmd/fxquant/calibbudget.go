@@ -155,23 +155,12 @@ func checkFinite(file string, batches [][]*tensor.Tensor, specs []inputSpec) err
 					if i < len(specs) {
 						name = specs[i].name
 					}
-					return fmt.Errorf("%s: batch %d, input %q: element %v is %v; calibration data must be finite", file, b, name, unravelIndex(k, t.Shape()), v)
+					return fmt.Errorf("%s: batch %d, input %q: element %v is %v; calibration data must be finite", file, b, name, tensor.Unravel(k, t.Shape()), v)
 				}
 			}
 		}
 	}
 	return nil
-}
-
-func unravelIndex(k int, shape []int) []int {
-	idx := make([]int, len(shape))
-	for d := len(shape) - 1; d >= 0; d-- {
-		if shape[d] > 0 {
-			idx[d] = k % shape[d]
-			k /= shape[d]
-		}
-	}
-	return idx
 }
 
 // checkInputSize refuses, before reading it, an input file larger than
