@@ -144,10 +144,10 @@ func TestConvOneDNNBitExactAVX2(t *testing.T) {
 		want := c.want(t)
 		bad := 0
 		var first string
-		maxULP := 0
+		var maxULP int64
 		for i := range want {
 			if math.Float32bits(want[i]) != math.Float32bits(got[i]) {
-				maxULP = max(maxULP, ulpDist(want[i], got[i]))
+				maxULP = max(maxULP, ulpDiff(want[i], got[i]))
 				if bad == 0 {
 					first = fmt.Sprintf("element %d: want %g (%08x), got %g (%08x)", i, want[i], math.Float32bits(want[i]), got[i], math.Float32bits(got[i]))
 				}
@@ -187,23 +187,6 @@ func (c onednnCase) want(t *testing.T) []float32 {
 		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
 	}
 	return out
-}
-
-// ulpDist is the distance of two finite float32 values in units in the
-// last place (how many float32 values lie between them, plus one).
-func ulpDist(a, b float32) int {
-	ord := func(f float32) int64 {
-		u := int64(math.Float32bits(f))
-		if u&0x80000000 != 0 {
-			return -(u & 0x7fffffff)
-		}
-		return u
-	}
-	d := ord(a) - ord(b)
-	if d < 0 {
-		d = -d
-	}
-	return int(d)
 }
 
 // TestConvOneDNNZooAVX512 checks the default (avx512_core) path on the zoo's
