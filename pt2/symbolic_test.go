@@ -1,7 +1,6 @@
 package pt2_test
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -36,17 +35,7 @@ func TestDynamicWriteByteIdentical(t *testing.T) {
 			p, err := pt2.Read(want, opaque)
 			require.NoError(t, err)
 			require.NoError(t, fxgraph.Verify(p.Graph, fxgraph.VerifyOptions{AllowOpaque: true}))
-			var buf bytes.Buffer
-			require.NoError(t, p.WriteArchive(&buf, nil))
-			got := buf.Bytes()
-			if !bytes.Equal(got, want) {
-				i := 0
-				for i < len(got) && i < len(want) && got[i] == want[i] {
-					i++
-				}
-				lo, hi := max(i-200, 0), min(i+200, len(got), len(want))
-				t.Fatalf("written archive differs at byte %d (lengths %d and %d):\n got %q\nwant %q", i, len(got), len(want), got[lo:hi], want[lo:hi])
-			}
+			requireRewritesTo(t, p, want)
 		})
 	}
 }
