@@ -34,21 +34,14 @@ func TestFixturesWriteByteIdentical(t *testing.T) {
 }
 
 // requireRewritesTo writes p as an archive and requires the bytes want,
-// naming the first byte that differs and showing the text around it.
+// naming the first byte that differs.
 func requireRewritesTo(t *testing.T, p *pt2.Program, want []byte) {
 	t.Helper()
 	var buf bytes.Buffer
 	require.NoError(t, p.WriteArchive(&buf, nil))
-	got := buf.Bytes()
-	if bytes.Equal(got, want) {
-		return
+	if d := pt2.DiffAt(string(want), buf.String()); d != "" {
+		t.Fatalf("written archive (%d bytes, want %d): %q", buf.Len(), len(want), d)
 	}
-	i := 0
-	for i < len(got) && i < len(want) && got[i] == want[i] {
-		i++
-	}
-	lo, hi := max(i-200, 0), min(i+200, len(got), len(want))
-	t.Fatalf("written archive differs at byte %d (lengths %d and %d):\n got %q\nwant %q", i, len(got), len(want), got[lo:hi], want[lo:hi])
 }
 
 // metaEntry is one archive entry as the fixtures' *.meta.json lists it
