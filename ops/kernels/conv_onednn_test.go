@@ -46,12 +46,23 @@ type onednnDoc struct {
 
 func loadOnednn(t *testing.T) onednnDoc {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("testdata", "onednn", "onednn_conv_avx2.json"))
-	require.NoError(t, err)
 	var d onednnDoc
-	require.NoError(t, json.Unmarshal(raw, &d))
-	require.Equal(t, "fxquant-onednn-conv/1", d.Format)
+	loadVectorFile(t, filepath.Join("testdata", "onednn", "onednn_conv_avx2.json"), "fxquant-onednn-conv/1", &d)
 	return d
+}
+
+// loadVectorFile decodes the JSON vector file at path into doc and
+// requires its "format" field to be format.
+func loadVectorFile(t *testing.T, path, format string, doc any) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(raw, doc), path)
+	var head struct {
+		Format string `json:"format"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &head), path)
+	require.Equal(t, format, head.Format, path)
 }
 
 // xorshiftValues is the generator's data: xorshift32 from seed, each value
@@ -238,14 +249,10 @@ type onednnMoreCase struct {
 // at the end first) and 1×1 kernels at batch 16 (jit_1x1) against
 // testdata/onednn/onednn_conv_more_avx2.json, bit for bit.
 func TestConvOneDNNMoreAVX2(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("testdata", "onednn", "onednn_conv_more_avx2.json"))
-	require.NoError(t, err)
 	var d struct {
-		Format string           `json:"format"`
-		Cases  []onednnMoreCase `json:"cases"`
+		Cases []onednnMoreCase `json:"cases"`
 	}
-	require.NoError(t, json.Unmarshal(raw, &d))
-	require.Equal(t, "fxquant-onednn-conv/1", d.Format)
+	loadVectorFile(t, filepath.Join("testdata", "onednn", "onednn_conv_more_avx2.json"), "fxquant-onednn-conv/1", &d)
 	require.NotEmpty(t, d.Cases)
 	impls := map[string]int{}
 	for _, c := range d.Cases {
