@@ -218,16 +218,21 @@ func (e *SymExpr) write(b *strings.Builder) {
 			}
 		}
 	default:
-		b.WriteString(symFuncs[e.Kind])
-		b.WriteByte('(')
-		for i, a := range e.Args {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			a.write(b)
-		}
-		b.WriteByte(')')
+		e.writeCall(b, func(a *SymExpr) { a.write(b) })
 	}
+}
+
+// writeCall prints e as a call of its function, each operand by operand.
+func (e *SymExpr) writeCall(b *strings.Builder, operand func(*SymExpr)) {
+	b.WriteString(symFuncs[e.Kind])
+	b.WriteByte('(')
+	for i, a := range e.Args {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		operand(a)
+	}
+	b.WriteByte(')')
 }
 
 // Srepr prints e as sympy's srepr, the form torch.export writes in
@@ -256,15 +261,7 @@ func (e *SymExpr) srepr(b *strings.Builder, assumptions func(string) string) {
 		b.WriteString(strconv.FormatInt(e.Int, 10))
 		b.WriteByte(')')
 	default:
-		b.WriteString(symFuncs[e.Kind])
-		b.WriteByte('(')
-		for i, a := range e.Args {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			a.srepr(b, assumptions)
-		}
-		b.WriteByte(')')
+		e.writeCall(b, func(a *SymExpr) { a.srepr(b, assumptions) })
 	}
 }
 
