@@ -80,20 +80,7 @@ func ruleUnflatten(args []Value) (Type, error) {
 		return nil, shapeErr(2, "sizes", "%v don't multiply up to the size of dim %d (%d)", sizes, d, n)
 	}
 	shape := slices.Concat(x.Shape[:d], inner, x.Shape[d+1:])
-	amap := make([]int, x.Rank())
-	for k := range amap {
-		switch {
-		case k < d:
-			amap[k] = k
-		case k > d:
-			amap[k] = k + len(inner) - 1
-		case len(inner) == 1:
-			amap[k] = d
-		default:
-			amap[k] = -1
-		}
-	}
-	return ViewType(x, shape, amap...)
+	return ViewType(x, shape, spanMap(x.Rank(), d, d, len(inner))...)
 }
 
 // ruleStack: stack(tensors, dim).
@@ -258,16 +245,5 @@ func ruleUnbind(args []Value) (Type, error) {
 		return nil, argErr(0, "self", "unbind of symbolic dimension %d has no static piece count", d)
 	}
 	shape := slices.Delete(slices.Clone(x.Shape), d, d+1)
-	amap := make([]int, x.Rank())
-	for k := range amap {
-		switch {
-		case k < d:
-			amap[k] = k
-		case k > d:
-			amap[k] = k - 1
-		default:
-			amap[k] = -1
-		}
-	}
-	return viewsTuple(x, int(x.Shape[d]), func(int) []int64 { return shape }, amap)
+	return viewsTuple(x, int(x.Shape[d]), func(int) []int64 { return shape }, spanMap(x.Rank(), d, d, 0))
 }
