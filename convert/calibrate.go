@@ -108,23 +108,11 @@ func checkFinite(phs []*fxgraph.Node, b []*tensor.Tensor) error {
 		for k, v := range vals {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				return fmt.Errorf("%w: placeholder %q: element %d (index %v) is %v; calibration data must be finite",
-					ErrBatch, ph.Name(), k, unflatten(k, x.Shape()), v)
+					ErrBatch, ph.Name(), k, tensor.Unravel(k, x.Shape()), v)
 			}
 		}
 	}
 	return nil
-}
-
-// unflatten turns a row-major flat index into a position in shape.
-func unflatten(k int, shape []int) []int {
-	pos := make([]int, len(shape))
-	for d := len(shape) - 1; d >= 0; d-- {
-		if shape[d] > 0 {
-			pos[d] = k % shape[d]
-			k /= shape[d]
-		}
-	}
-	return pos
 }
 
 // observedError adds to a run's failure at an observer node the node the

@@ -111,14 +111,7 @@ func txEdit(t *testing.T, rng *rand.Rand, g *Graph, reg *ops.Registry) string {
 		return "nothing"
 	case op == 5 && len(calls) > 0:
 		n := calls[rng.IntN(len(calls))]
-		lo := 0
-		for _, in := range n.InputNodes() {
-			lo = max(lo, pos[in]+1)
-		}
-		hi := len(nodes) - 1
-		for _, u := range n.Users() {
-			hi = min(hi, pos[u])
-		}
+		lo, hi := moveRange(n, nodes, pos)
 		anchor := nodes[lo+rng.IntN(hi-lo+1)]
 		if rng.IntN(2) == 0 {
 			require.NoError(t, g.MoveBefore(n, anchor))
@@ -297,9 +290,7 @@ func TestInnerRollbackKeepsOuterEdits(t *testing.T) {
 		ref, _ := g.Clone()
 		r1, r2 := rand.New(rand.NewPCG(seed, 3)), rand.New(rand.NewPCG(seed, 3))
 		g.Begin()
-		for range 10 {
-			require.Equal(t, txEdit(t, r2, ref, reg), txEdit(t, r1, g, reg))
-		}
+		sameEdits(t, r1, r2, g, ref, reg, 10)
 		mid := txState(t, g, true)
 		g.Begin()
 		r3 := rand.New(rand.NewPCG(seed, 13))
@@ -308,9 +299,7 @@ func TestInnerRollbackKeepsOuterEdits(t *testing.T) {
 		}
 		g.Rollback()
 		require.Equal(t, mid, txState(t, g, true), "seed %d: inner rollback", seed)
-		for range 10 {
-			require.Equal(t, txEdit(t, r2, ref, reg), txEdit(t, r1, g, reg))
-		}
+		sameEdits(t, r1, r2, g, ref, reg, 10)
 		g.Commit()
 		require.Equal(t, txState(t, ref, false), txState(t, g, false), "seed %d: committed", seed)
 		require.NoError(t, Verify(g, irOpts(t)))
@@ -327,9 +316,7 @@ func TestCommitKeepsEdits(t *testing.T) {
 		ref, _ := g.Clone()
 		r1, r2 := rand.New(rand.NewPCG(seed, 4)), rand.New(rand.NewPCG(seed, 4))
 		g.Begin()
-		for range 40 {
-			require.Equal(t, txEdit(t, r2, ref, reg), txEdit(t, r1, g, reg))
-		}
+		sameEdits(t, r1, r2, g, ref, reg, 40)
 		g.Commit()
 		require.Equal(t, txState(t, ref, false), txState(t, g, false), "seed %d", seed)
 		require.NoError(t, Verify(g, irOpts(t)))
@@ -428,4 +415,27 @@ func TestAtomic(t *testing.T) {
 	}))
 	require.False(t, g.InTransaction())
 	require.Zero(t, n["add"].NumUses())
+}
+
+// moveRange is the range of positions in nodes (pos maps each node to its
+// position) that n can move to without a use coming before its
+// definition.
+func moveRange(n *Node, nodes []*Node, pos map[*Node]int) (lo, hi int) {
+	for _, in := range n.InputNodes() {
+		lo = max(lo, pos[in]+1)
+	}
+	hi = len(nodes) - 1
+	for _, u := range n.Users() {
+		hi = min(hi, pos[u])
+	}
+	return lo, hi
+}
+
+// sameEdits makes n random edits to g, drawn from r1, and n to ref, drawn
+// from r2, and requires each pair to be the same edit.
+func sameEdits(t *testing.T, r1, r2 *rand.Rand, g, ref *Graph, reg *ops.Registry, n int) {
+	t.Helper()
+	for range n {
+		require.Equal(t, txEdit(t, r2, ref, reg), txEdit(t, r1, g, reg))
+	}
 }

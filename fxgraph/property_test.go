@@ -212,14 +212,7 @@ func TestRandomEditsKeepGraphValid(t *testing.T) {
 					}
 				case op == 4 && len(calls) > 0: // move within the legal range
 					n := calls[rng.IntN(len(calls))]
-					lo := 0
-					for _, in := range n.InputNodes() {
-						lo = max(lo, pos[in]+1)
-					}
-					hi := len(nodes) - 1
-					for _, u := range n.Users() {
-						hi = min(hi, pos[u])
-					}
+					lo, hi := moveRange(n, nodes, pos)
 					anchor := nodes[lo+rng.IntN(hi-lo+1)]
 					if anchor != n {
 						require.NoError(t, g.MoveBefore(n, anchor))

@@ -144,14 +144,7 @@ func TestStructCallsMatchPyTorch(t *testing.T) {
 	worstConvT := 0.0
 	for i, c := range f.Calls {
 		t.Run(fmt.Sprintf("%02d_%s", i, c.Target), func(t *testing.T) {
-			var in []*tensor.Tensor
-			for _, s := range c.Inputs {
-				in = append(in, s.build(t))
-			}
-			args := make([]ops.Value, len(c.Args))
-			for j, a := range c.Args {
-				args[j] = decodeArg(t, a, in)
-			}
+			args := c.args(t)
 			got := runCall(t, reg, c.Target, args)
 			var outs []*tensor.Tensor
 			switch g := got.(type) {
@@ -264,14 +257,7 @@ func TestElementwiseLayoutMatchesPyTorch(t *testing.T) {
 	reg := ops.Default()
 	for i, c := range f.Calls {
 		t.Run(fmt.Sprintf("%02d_%s", i, c.Target), func(t *testing.T) {
-			var in []*tensor.Tensor
-			for _, s := range c.Inputs {
-				in = append(in, s.build(t))
-			}
-			args := make([]ops.Value, len(c.Args))
-			for j, a := range c.Args {
-				args[j] = decodeArg(t, a, in)
-			}
+			args := c.args(t)
 			res := runCall(t, reg, c.Target, args)
 			if tup, isTuple := res.(ops.Tuple); isTuple {
 				res = tup[0] // the recorded result is the op's first
@@ -336,6 +322,20 @@ func TestElementwiseLayoutMatchesPyTorch(t *testing.T) {
 		checkRecord(t, f.Chain.Outs[len(f.Chain.Outs)-1], vals[len(vals)-1])
 		require.Equal(t, nIn+len(f.Chain.Steps), len(vals))
 	})
+}
+
+// args builds the call's inputs and decodes its arguments.
+func (c structCall) args(t *testing.T) []ops.Value {
+	t.Helper()
+	var in []*tensor.Tensor
+	for _, s := range c.Inputs {
+		in = append(in, s.build(t))
+	}
+	args := make([]ops.Value, len(c.Args))
+	for j, a := range c.Args {
+		args[j] = decodeArg(t, a, in)
+	}
+	return args
 }
 
 // Out returns recorded result k.

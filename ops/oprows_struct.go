@@ -80,20 +80,7 @@ func ruleUnflatten(args []Value) (Type, error) {
 		return nil, shapeErr(2, "sizes", "%v don't multiply up to the size of dim %d (%d)", sizes, d, n)
 	}
 	shape := slices.Concat(x.Shape[:d], inner, x.Shape[d+1:])
-	amap := make([]int, x.Rank())
-	for k := range amap {
-		switch {
-		case k < d:
-			amap[k] = k
-		case k > d:
-			amap[k] = k + len(inner) - 1
-		case len(inner) == 1:
-			amap[k] = d
-		default:
-			amap[k] = -1
-		}
-	}
-	return ViewType(x, shape, amap...)
+	return ViewType(x, shape, spanMap(x.Rank(), d, d, len(inner))...)
 }
 
 // ruleStack: stack(tensors, dim).
@@ -150,11 +137,19 @@ func splitArgs(args []Value, name string) (TensorType, int, error) {
 
 // piecesType is the tuple of views of x with dimension d cut into sizes.
 func piecesType(x TensorType, d int, sizes []int) (Type, error) {
-	out := TupleType{Elems: make([]Type, len(sizes))}
-	for i, s := range sizes {
+	return viewsTuple(x, len(sizes), func(i int) []int64 {
 		shape := slices.Clone(x.Shape)
-		shape[d] = int64(s)
-		t, err := ViewType(x, shape, identityMap(x.Rank())...)
+		shape[d] = int64(sizes[i])
+		return shape
+	}, identityMap(x.Rank()))
+}
+
+// viewsTuple is the tuple of n views of x, view i of shape shape(i),
+// each with the axis map amap.
+func viewsTuple(x TensorType, n int, shape func(i int) []int64, amap []int) (Type, error) {
+	out := TupleType{Elems: make([]Type, n)}
+	for i := range out.Elems {
+		t, err := ViewType(x, shape(i), amap...)
 		if err != nil {
 			return nil, err
 		}
@@ -250,24 +245,5 @@ func ruleUnbind(args []Value) (Type, error) {
 		return nil, argErr(0, "self", "unbind of symbolic dimension %d has no static piece count", d)
 	}
 	shape := slices.Delete(slices.Clone(x.Shape), d, d+1)
-	amap := make([]int, x.Rank())
-	for k := range amap {
-		switch {
-		case k < d:
-			amap[k] = k
-		case k > d:
-			amap[k] = k - 1
-		default:
-			amap[k] = -1
-		}
-	}
-	out := TupleType{Elems: make([]Type, x.Shape[d])}
-	for i := range out.Elems {
-		t, err := ViewType(x, shape, amap...)
-		if err != nil {
-			return nil, err
-		}
-		out.Elems[i] = t
-	}
-	return out, nil
+	return viewsTuple(x, int(x.Shape[d]), func(int) []int64 { return shape }, spanMap(x.Rank(), d, d, 0))
 }

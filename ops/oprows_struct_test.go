@@ -71,3 +71,16 @@ func TestStructResultTypeErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestSpanMap checks the axis maps of the views that replace a span of
+// axes, worked by hand for a rank-4 input.
+func TestSpanMap(t *testing.T) {
+	// flatten(1, 2): axes 0 | 1 2 -> 1 | 3 -> 2.
+	require.Equal(t, []int{0, -1, -1, 2}, spanMap(4, 1, 2, 1))
+	// flatten(2, 2) keeps every axis.
+	require.Equal(t, []int{0, 1, 2, 3}, spanMap(4, 2, 2, 1))
+	// unflatten(1, [2, 3, 4]): axis 1 becomes 1..3, axes 2, 3 move to 4, 5.
+	require.Equal(t, []int{0, -1, 4, 5}, spanMap(4, 1, 1, 3))
+	// select / unbind dim 2: axis 2 is gone, axis 3 moves to 2.
+	require.Equal(t, []int{0, 1, -1, 2}, spanMap(4, 2, 2, 0))
+}

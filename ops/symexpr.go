@@ -218,16 +218,21 @@ func (e *SymExpr) write(b *strings.Builder) {
 			}
 		}
 	default:
-		b.WriteString(symFuncs[e.Kind])
-		b.WriteByte('(')
-		for i, a := range e.Args {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			a.write(b)
-		}
-		b.WriteByte(')')
+		e.writeCall(b, func(a *SymExpr) { a.write(b) })
 	}
+}
+
+// writeCall prints e as a call of its function, each operand by operand.
+func (e *SymExpr) writeCall(b *strings.Builder, operand func(*SymExpr)) {
+	b.WriteString(symFuncs[e.Kind])
+	b.WriteByte('(')
+	for i, a := range e.Args {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		operand(a)
+	}
+	b.WriteByte(')')
 }
 
 // Srepr prints e as sympy's srepr, the form torch.export writes in
@@ -256,15 +261,7 @@ func (e *SymExpr) srepr(b *strings.Builder, assumptions func(string) string) {
 		b.WriteString(strconv.FormatInt(e.Int, 10))
 		b.WriteByte(')')
 	default:
-		b.WriteString(symFuncs[e.Kind])
-		b.WriteByte('(')
-		for i, a := range e.Args {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			a.srepr(b, assumptions)
-		}
-		b.WriteByte(')')
+		e.writeCall(b, func(a *SymExpr) { a.srepr(b, assumptions) })
 	}
 }
 
@@ -472,9 +469,16 @@ func (p *symParser) srepr() (*SymExpr, error) {
 		p.pos = at
 		return nil, p.errf("%s is not supported (Symbol, Integer, Add, Mul, FloorDiv, Mod, Min and Max are)", name)
 	}
+	return p.call(kind, at, p.srepr)
+}
+
+// call reads the operands of a function of the given kind, each by
+// operand, up to the closing ")" (its "(" already read), and checks their
+// count; at is where the function's name began, for the error.
+func (p *symParser) call(kind SymKind, at int, operand func() (*SymExpr, error)) (*SymExpr, error) {
 	e := &SymExpr{Kind: kind}
 	for {
-		a, err := p.srepr()
+		a, err := operand()
 		if err != nil {
 			return nil, err
 		}
@@ -618,25 +622,7 @@ func (p *symParser) factor() (*SymExpr, error) {
 			p.pos = at
 			return nil, p.errf("unknown function %s (Mod, Min and Max are known)", name)
 		}
-		e := &SymExpr{Kind: kind}
-		for {
-			a, err := p.sum()
-			if err != nil {
-				return nil, err
-			}
-			e.Args = append(e.Args, a)
-			if p.accept(")") {
-				break
-			}
-			if err := p.expect(","); err != nil {
-				return nil, err
-			}
-		}
-		if err := checkArity(e); err != nil {
-			p.pos = at
-			return nil, p.errf("%v", err)
-		}
-		return e, nil
+		return p.call(kind, at, p.sum)
 	}
 	return nil, p.errf("want a size, a symbol or \"(\", found %q", c)
 }

@@ -17,6 +17,27 @@ func identityMap(rank int) []int {
 	return m
 }
 
+// spanMap is the axis map of a view that replaces axes a..b (inclusive)
+// of a rank-rank tensor by m axes: axes before a keep their place, axes
+// after b shift, and a replaced axis maps to the one axis taking its
+// place when a single axis becomes a single axis, to -1 otherwise.
+func spanMap(rank, a, b, m int) []int {
+	amap := make([]int, rank)
+	for k := range amap {
+		switch {
+		case k < a:
+			amap[k] = k
+		case k > b:
+			amap[k] = k - (b - a + 1) + m
+		case a == b && m == 1:
+			amap[k] = a
+		default:
+			amap[k] = -1
+		}
+	}
+	return amap
+}
+
 // rulePermute: permute(self, dims).
 func rulePermute(args []Value) (Type, error) {
 	x, dims, err := selfIntsArgs(args, "dims")
@@ -167,20 +188,7 @@ func ruleFlatten(args []Value) (Type, error) {
 	shape := slices.Clone(x.Shape[:a])
 	shape = append(shape, mulDims(x.Shape[a:b+1]...))
 	shape = append(shape, x.Shape[b+1:]...)
-	amap := make([]int, x.Rank())
-	for k := range amap {
-		switch {
-		case k < a:
-			amap[k] = k
-		case k > b:
-			amap[k] = k - (b - a)
-		case a == b:
-			amap[k] = a
-		default:
-			amap[k] = -1
-		}
-	}
-	return ViewType(x, shape, amap...)
+	return ViewType(x, shape, spanMap(x.Rank(), a, b, 1)...)
 }
 
 // ruleUnsqueeze: unsqueeze(self, dim).
@@ -379,18 +387,7 @@ func ruleSelectInt(args []Value) (Type, error) {
 		return nil, argErr(2, "index", "index %d out of range for dimension %d of size %d", idx, k, n)
 	}
 	shape := slices.Delete(slices.Clone(x.Shape), k, k+1)
-	amap := make([]int, x.Rank())
-	for j := range amap {
-		switch {
-		case j < k:
-			amap[j] = j
-		case j == k:
-			amap[j] = -1
-		default:
-			amap[j] = j - 1
-		}
-	}
-	return ViewType(x, shape, amap...)
+	return ViewType(x, shape, spanMap(x.Rank(), k, k, 0)...)
 }
 
 // ruleAliasSelf: ops whose result is self's value with self's type

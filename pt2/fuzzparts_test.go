@@ -3,7 +3,6 @@ package pt2_test
 import (
 	"archive/zip"
 	"bytes"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,28 +23,16 @@ const smallestFixture = "int4_linear_g16.float.pt2"
 // fuzzes: the program JSON, the weights config and the first two weight
 // payloads.
 func archiveParts(t testing.TB, data []byte) (model, cfg, w0, w1 []byte) {
-	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range zr.File {
-		rc, err := f.Open()
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := io.ReadAll(rc)
-		rc.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, e := range unzip(t, data) {
+		b := e.data
 		switch {
-		case strings.HasSuffix(f.Name, "/models/model.json"):
+		case strings.HasSuffix(e.name, "/models/model.json"):
 			model = b
-		case strings.HasSuffix(f.Name, "/data/weights/model_weights_config.json"):
+		case strings.HasSuffix(e.name, "/data/weights/model_weights_config.json"):
 			cfg = b
-		case strings.HasSuffix(f.Name, "/data/weights/weight_0"):
+		case strings.HasSuffix(e.name, "/data/weights/weight_0"):
 			w0 = b
-		case strings.HasSuffix(f.Name, "/data/weights/weight_1"):
+		case strings.HasSuffix(e.name, "/data/weights/weight_1"):
 			w1 = b
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"encoding/json"
+	"io"
 	"maps"
 	"slices"
 	"testing"
@@ -113,6 +114,24 @@ func makeZip(t testing.TB, entries ...entry) []byte {
 	}
 	require.NoError(t, zw.Close())
 	return buf.Bytes()
+}
+
+// unzip returns the entries of a zip archive in order, by name and
+// content (method left 0, as makeZip's stored entries).
+func unzip(t testing.TB, archive []byte) []entry {
+	t.Helper()
+	zr, err := zip.NewReader(bytes.NewReader(archive), int64(len(archive)))
+	require.NoError(t, err)
+	var es []entry
+	for _, f := range zr.File {
+		rc, err := f.Open()
+		require.NoError(t, err)
+		b, err := io.ReadAll(rc)
+		require.NoError(t, err)
+		require.NoError(t, rc.Close())
+		es = append(es, entry{name: f.Name, data: b})
+	}
+	return es
 }
 
 // pt2Archive wraps a program JSON and payloads in a PT2 archive under root.

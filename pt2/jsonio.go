@@ -114,6 +114,16 @@ func (o *object) reqString(key string) (string, error) {
 	return decodeString(r, o.sub(key))
 }
 
+// reqArray returns the elements of the array under key, with req's error
+// when it is missing and decodeArray's when it is not an array.
+func (o *object) reqArray(key string) ([]json.RawMessage, error) {
+	r, err := o.req(key)
+	if err != nil {
+		return nil, err
+	}
+	return decodeArray(r, o.sub(key))
+}
+
 func joinPath(path, key string) string {
 	if path == "" {
 		return key

@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"hash/crc32"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -188,24 +187,16 @@ func TestStoredScaleChecked(t *testing.T) {
 	require.NoError(t, err)
 	_, err = pt2.Read(data, nil)
 	require.NoError(t, err)
-	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
-	require.NoError(t, err)
 	// the weights config names _scale_0's record
 	var cfg struct {
 		Config map[string]struct {
 			PathName string `json:"path_name"`
 		} `json:"config"`
 	}
-	var es []entry
-	for _, f := range zr.File {
-		rc, err := f.Open()
-		require.NoError(t, err)
-		b, err := io.ReadAll(rc)
-		require.NoError(t, err)
-		rc.Close()
-		es = append(es, entry{name: f.Name, data: b})
-		if strings.HasSuffix(f.Name, "model_weights_config.json") {
-			require.NoError(t, json.Unmarshal(b, &cfg))
+	es := unzip(t, data)
+	for _, e := range es {
+		if strings.HasSuffix(e.name, "model_weights_config.json") {
+			require.NoError(t, json.Unmarshal(e.data, &cfg))
 		}
 	}
 	rec := "archive/data/weights/" + cfg.Config["_scale_0"].PathName

@@ -28,17 +28,19 @@ func TestFixturesWriteByteIdentical(t *testing.T) {
 			require.NoError(t, err)
 			p, err := pt2.Read(want, opaque)
 			require.NoError(t, err)
-			var buf bytes.Buffer
-			require.NoError(t, p.WriteArchive(&buf, nil))
-			got := buf.Bytes()
-			if !bytes.Equal(got, want) {
-				i := 0
-				for i < len(got) && i < len(want) && got[i] == want[i] {
-					i++
-				}
-				t.Fatalf("written archive differs from %s at byte %d (lengths %d and %d)", file, i, len(got), len(want))
-			}
+			requireRewritesTo(t, p, want)
 		})
+	}
+}
+
+// requireRewritesTo writes p as an archive and requires the bytes want,
+// naming the first byte that differs.
+func requireRewritesTo(t *testing.T, p *pt2.Program, want []byte) {
+	t.Helper()
+	var buf bytes.Buffer
+	require.NoError(t, p.WriteArchive(&buf, nil))
+	if d := pt2.DiffAt(string(want), buf.String()); d != "" {
+		t.Fatalf("written archive (%d bytes, want %d): %q", buf.Len(), len(want), d)
 	}
 }
 

@@ -72,22 +72,10 @@ func (p *Program) checkStoredScales(reg *ops.Registry) error {
 			for k, x := range vals {
 				if math.IsNaN(x) || math.IsInf(x, 0) || x <= 0 {
 					return fmt.Errorf("%s %q (placeholder %q): element %v is %v, but it is the %s of node %q (%s), which must be finite and > 0",
-						s.Kind, s.Target, s.Name, unravel(k, t.Shape()), x, name, n.Name(), o)
+						s.Kind, s.Target, s.Name, tensor.Unravel(k, t.Shape()), x, name, n.Name(), o)
 				}
 			}
 		}
 	}
 	return nil
-}
-
-// unravel turns a row-major element index into an index per dimension.
-func unravel(k int, shape []int) []int {
-	idx := make([]int, len(shape))
-	for d := len(shape) - 1; d >= 0; d-- {
-		if shape[d] > 0 {
-			idx[d] = k % shape[d]
-			k /= shape[d]
-		}
-	}
-	return idx
 }

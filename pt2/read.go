@@ -728,11 +728,7 @@ func (b *builder) node(raw json.RawMessage, path string) error {
 	if !known && !b.opaque {
 		return pathErr(o.sub("target"), fmt.Errorf("%w: %s is not in the op registry", ErrUnknownOp, target))
 	}
-	inRaw, err := o.req("inputs")
-	if err != nil {
-		return err
-	}
-	items, err := decodeArray(inRaw, o.sub("inputs"))
+	items, err := o.reqArray("inputs")
 	if err != nil {
 		return err
 	}
@@ -792,15 +788,9 @@ func (b *builder) node(raw json.RawMessage, path string) error {
 			}
 		}
 	}
-	var meta fxgraph.Meta
-	if mr := o.get("metadata"); mr != nil {
-		entries, err := objectEntries(mr, o.sub("metadata"))
-		if err != nil {
-			return err
-		}
-		if meta, err = metaFromSerialized(entries, o.sub("metadata")); err != nil {
-			return err
-		}
+	meta, err := nodeMeta(o)
+	if err != nil {
+		return err
 	}
 	var nodeName string
 	if v := o.get("name"); v != nil {
@@ -808,15 +798,24 @@ func (b *builder) node(raw json.RawMessage, path string) error {
 			return err
 		}
 	}
-	outRaw, err := o.req("outputs")
-	if err != nil {
-		return err
-	}
-	outs, err := decodeArray(outRaw, o.sub("outputs"))
+	outs, err := o.reqArray("outputs")
 	if err != nil {
 		return err
 	}
 	return b.createNode(target, schema, args, kwargs, opaque, meta, nodeName, outs, o.sub("outputs"))
+}
+
+// nodeMeta reads a node's optional "metadata" entries.
+func nodeMeta(o *object) (fxgraph.Meta, error) {
+	mr := o.get("metadata")
+	if mr == nil {
+		return fxgraph.Meta{}, nil
+	}
+	entries, err := objectEntries(mr, o.sub("metadata"))
+	if err != nil {
+		return fxgraph.Meta{}, err
+	}
+	return metaFromSerialized(entries, o.sub("metadata"))
 }
 
 // splitInputs splits ins, in order, into positional arguments and the

@@ -624,11 +624,7 @@ func (b *builder) symScalarNode(o *object, op string) error {
 	if !ok {
 		return pathErr(o.sub("target"), fmt.Errorf("%w: symbolic-scalar operator _operator.%s", ErrUnsupported, op))
 	}
-	inRaw, err := o.req("inputs")
-	if err != nil {
-		return err
-	}
-	items, err := decodeArray(inRaw, o.sub("inputs"))
+	items, err := o.reqArray("inputs")
 	if err != nil {
 		return err
 	}
@@ -673,21 +669,11 @@ func (b *builder) symScalarNode(o *object, op string) error {
 		}
 		args = append(args, v)
 	}
-	var meta fxgraph.Meta
-	if mr := o.get("metadata"); mr != nil {
-		entries, err := objectEntries(mr, o.sub("metadata"))
-		if err != nil {
-			return err
-		}
-		if meta, err = metaFromSerialized(entries, o.sub("metadata")); err != nil {
-			return err
-		}
-	}
-	outRaw, err := o.req("outputs")
+	meta, err := nodeMeta(o)
 	if err != nil {
 		return err
 	}
-	outs, err := decodeArray(outRaw, o.sub("outputs"))
+	outs, err := o.reqArray("outputs")
 	if err != nil {
 		return err
 	}
@@ -753,13 +739,7 @@ func (e *encoder) symScalarNode(n *fxgraph.Node, c ops.Callable) error {
 	w.beginArray()
 	writeSymName(w, "as_sym_int", e.name(n))
 	w.endArray()
-	w.key("metadata")
-	w.beginObject()
-	for _, m := range serializedMeta(*n.Meta) {
-		w.key(m.K)
-		w.str(m.V)
-	}
-	w.endObject()
+	writeNodeMeta(w, n)
 	w.key("is_hop_single_tensor_return")
 	w.null()
 	w.key("name")

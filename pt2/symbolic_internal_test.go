@@ -72,6 +72,9 @@ func productStrides(m tensorMeta) bool {
 	return true
 }
 
+// DiffAt is firstDiff, for the external tests.
+var DiffAt = firstDiff
+
 // firstDiff describes where got first differs from want, with context;
 // "" when they are equal.
 func firstDiff(want, got string) string {

@@ -1,8 +1,6 @@
 package pt2_test
 
 import (
-	"bytes"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,17 +34,7 @@ func TestDynamicWriteByteIdentical(t *testing.T) {
 			p, err := pt2.Read(want, opaque)
 			require.NoError(t, err)
 			require.NoError(t, fxgraph.Verify(p.Graph, fxgraph.VerifyOptions{AllowOpaque: true}))
-			var buf bytes.Buffer
-			require.NoError(t, p.WriteArchive(&buf, nil))
-			got := buf.Bytes()
-			if !bytes.Equal(got, want) {
-				i := 0
-				for i < len(got) && i < len(want) && got[i] == want[i] {
-					i++
-				}
-				lo, hi := max(i-200, 0), min(i+200, len(got), len(want))
-				t.Fatalf("written archive differs at byte %d (lengths %d and %d):\n got %q\nwant %q", i, len(got), len(want), got[lo:hi], want[lo:hi])
-			}
+			requireRewritesTo(t, p, want)
 		})
 	}
 }
@@ -82,7 +70,7 @@ func TestDynamicTextRoundTrip(t *testing.T) {
 				t.Skipf("SKIP until the registry has the op: %v", err)
 			}
 			require.NoError(t, err)
-			if d := diffAt(string(want), string(got)); d != "" {
+			if d := pt2.DiffAt(string(want), string(got)); d != "" {
 				t.Fatal(d)
 			}
 		})
@@ -106,20 +94,6 @@ func TestDynamicMLPTypes(t *testing.T) {
 	lin, ok := p.Graph.NodeByName("linear_2")
 	require.True(t, ok)
 	require.Equal(t, ops.TensorType{Shape: []int64{ops.DynamicDim, 5}, Elem: ops.Scalar{DType: tensor.Float32}, Syms: []string{"s77", ""}}, lin.Type())
-}
-
-// diffAt describes where got first differs from want, with context; ""
-// when they are equal.
-func diffAt(want, got string) string {
-	if want == got {
-		return ""
-	}
-	i := 0
-	for i < len(want) && i < len(got) && want[i] == got[i] {
-		i++
-	}
-	lo := max(i-300, 0)
-	return fmt.Sprintf("differs at byte %d:\nwant ...%s\n got ...%s", i, want[lo:min(i+200, len(want))], got[lo:min(i+200, len(got))])
 }
 
 // symReluProgram is reluProgram with x and relu of size [s0, 3], s0 in

@@ -578,6 +578,18 @@ func writeTensorArg(w *pyWriter, tag, name string) {
 
 // writeSymName writes the union {tag: {"as_name": name}}, a symbolic
 // scalar argument (as_sym_int...) that refers to a named value.
+// writeNodeMeta writes n's "metadata" entry: its meta as torch.export
+// serializes it.
+func writeNodeMeta(w *pyWriter, n *fxgraph.Node) {
+	w.key("metadata")
+	w.beginObject()
+	for _, m := range serializedMeta(*n.Meta) {
+		w.key(m.K)
+		w.str(m.V)
+	}
+	w.endObject()
+}
+
 func writeSymName(w *pyWriter, tag, name string) {
 	w.oneKey(tag, func() { w.oneKey("as_name", func() { w.str(name) }) })
 }
@@ -679,13 +691,7 @@ func (e *encoder) node(n *fxgraph.Node) error {
 		}
 	}
 	w.endArray()
-	w.key("metadata")
-	w.beginObject()
-	for _, m := range serializedMeta(*n.Meta) {
-		w.key(m.K)
-		w.str(m.V)
-	}
-	w.endObject()
+	writeNodeMeta(w, n)
 	w.key("is_hop_single_tensor_return")
 	if isHOP(ov) {
 		// True when the HOP's result (meta "val") is one tensor.

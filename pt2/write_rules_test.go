@@ -1,11 +1,9 @@
 package pt2_test
 
 import (
-	"archive/zip"
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
-	"io"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -21,18 +19,11 @@ import (
 // stripped.
 func archiveRecords(t *testing.T, data []byte) (map[string][]byte, []string) {
 	t.Helper()
-	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
-	require.NoError(t, err)
 	out := map[string][]byte{}
 	var order []string
-	for _, f := range zr.File {
-		rc, err := f.Open()
-		require.NoError(t, err)
-		b, err := io.ReadAll(rc)
-		require.NoError(t, err)
-		rc.Close()
-		name := f.Name[len("archive/"):]
-		out[name] = b
+	for _, e := range unzip(t, data) {
+		name := e.name[len("archive/"):]
+		out[name] = e.data
 		order = append(order, name)
 	}
 	return out, order

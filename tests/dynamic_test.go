@@ -111,15 +111,22 @@ func TestDynamicProgramsRun(t *testing.T) {
 	}
 }
 
+// dynFloats requires v to be a float32 tensor with want's shape and
+// returns its elements and want's, both in row-major order.
+func dynFloats(t *testing.T, v ops.Value, want pgTensor, what string) (got, wants []float32) {
+	t.Helper()
+	x, ok := v.(*tensor.Tensor)
+	require.True(t, ok, "%s: got %T", what, v)
+	require.Equal(t, want.Shape, x.Shape(), what)
+	got, err := tensor.Data[float32](x.Contiguous())
+	require.NoError(t, err)
+	return got, want.float32s(t)
+}
+
 // dynSameBits checks that v is a float32 tensor with want's shape and bits.
 func dynSameBits(t *testing.T, v ops.Value, want pgTensor, what string) {
 	t.Helper()
-	got, ok := v.(*tensor.Tensor)
-	require.True(t, ok, "%s: got %T", what, v)
-	require.Equal(t, want.Shape, got.Shape(), what)
-	gv, err := tensor.Data[float32](got.Contiguous())
-	require.NoError(t, err)
-	wv := want.float32s(t)
+	gv, wv := dynFloats(t, v, want, what)
 	for k := range wv {
 		if math.Float32bits(gv[k]) != math.Float32bits(wv[k]) {
 			t.Fatalf("%s: element %d: got %v (%08x), want %v (%08x)", what, k, gv[k], math.Float32bits(gv[k]), wv[k], math.Float32bits(wv[k]))
@@ -131,12 +138,7 @@ func dynSameBits(t *testing.T, v ops.Value, want pgTensor, what string) {
 // elements are within tol of want's, and logs how many differ.
 func dynClose(t *testing.T, v ops.Value, want pgTensor, what string, tol float64) {
 	t.Helper()
-	got, ok := v.(*tensor.Tensor)
-	require.True(t, ok, "%s: got %T", what, v)
-	require.Equal(t, want.Shape, got.Shape(), what)
-	gv, err := tensor.Data[float32](got.Contiguous())
-	require.NoError(t, err)
-	wv := want.float32s(t)
+	gv, wv := dynFloats(t, v, want, what)
 	diff, worst := 0, 0.0
 	for k := range wv {
 		d := math.Abs(float64(gv[k]) - float64(wv[k]))

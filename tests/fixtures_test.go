@@ -152,7 +152,14 @@ type fixtureOutputs struct {
 
 func loadFixtureOutputs(t *testing.T, stem string) *fixtureOutputs {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(pt2eDir, stem+".outputs.json"))
+	return readOutputs(t, pt2eDir, stem)
+}
+
+// readOutputs reads dir/stem.outputs.json: the inputs and outputs
+// PyTorch recorded, with every mode's section kept raw in Modes.
+func readOutputs(t *testing.T, dir, stem string) *fixtureOutputs {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, stem+".outputs.json"))
 	require.NoError(t, err)
 	var out fixtureOutputs
 	require.NoError(t, json.Unmarshal(data, &out), "%s.outputs.json", stem)

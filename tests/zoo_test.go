@@ -81,12 +81,7 @@ func zooModels(t *testing.T) []string {
 
 func zooOutputs(t *testing.T, stem string) *fixtureOutputs {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(zooDir, stem+".outputs.json"))
-	require.NoError(t, err)
-	var out fixtureOutputs
-	require.NoError(t, json.Unmarshal(data, &out), "%s.outputs.json", stem)
-	require.NoError(t, json.Unmarshal(data, &out.Modes))
-	return &out
+	return readOutputs(t, zooDir, stem)
 }
 
 func zooTensors(t *testing.T, fs []fixtureTensor) []*tensor.Tensor {

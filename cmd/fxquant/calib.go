@@ -148,31 +148,44 @@ func randomBatchesWithin(specs []inputSpec, n int, seed uint64, budget int64) ([
 
 // fromFloat64s builds a contiguous tensor of dtype d from float64 values.
 func fromFloat64s(d tensor.DType, shape []int, vals []float64) (*tensor.Tensor, error) {
+	return inputTensor(d, shape, len(vals), func(i int) float64 { return vals[i] })
+}
+
+// inputTensor builds a contiguous calibration input of dtype d with n
+// elements, calling at(i) for element i in order and storing it straight
+// in the tensor's storage; an integer dtype refuses a value it cannot
+// hold.
+func inputTensor(d tensor.DType, shape []int, n int, at func(i int) float64) (*tensor.Tensor, error) {
 	switch d {
 	case tensor.Float32:
-		out := make([]float32, len(vals))
-		for i, v := range vals {
-			out[i] = float32(v)
+		out := make([]float32, n)
+		for i := range out {
+			out[i] = float32(at(i))
 		}
 		return tensor.FromData(d, shape, out)
 	case tensor.Float64:
-		return tensor.FromData(d, shape, slices.Clone(vals))
+		out := make([]float64, n)
+		for i := range out {
+			out[i] = at(i)
+		}
+		return tensor.FromData(d, shape, out)
 	case tensor.Int8:
-		return convertInts[int8](d, shape, vals)
+		return intInput[int8](d, shape, n, at)
 	case tensor.UInt8:
-		return convertInts[uint8](d, shape, vals)
+		return intInput[uint8](d, shape, n, at)
 	case tensor.Int32:
-		return convertInts[int32](d, shape, vals)
+		return intInput[int32](d, shape, n, at)
 	case tensor.Int64:
-		return convertInts[int64](d, shape, vals)
+		return intInput[int64](d, shape, n, at)
 	}
 	return nil, fmt.Errorf("dtype %s is not supported for calibration inputs; want float32, float64, int8, uint8, int32 or int64", d)
 }
 
-func convertInts[T int8 | uint8 | int32 | int64](d tensor.DType, shape []int, vals []float64) (*tensor.Tensor, error) {
+func intInput[T int8 | uint8 | int32 | int64](d tensor.DType, shape []int, n int, at func(int) float64) (*tensor.Tensor, error) {
 	lo, hi, _ := d.IntRange()
-	out := make([]T, len(vals))
-	for i, v := range vals {
+	out := make([]T, n)
+	for i := range out {
+		v := at(i)
 		if v != math.Trunc(v) || v < float64(lo) || v > float64(hi) {
 			return nil, fmt.Errorf("element %d is %v, which %s cannot hold", i, v, d)
 		}

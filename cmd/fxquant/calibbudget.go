@@ -100,37 +100,11 @@ func randomTensor(r *rand.Rand, s inputSpec) (*tensor.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	switch s.dtype {
-	case tensor.Float32:
-		out := make([]float32, n)
-		for i := range out {
-			out[i] = float32(r.NormFloat64())
-		}
-		return tensor.FromData(s.dtype, s.shape, out)
-	case tensor.Float64:
-		out := make([]float64, n)
-		for i := range out {
-			out[i] = r.NormFloat64()
-		}
-		return tensor.FromData(s.dtype, s.shape, out)
-	case tensor.Int8:
-		return randomInts[int8](r, s, n)
-	case tensor.UInt8:
-		return randomInts[uint8](r, s, n)
-	case tensor.Int32:
-		return randomInts[int32](r, s, n)
-	case tensor.Int64:
-		return randomInts[int64](r, s, n)
+	draw := func(int) float64 { return float64(r.IntN(10)) }
+	if s.dtype.IsFloat() {
+		draw = func(int) float64 { return r.NormFloat64() }
 	}
-	return nil, fmt.Errorf("dtype %s is not supported for calibration inputs; want float32, float64, int8, uint8, int32 or int64", s.dtype)
-}
-
-func randomInts[T int8 | uint8 | int32 | int64](r *rand.Rand, s inputSpec, n int) (*tensor.Tensor, error) {
-	out := make([]T, n)
-	for i := range out {
-		out[i] = T(r.IntN(10))
-	}
-	return tensor.FromData(s.dtype, s.shape, out)
+	return inputTensor(s.dtype, s.shape, n, draw)
 }
 
 // newRand is the generator of the random calibration batches for seed.
@@ -155,23 +129,12 @@ func checkFinite(file string, batches [][]*tensor.Tensor, specs []inputSpec) err
 					if i < len(specs) {
 						name = specs[i].name
 					}
-					return fmt.Errorf("%s: batch %d, input %q: element %v is %v; calibration data must be finite", file, b, name, unravelIndex(k, t.Shape()), v)
+					return fmt.Errorf("%s: batch %d, input %q: element %v is %v; calibration data must be finite", file, b, name, tensor.Unravel(k, t.Shape()), v)
 				}
 			}
 		}
 	}
 	return nil
-}
-
-func unravelIndex(k int, shape []int) []int {
-	idx := make([]int, len(shape))
-	for d := len(shape) - 1; d >= 0; d-- {
-		if shape[d] > 0 {
-			idx[d] = k % shape[d]
-			k /= shape[d]
-		}
-	}
-	return idx
 }
 
 // checkInputSize refuses, before reading it, an input file larger than

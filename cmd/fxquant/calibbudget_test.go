@@ -95,16 +95,8 @@ func TestCheckFinite(t *testing.T) {
 // A file over the reader's total limit is refused before it is read; a
 // sparse file makes the size without using the disk.
 func TestInputSizeChecked(t *testing.T) {
-	name := t.TempDir() + "/huge.json"
-	f, err := os.Create(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Truncate(pt2.DefaultMaxTotalBytes + 1); err != nil {
-		t.Skip("no sparse files here:", err)
-	}
-	f.Close()
-	_, err = loadFile(name, false)
+	name := sparseFile(t, "huge.json", "", pt2.DefaultMaxTotalBytes+1)
+	_, err := loadFile(name, false)
 	if want := "huge.json: file is 4294967297 bytes, more than the 4294967296 fxquant reads"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("error %v, want %q", err, want)
 	}
@@ -112,20 +104,29 @@ func TestInputSizeChecked(t *testing.T) {
 
 // A text or JSON file over the JSON limit is refused before it is read.
 func TestTextInputSizeChecked(t *testing.T) {
-	name := t.TempDir() + "/big.json"
-	f, err := os.Create(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteString("{"); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Truncate(pt2.DefaultMaxJSONBytes + 1); err != nil {
-		t.Skip("no sparse files here:", err)
-	}
-	f.Close()
-	_, err = loadFile(name, false)
+	name := sparseFile(t, "big.json", "{", pt2.DefaultMaxJSONBytes+1)
+	_, err := loadFile(name, false)
 	if want := "big.json: file is 268435457 bytes and not a zip, more than the 268435456 fxquant reads as JSON or text"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("error %v, want %q", err, want)
 	}
+}
+
+// sparseFile creates a file called name in a new temporary directory,
+// starting with head and size bytes long, as a sparse file that takes no
+// disk space; it skips the test where the file system has none.
+func sparseFile(t *testing.T, name, head string, size int64) string {
+	t.Helper()
+	path := t.TempDir() + "/" + name
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(head); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(size); err != nil {
+		t.Skip("no sparse files here:", err)
+	}
+	return path
 }

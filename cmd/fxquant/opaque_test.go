@@ -17,7 +17,20 @@ import (
 // entry whose name ends in suffix; entries keep their order and method.
 func rewriteEntry(t *testing.T, archive []byte, suffix string, f func([]byte) []byte) []byte {
 	t.Helper()
-	zr, err := zip.NewReader(bytes.NewReader(archive), int64(len(archive)))
+	return copyZip(t, archive, true, func(name string, data []byte) []byte {
+		if strings.HasSuffix(name, suffix) {
+			return f(data)
+		}
+		return data
+	})
+}
+
+// copyZip copies the zip archive src, in entry order, passing each
+// entry's bytes through edit (by entry name); each entry keeps its
+// compression method when keepMethod holds and is stored otherwise.
+func copyZip(t *testing.T, src []byte, keepMethod bool, edit func(name string, data []byte) []byte) []byte {
+	t.Helper()
+	zr, err := zip.NewReader(bytes.NewReader(src), int64(len(src)))
 	require.NoError(t, err)
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
@@ -27,12 +40,13 @@ func rewriteEntry(t *testing.T, archive []byte, suffix string, f func([]byte) []
 		data, err := io.ReadAll(rc)
 		require.NoError(t, err)
 		require.NoError(t, rc.Close())
-		if strings.HasSuffix(e.Name, suffix) {
-			data = f(data)
+		method := zip.Store
+		if keepMethod {
+			method = e.Method
 		}
-		w, err := zw.CreateHeader(&zip.FileHeader{Name: e.Name, Method: e.Method})
+		w, err := zw.CreateHeader(&zip.FileHeader{Name: e.Name, Method: method})
 		require.NoError(t, err)
-		_, err = w.Write(data)
+		_, err = w.Write(edit(e.Name, data))
 		require.NoError(t, err)
 	}
 	require.NoError(t, zw.Close())

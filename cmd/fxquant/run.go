@@ -252,9 +252,9 @@ func runPipeline(c *runConfig, stderr io.Writer) (*runResult, error) {
 	}
 	res.quant = qg
 	// Convert types the nodes it creates; this catches any it could not,
-	// since the written program needs a type on every value. A failure
-	// here is reported by -o.
-	_ = fillTypes(qg, nil)
+	// since the written program needs a type on every value. A node left
+	// untyped is reported by -o (pt2.WithGraph names it).
+	fxgraph.InferMissingTypes(qg, nil)
 	res.verifyErr = verifyConverted(qg)
 
 	// Float vs quantized outputs on the calibration batches.

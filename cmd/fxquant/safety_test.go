@@ -1,11 +1,9 @@
 package main
 
 import (
-	"archive/zip"
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -18,26 +16,10 @@ import (
 )
 
 // rezip copies the zip archive src, passing each entry's bytes through
-// edit (by entry name), and returns the new archive.
+// edit (by entry name), and returns the new archive (entries stored).
 func rezip(t *testing.T, src []byte, edit func(name string, data []byte) []byte) []byte {
 	t.Helper()
-	zr, err := zip.NewReader(bytes.NewReader(src), int64(len(src)))
-	require.NoError(t, err)
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	for _, f := range zr.File {
-		rc, err := f.Open()
-		require.NoError(t, err)
-		data, err := io.ReadAll(rc)
-		require.NoError(t, err)
-		rc.Close()
-		w, err := zw.CreateHeader(&zip.FileHeader{Name: f.Name, Method: zip.Store})
-		require.NoError(t, err)
-		_, err = w.Write(edit(f.Name, data))
-		require.NoError(t, err)
-	}
-	require.NoError(t, zw.Close())
-	return buf.Bytes()
+	return copyZip(t, src, false, edit)
 }
 
 // replaceIn returns an edit for rezip that replaces old by new, exactly

@@ -2,6 +2,7 @@ package atomicfile
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -45,24 +46,10 @@ func fsizeChild(target string) int {
 		return 3
 	}
 	os.Stderr.WriteString(err.Error() + "\n")
-	if !errorsIsEFBIG(err) {
+	if !errors.Is(err, syscall.EFBIG) {
 		return 4
 	}
 	return 0
-}
-
-func errorsIsEFBIG(err error) bool {
-	for e := err; e != nil; {
-		if e == syscall.EFBIG {
-			return true
-		}
-		u, ok := e.(interface{ Unwrap() error })
-		if !ok {
-			return false
-		}
-		e = u.Unwrap()
-	}
-	return false
 }
 
 // TestRlimitFsize runs a real write into the kernel's file size limit (a

@@ -46,12 +46,23 @@ type onednnDoc struct {
 
 func loadOnednn(t *testing.T) onednnDoc {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("testdata", "onednn", "onednn_conv_avx2.json"))
-	require.NoError(t, err)
 	var d onednnDoc
-	require.NoError(t, json.Unmarshal(raw, &d))
-	require.Equal(t, "fxquant-onednn-conv/1", d.Format)
+	loadVectorFile(t, filepath.Join("testdata", "onednn", "onednn_conv_avx2.json"), "fxquant-onednn-conv/1", &d)
 	return d
+}
+
+// loadVectorFile decodes the JSON vector file at path into doc and
+// requires its "format" field to be format.
+func loadVectorFile(t *testing.T, path, format string, doc any) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(raw, doc), path)
+	var head struct {
+		Format string `json:"format"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &head), path)
+	require.Equal(t, format, head.Format, path)
 }
 
 // xorshiftValues is the generator's data: xorshift32 from seed, each value
@@ -144,10 +155,10 @@ func TestConvOneDNNBitExactAVX2(t *testing.T) {
 		want := c.want(t)
 		bad := 0
 		var first string
-		maxULP := 0
+		var maxULP int64
 		for i := range want {
 			if math.Float32bits(want[i]) != math.Float32bits(got[i]) {
-				maxULP = max(maxULP, ulpDist(want[i], got[i]))
+				maxULP = max(maxULP, ulpDiff(want[i], got[i]))
 				if bad == 0 {
 					first = fmt.Sprintf("element %d: want %g (%08x), got %g (%08x)", i, want[i], math.Float32bits(want[i]), got[i], math.Float32bits(got[i]))
 				}
@@ -187,23 +198,6 @@ func (c onednnCase) want(t *testing.T) []float32 {
 		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
 	}
 	return out
-}
-
-// ulpDist is the distance of two finite float32 values in units in the
-// last place (how many float32 values lie between them, plus one).
-func ulpDist(a, b float32) int {
-	ord := func(f float32) int64 {
-		u := int64(math.Float32bits(f))
-		if u&0x80000000 != 0 {
-			return -(u & 0x7fffffff)
-		}
-		return u
-	}
-	d := ord(a) - ord(b)
-	if d < 0 {
-		d = -d
-	}
-	return int(d)
 }
 
 // TestConvOneDNNZooAVX512 checks the default (avx512_core) path on the zoo's
@@ -255,14 +249,10 @@ type onednnMoreCase struct {
 // at the end first) and 1×1 kernels at batch 16 (jit_1x1) against
 // testdata/onednn/onednn_conv_more_avx2.json, bit for bit.
 func TestConvOneDNNMoreAVX2(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("testdata", "onednn", "onednn_conv_more_avx2.json"))
-	require.NoError(t, err)
 	var d struct {
-		Format string           `json:"format"`
-		Cases  []onednnMoreCase `json:"cases"`
+		Cases []onednnMoreCase `json:"cases"`
 	}
-	require.NoError(t, json.Unmarshal(raw, &d))
-	require.Equal(t, "fxquant-onednn-conv/1", d.Format)
+	loadVectorFile(t, filepath.Join("testdata", "onednn", "onednn_conv_more_avx2.json"), "fxquant-onednn-conv/1", &d)
 	require.NotEmpty(t, d.Cases)
 	impls := map[string]int{}
 	for _, c := range d.Cases {

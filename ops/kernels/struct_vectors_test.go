@@ -95,14 +95,10 @@ func (c *structCase) ints(key string) []int {
 
 func loadStructVectors(t *testing.T) []structCase {
 	t.Helper()
-	data, err := os.ReadFile(structVectorsPath)
-	require.NoError(t, err)
 	var f struct {
-		Format string       `json:"format"`
-		Cases  []structCase `json:"cases"`
+		Cases []structCase `json:"cases"`
 	}
-	require.NoError(t, json.Unmarshal(data, &f))
-	require.Equal(t, "fxquant-struct-vectors/1", f.Format)
+	loadVectorFile(t, structVectorsPath, "fxquant-struct-vectors/1", &f)
 	require.NotEmpty(t, f.Cases)
 	return f.Cases
 }

@@ -280,21 +280,10 @@ func Diff(got, want *Tensor) error {
 			continue
 		}
 		k := i / size
-		idx := unravel(k, got.shape)
+		idx := Unravel(k, got.shape)
 		return fmt.Errorf("element %v (flat %d): got %s, want %s", idx, k, describeElem(got, gb[i:i+size]), describeElem(want, wb[i:i+size]))
 	}
 	return nil
-}
-
-func unravel(k int, shape []int) []int {
-	idx := make([]int, len(shape))
-	for d := len(shape) - 1; d >= 0; d-- {
-		if shape[d] > 0 {
-			idx[d] = k % shape[d]
-			k /= shape[d]
-		}
-	}
-	return idx
 }
 
 func describeElem(t *Tensor, b []byte) string {

@@ -72,6 +72,19 @@ func Numel(shape []int) int {
 	return n
 }
 
+// Unravel turns row-major flat element index k into an index per
+// dimension of shape (dimensions of size 0 get index 0).
+func Unravel(k int, shape []int) []int {
+	idx := make([]int, len(shape))
+	for d := len(shape) - 1; d >= 0; d-- {
+		if shape[d] > 0 {
+			idx[d] = k % shape[d]
+			k /= shape[d]
+		}
+	}
+	return idx
+}
+
 // ContiguousStrides returns the row-major strides of shape.
 func ContiguousStrides(shape []int) []int {
 	st := make([]int, len(shape))

@@ -161,3 +161,11 @@ func TestEqualAndDiff(t *testing.T) {
 	assert.Error(t, Diff(a, F32([]int{1, 2}, 0, 1)))
 	assert.Error(t, Diff(a, MustFromData(Float64, []int{2}, []float64{0, 1})))
 }
+
+func TestUnravel(t *testing.T) {
+	// Shape [2,3,4]: element 23 is the last, 17 = 1*12 + 1*4 + 1.
+	assert.Equal(t, []int{1, 2, 3}, Unravel(23, []int{2, 3, 4}))
+	assert.Equal(t, []int{1, 1, 1}, Unravel(17, []int{2, 3, 4}))
+	assert.Equal(t, []int{}, Unravel(0, []int{}))
+	assert.Equal(t, []int{0, 0}, Unravel(0, []int{0, 5}))
+}
