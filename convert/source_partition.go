@@ -45,17 +45,16 @@ type sourcePartition struct {
 // partition, while an nn.AdaptiveAvgPool2d module call does.
 //
 // Partitions are keyed by the source and then by the name (module path for
-// the fallback) in first-seen order, as Python's dicts keep them; a filter
-// drops every partition that has a node it rejects. The partitions of all
-// wanted sources are returned concatenated in that order, as torchao's
-// itertools.chain over the dict's values.
-func sourcePartitions(g *fxgraph.Graph, wanted []source, filter func(*fxgraph.Node) bool) []sourcePartition {
+// the fallback) in first-seen order, as Python's dicts keep them. The
+// partitions of all wanted sources are returned concatenated in that order,
+// as torchao's itertools.chain over the dict's values; the caller drops
+// those with a node its filter rejects.
+func sourcePartitions(g *fxgraph.Graph, wanted []source) []sourcePartition {
 	type key struct {
 		src  int
 		name string
 	}
-	var order [][]key // per wanted source, its names in first-seen order
-	order = make([][]key, len(wanted))
+	order := make([][]key, len(wanted)) // per wanted source, its names in first-seen order
 	groups := map[key][]*fxgraph.Node{}
 	add := func(src int, name string, n *fxgraph.Node) {
 		k := key{src, name}
@@ -91,22 +90,10 @@ func sourcePartitions(g *fxgraph.Graph, wanted []source, filter func(*fxgraph.No
 	for _, keys := range order {
 		for _, k := range keys {
 			nodes := groups[k]
-			if filter != nil && !allNodes(nodes, filter) {
-				continue
-			}
 			out = append(out, sourcePartition{nodes: nodes, outputs: partitionOutputs(nodes)})
 		}
 	}
 	return out
-}
-
-func allNodes(nodes []*fxgraph.Node, f func(*fxgraph.Node) bool) bool {
-	for _, n := range nodes {
-		if !f(n) {
-			return false
-		}
-	}
-	return true
 }
 
 // partitionOutputs lists the nodes (get_attr excepted) with a user outside

@@ -564,8 +564,8 @@ func (q *xnnAnnotator) partitionOps(g *fxgraph.Graph, wanted []source, target op
 		}
 		return out, nil
 	}
-	for _, p := range sourcePartitions(g, wanted, q.filter) {
-		if len(p.outputs) == 0 {
+	for _, p := range sourcePartitions(g, wanted) {
+		if !q.ok(p.nodes...) || len(p.outputs) == 0 {
 			continue
 		}
 		n := p.outputs[0]
