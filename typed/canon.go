@@ -296,28 +296,11 @@ func fingerprint(g *fxgraph.Graph, root *fxgraph.Node, depth int) uint64 {
 // rewrites of earlier sweeps undone too, and the namespace restored). See
 // [CanonOptions.Debug] for the checks and their cost.
 func Canonicalize(g *fxgraph.Graph, opts CanonOptions) (res fxgraph.Result, err error) {
-	defer atomically(g)(&err)
-	return canonicalize(g, opts)
-}
-
-// atomically opens a transaction on g and returns the function that ends
-// it, to be deferred with the caller's error: it commits when the error is
-// nil, and rolls back when it is not or when the caller panics.
-//
-//	defer atomically(g)(&err)
-func atomically(g *fxgraph.Graph) func(err *error) {
-	g.Begin()
-	return func(err *error) {
-		if r := recover(); r != nil {
-			g.Rollback()
-			panic(r)
-		}
-		if *err != nil {
-			g.Rollback()
-			return
-		}
-		g.Commit()
-	}
+	err = g.Atomic(func() error {
+		res, err = canonicalize(g, opts)
+		return err
+	})
+	return res, err
 }
 
 // canonicalize is Canonicalize's sweeps, inside its transaction.

@@ -104,8 +104,11 @@ type liftGroup struct {
 // it fails, g is left exactly as it was (the edits run in a transaction,
 // see [fxgraph.Graph.Begin]).
 func Lift(g *fxgraph.Graph, reg *ops.Registry) (res fxgraph.Result, err error) {
-	defer atomically(g)(&err)
-	return lift(g, reg)
+	err = g.Atomic(func() error {
+		res, err = lift(g, reg)
+		return err
+	})
+	return res, err
 }
 
 // lift is Lift, inside its transaction.

@@ -25,8 +25,11 @@ import (
 // When Lower fails, g is left exactly as it was (the edits run in a
 // transaction, see [fxgraph.Graph.Begin]).
 func Lower(g *fxgraph.Graph, reg *ops.Registry) (res fxgraph.Result, err error) {
-	defer atomically(g)(&err)
-	return lower(g, reg)
+	err = g.Atomic(func() error {
+		res, err = lower(g, reg)
+		return err
+	})
+	return res, err
 }
 
 // lower is Lower, inside its transaction.
