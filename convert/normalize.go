@@ -16,11 +16,11 @@ const (
 )
 
 // NormalizeOverloads turns every call_function node whose target is a packet
-// with exactly one registered overload besides its out= forms into a call of that overload (for
-// example torchao.quantize_affine into torchao.quantize_affine.default), so
-// that graphs written by older tools, which hold packets, match the exact
-// targets of the rewrite patterns. The node keeps its name, arguments,
-// type and metadata.
+// with exactly one registered overload besides its out= forms into a call
+// of that overload (for example torchao.quantize_affine into
+// torchao.quantize_affine.default), so that graphs written by older tools,
+// which hold packets, match the exact targets of the rewrite patterns. The
+// node keeps its name, arguments, type and metadata.
 //
 // A packet with several overloads (quantized_decomposed.quantize_per_tensor,
 // aten.clamp) is left alone, as is a packet the registry does not know or
