@@ -113,6 +113,7 @@ func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, seed)) 
 // checkFinite refuses calibration batches holding NaN or an infinity,
 // naming the batch, the input and the element: observers would turn
 // them into a NaN or infinite scale reported against a node downstream.
+// Each batch holds one tensor per spec (loadBatches checks the count).
 func checkFinite(file string, batches [][]*tensor.Tensor, specs []inputSpec) error {
 	for b, batch := range batches {
 		for i, t := range batch {
@@ -125,11 +126,7 @@ func checkFinite(file string, batches [][]*tensor.Tensor, specs []inputSpec) err
 			}
 			for k, v := range vals {
 				if math.IsNaN(v) || math.IsInf(v, 0) {
-					name := fmt.Sprint(i)
-					if i < len(specs) {
-						name = specs[i].name
-					}
-					return fmt.Errorf("%s: batch %d, input %q: element %v is %v; calibration data must be finite", file, b, name, tensor.Unravel(k, t.Shape()), v)
+					return fmt.Errorf("%s: batch %d, input %q: element %v is %v; calibration data must be finite", file, b, specs[i].name, tensor.Unravel(k, t.Shape()), v)
 				}
 			}
 		}
