@@ -78,9 +78,8 @@ func Convert(g *fxgraph.Graph, opts ConvertOptions) error {
 	if opts.FoldQuantizeIntoMutableBuffers && opts.NoFoldQuantize {
 		return fmt.Errorf("convert: %w: fold_quantize_into_mutable_buffers=True requires fold_quantize=True", ErrOptions)
 	}
-	steps = 0
 	c, _ := g.Clone()
-	if err := ReplaceObservers(c, opts); err != nil {
+	if err := ReplaceObservers(c, opts); err != nil { // resets steps
 		return fmt.Errorf("convert: %w", err)
 	}
 	for _, st := range convertSteps {
