@@ -67,14 +67,7 @@ func zooRecords(t *testing.T) map[string]*zooRecord {
 // zooModels discovers the models: every NAME.float.pt2 of zooDir.
 func zooModels(t *testing.T) []string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(zooDir, "*.float.pt2"))
-	require.NoError(t, err)
-	require.NotEmpty(t, files, "no models in %s", zooDir)
-	var stems []string
-	for _, f := range files {
-		stems = append(stems, strings.TrimSuffix(filepath.Base(f), ".float.pt2"))
-	}
-	return stems
+	return fileStems(t, zooDir, ".float.pt2", "no models in %s", zooDir)
 }
 
 func zooOutputs(t *testing.T, stem string) *fixtureOutputs {
