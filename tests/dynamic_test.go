@@ -34,6 +34,16 @@ type dynIO struct {
 	} `json:"cases"`
 }
 
+// dynReadIO reads dynDir/name.io.json.
+func dynReadIO(t *testing.T, name string) dynIO {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dynDir, name+".io.json"))
+	require.NoError(t, err)
+	var io dynIO
+	require.NoError(t, json.Unmarshal(data, &io))
+	return io
+}
+
 // dynSkip skips the test when err says the registry lacks an op or a
 // kernel (other helpers are adding them), naming the op.
 func dynSkip(t *testing.T, err error) {
@@ -68,10 +78,7 @@ func TestDynamicProgramsRun(t *testing.T) {
 	for _, file := range files {
 		name := strings.TrimSuffix(filepath.Base(file), ".pt2")
 		t.Run(name, func(t *testing.T) {
-			data, err := os.ReadFile(filepath.Join(dynDir, name+".io.json"))
-			require.NoError(t, err)
-			var io dynIO
-			require.NoError(t, json.Unmarshal(data, &io))
+			io := dynReadIO(t, name)
 			p, err := pt2.ReadFile(file, nil)
 			dynSkip(t, err)
 			require.NoError(t, err)
@@ -166,7 +173,7 @@ func dynClose(t *testing.T, v ops.Value, want pgTensor, what string, tol float64
 // torchao's recorded ones bit for bit (the same bits PyTorch computes from
 // what fxquant writes: testdata/dynamic/oracle/check_written.txt).
 func TestDynamicMLPZoo(t *testing.T) {
-	const stem = "testdata/zoo/mlp_dynamic_batch"
+	stem := filepath.Join(zooDir, "mlp_dynamic_batch")
 	data, err := os.ReadFile(stem + ".outputs.json")
 	require.NoError(t, err)
 	var out struct {
@@ -239,7 +246,7 @@ func TestDynamicMLPZoo(t *testing.T) {
 // oracle: the zoo MLP runs batch 0 and refuses 65; exprs_dynamic_batch
 // refuses 2 and 33).
 func TestDynamicOutOfRange(t *testing.T) {
-	p, err := pt2.ReadFile("testdata/zoo/mlp_dynamic_batch.float.pt2", nil)
+	p, err := pt2.ReadFile(filepath.Join(zooDir, "mlp_dynamic_batch.float.pt2"), nil)
 	require.NoError(t, err)
 	g, err := p.Unlifted()
 	require.NoError(t, err)
@@ -328,11 +335,8 @@ func TestDynamicSymbolChecks(t *testing.T) {
 func TestDynamicWrittenAgree(t *testing.T) {
 	for _, name := range []string{"cnn_dynamic_batch", "exprs_dynamic_batch", "derived_dynamic_batch"} {
 		t.Run(name, func(t *testing.T) {
-			data, err := os.ReadFile(filepath.Join(dynDir, name+".io.json"))
-			require.NoError(t, err)
-			var io dynIO
-			require.NoError(t, json.Unmarshal(data, &io))
-			data, err = os.ReadFile(filepath.Join(dynDir, "oracle/written", name+".static.outputs.json"))
+			io := dynReadIO(t, name)
+			data, err := os.ReadFile(filepath.Join(dynDir, "oracle/written", name+".static.outputs.json"))
 			require.NoError(t, err)
 			var torchOut struct {
 				Cases []struct {
