@@ -2,7 +2,6 @@ package tests
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -13,7 +12,6 @@ import (
 	"github.com/fxquant/fxquant/fxgraph"
 	"github.com/fxquant/fxquant/fxgraph/interp"
 	"github.com/fxquant/fxquant/ops/tensor"
-	"github.com/fxquant/fxquant/pt2"
 )
 
 // zooInt4Record is expected.json's llama_tiny "int4" record: torchao's
@@ -50,16 +48,8 @@ func TestZooInt4Decoder(t *testing.T) {
 	}
 	require.Equal(t, 15, rec.Linears)
 	outs := zooOutputs(t, "llama_tiny")
-	batches := zooBatches(t, outs)
 	flow := func(own, ref bool) *fxgraph.Graph {
-		prog, err := pt2.ReadFile(filepath.Join(zooDir, "llama_tiny.float.pt2"), nil)
-		require.NoError(t, err)
-		g, err := prog.Unlifted()
-		require.NoError(t, err)
-		require.NoError(t, convert.Prepare(g, convert.Int4GroupwiseQuantizer{GroupSize: 32, OwnActivationChains: own}))
-		require.NoError(t, convert.Calibrate(g, batches, nil))
-		require.NoError(t, convert.Convert(g, convert.ConvertOptions{ReferenceRepresentation: ref}))
-		require.NoError(t, fxgraph.Verify(g, fxgraph.VerifyOptions{}))
+		_, g := zooQuantize(t, "llama_tiny", convert.Int4GroupwiseQuantizer{GroupSize: 32, OwnActivationChains: own}, convert.ConvertOptions{ReferenceRepresentation: ref}, outs)
 		return g
 	}
 
@@ -90,7 +80,7 @@ func TestZooInt4Decoder(t *testing.T) {
 // stride are not compatible").
 func TestZooDecoderStaticRuns(t *testing.T) {
 	outs := zooOutputs(t, "llama_tiny")
-	_, g := zooQuantize(t, "llama_tiny", "static", outs)
+	_, g := zooQuantize(t, "llama_tiny", zooQuantizer("static"), convert.ConvertOptions{}, outs)
 	for i := range outs.Inputs.Eval {
 		got, err := interp.Run(g, []*tensor.Tensor{mustTensor(t, &outs.Inputs.Eval[i])}, interp.Options{})
 		require.NoError(t, err)

@@ -111,17 +111,18 @@ func zooQuantizer(mode string) convert.Quantizer {
 	return convert.NewXNNPACKQuantizer(convert.SymmetricQuantizationConfig(o))
 }
 
-// zooQuantize runs torchao's flow on the model: prepare, calibrate on the
-// recorded calibration batches in order, convert with fold_quantize.
-func zooQuantize(t *testing.T, stem, mode string, outs *fixtureOutputs) (*pt2.Program, *fxgraph.Graph) {
+// zooQuantize runs torchao's flow on the model with q: prepare, calibrate
+// on the recorded calibration batches in order, convert with fold_quantize
+// (and opts).
+func zooQuantize(t *testing.T, stem string, q convert.Quantizer, opts convert.ConvertOptions, outs *fixtureOutputs) (*pt2.Program, *fxgraph.Graph) {
 	t.Helper()
 	prog, err := pt2.ReadFile(filepath.Join(zooDir, stem+".float.pt2"), nil)
 	require.NoError(t, err)
 	g, err := prog.Unlifted()
 	require.NoError(t, err)
-	require.NoError(t, convert.Prepare(g, zooQuantizer(mode)))
+	require.NoError(t, convert.Prepare(g, q))
 	require.NoError(t, convert.Calibrate(g, zooBatches(t, outs), nil))
-	require.NoError(t, convert.Convert(g, convert.ConvertOptions{}))
+	require.NoError(t, convert.Convert(g, opts))
 	require.NoError(t, fxgraph.Verify(g, fxgraph.VerifyOptions{}))
 	return prog, g
 }
@@ -207,7 +208,7 @@ func TestZooQuantized(t *testing.T) {
 			}
 			t.Run(stem+"/"+mode, func(t *testing.T) {
 				outs := zooOutputs(t, stem)
-				prog, g := zooQuantize(t, stem, mode, outs)
+				prog, g := zooQuantize(t, stem, zooQuantizer(mode), convert.ConvertOptions{}, outs)
 				zm := rec.mode(t, mode)
 				assert.Equal(t, zm.QDQCounts, targetCounts(g, "quantized_decomposed."), "q/dq nodes by target")
 				if mode == "static" {
