@@ -90,6 +90,7 @@ type pgOutputs struct {
 		Calibration []pgTensor `json:"calibration"`
 		Eval        []pgTensor `json:"eval"`
 	} `json:"inputs"`
+	Float   *pgFlow `json:"float"`
 	Static  *pgFlow `json:"static"`
 	Dynamic *pgFlow `json:"dynamic"`
 	Int4    *pgFlow `json:"int4"`
