@@ -34,9 +34,18 @@ type dynIO struct {
 	} `json:"cases"`
 }
 
+// dynReadIO reads dynDir/name.io.json.
+func dynReadIO(t *testing.T, name string) dynIO {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dynDir, name+".io.json"))
+	require.NoError(t, err)
+	var io dynIO
+	require.NoError(t, json.Unmarshal(data, &io))
+	return io
+}
+
 // dynSkip skips the test when err says the registry lacks an op or a
-// kernel (other helpers are adding them), naming the op; it reports
-// whether it skipped.
+// kernel (other helpers are adding them), naming the op.
 func dynSkip(t *testing.T, err error) {
 	t.Helper()
 	if err == nil {
@@ -46,6 +55,14 @@ func dynSkip(t *testing.T, err error) {
 	if errors.Is(err, pt2.ErrUnknownOp) || errors.Is(err, interp.ErrNoKernel) || errors.Is(err, interp.ErrUnknownTarget) {
 		t.Skipf("SKIP: missing op or kernel: %s", msg)
 	}
+}
+
+// dynZeros is a float32 tensor of zeros of the given shape.
+func dynZeros(t *testing.T, shape ...int) *tensor.Tensor {
+	t.Helper()
+	x, err := tensor.FromData(tensor.Float32, shape, make([]float32, tensor.Numel(shape)))
+	require.NoError(t, err)
+	return x
 }
 
 // TestDynamicProgramsRun reads each dynamic program, checks that it
@@ -61,10 +78,7 @@ func TestDynamicProgramsRun(t *testing.T) {
 	for _, file := range files {
 		name := strings.TrimSuffix(filepath.Base(file), ".pt2")
 		t.Run(name, func(t *testing.T) {
-			data, err := os.ReadFile(filepath.Join(dynDir, name+".io.json"))
-			require.NoError(t, err)
-			var io dynIO
-			require.NoError(t, json.Unmarshal(data, &io))
+			io := dynReadIO(t, name)
 			p, err := pt2.ReadFile(file, nil)
 			dynSkip(t, err)
 			require.NoError(t, err)
@@ -159,15 +173,10 @@ func dynClose(t *testing.T, v ops.Value, want pgTensor, what string, tol float64
 // torchao's recorded ones bit for bit (the same bits PyTorch computes from
 // what fxquant writes: testdata/dynamic/oracle/check_written.txt).
 func TestDynamicMLPZoo(t *testing.T) {
-	const stem = "testdata/zoo/mlp_dynamic_batch"
+	stem := filepath.Join(zooDir, "mlp_dynamic_batch")
 	data, err := os.ReadFile(stem + ".outputs.json")
 	require.NoError(t, err)
-	var out struct {
-		pgOutputs
-		Float struct {
-			Outputs []pgTensor `json:"outputs"`
-		} `json:"float"`
-	}
+	var out pgOutputs
 	require.NoError(t, json.Unmarshal(data, &out))
 	p, err := pt2.ReadFile(stem+".float.pt2", nil)
 	require.NoError(t, err)
@@ -205,11 +214,8 @@ func TestDynamicMLPZoo(t *testing.T) {
 
 	for _, mode := range []string{"static", "dynamic"} {
 		t.Run(mode, func(t *testing.T) {
-			opts := convert.DefaultSymmetricConfigOptions()
-			opts.PerChannel = true
-			opts.Dynamic = mode == "dynamic"
 			q, _ := g.Clone()
-			require.NoError(t, convert.Prepare(q, convert.NewXNNPACKQuantizer(convert.SymmetricQuantizationConfig(opts))))
+			require.NoError(t, convert.Prepare(q, zooQuantizer(mode)))
 			require.NoError(t, convert.Calibrate(q, batches, nil))
 			require.NoError(t, convert.Convert(q, convert.ConvertOptions{}))
 			require.NoError(t, fxgraph.Verify(q, fxgraph.VerifyOptions{}))
@@ -235,22 +241,17 @@ func TestDynamicMLPZoo(t *testing.T) {
 // oracle: the zoo MLP runs batch 0 and refuses 65; exprs_dynamic_batch
 // refuses 2 and 33).
 func TestDynamicOutOfRange(t *testing.T) {
-	p, err := pt2.ReadFile("testdata/zoo/mlp_dynamic_batch.float.pt2", nil)
+	p, err := pt2.ReadFile(filepath.Join(zooDir, "mlp_dynamic_batch.float.pt2"), nil)
 	require.NoError(t, err)
 	g, err := p.Unlifted()
 	require.NoError(t, err)
-	zeros := func(shape ...int) *tensor.Tensor {
-		x, err := tensor.FromData(tensor.Float32, shape, make([]float32, tensor.Numel(shape)))
-		require.NoError(t, err)
-		return x
-	}
 	for _, c := range []struct {
 		x    *tensor.Tensor
 		want string
 	}{
-		{zeros(65, 16), `interp: node "x" (placeholder): input does not fit the symbolic shape: placeholder "x": dim 0: size 65 is outside the range [1, 64] of symbol s77`},
-		{zeros(4, 15), `placeholder "x": dim 1: size 15, want 16 (type f32[s77, 16])`},
-		{zeros(4, 16, 1), `placeholder "x": input of rank 3 (shape [4 16 1]) for type f32[s77, 16]`},
+		{dynZeros(t, 65, 16), `interp: node "x" (placeholder): input does not fit the symbolic shape: placeholder "x": dim 0: size 65 is outside the range [1, 64] of symbol s77`},
+		{dynZeros(t, 4, 15), `placeholder "x": dim 1: size 15, want 16 (type f32[s77, 16])`},
+		{dynZeros(t, 4, 16, 1), `placeholder "x": input of rank 3 (shape [4 16 1]) for type f32[s77, 16]`},
 	} {
 		_, err := interp.Run(g, []*tensor.Tensor{c.x}, interp.Options{})
 		require.ErrorIs(t, err, interp.ErrSymbol)
@@ -260,22 +261,22 @@ func TestDynamicOutOfRange(t *testing.T) {
 	// most 2 (it accepts and runs batch 0 of this program); a lower bound
 	// above 2 is enforced (exprs_dynamic_batch: s77 in [3, 32] refuses 2).
 	for _, b := range []int{0, 1} {
-		_, err = interp.CheckSymbols(g, []*tensor.Tensor{zeros(b, 16)})
+		_, err = interp.CheckSymbols(g, []*tensor.Tensor{dynZeros(t, b, 16)})
 		require.NoError(t, err, "batch %d", b)
 	}
 	pe, err := pt2.ReadFile(filepath.Join(dynDir, "exprs_dynamic_batch.pt2"), nil)
 	require.NoError(t, err)
 	ge, err := pe.Unlifted()
 	require.NoError(t, err)
-	_, err = interp.CheckSymbols(ge, []*tensor.Tensor{zeros(2, 4)})
+	_, err = interp.CheckSymbols(ge, []*tensor.Tensor{dynZeros(t, 2, 4)})
 	require.ErrorContains(t, err, `placeholder "x": dim 0: size 2 is outside the range [3, 32] of symbol s77`)
-	_, err = interp.CheckSymbols(ge, []*tensor.Tensor{zeros(3, 4)})
+	_, err = interp.CheckSymbols(ge, []*tensor.Tensor{dynZeros(t, 3, 4)})
 	require.NoError(t, err)
 
 	// Calibration checks every batch before running any.
 	q, _ := g.Clone()
 	require.NoError(t, convert.Prepare(q, convert.NewXNNPACKQuantizer(convert.SymmetricQuantizationConfig(convert.DefaultSymmetricConfigOptions()))))
-	err = convert.Calibrate(q, [][]*tensor.Tensor{{zeros(8, 16)}, {zeros(65, 16)}}, nil)
+	err = convert.Calibrate(q, [][]*tensor.Tensor{{dynZeros(t, 8, 16)}, {dynZeros(t, 65, 16)}}, nil)
 	require.ErrorIs(t, err, convert.ErrBatch)
 	require.ErrorContains(t, err, `calibrate: batch 1: `)
 	require.ErrorContains(t, err, `placeholder "x": dim 0: size 65 is outside the range [1, 64] of symbol s77`)
@@ -296,15 +297,10 @@ func TestDynamicSymbolChecks(t *testing.T) {
 	g, err := fxgraph.ParseString(src)
 	require.NoError(t, err)
 	require.Equal(t, src, fxgraph.Format(g))
-	zeros := func(shape ...int) *tensor.Tensor {
-		x, err := tensor.FromData(tensor.Float32, shape, make([]float32, tensor.Numel(shape)))
-		require.NoError(t, err)
-		return x
-	}
-	outs, err := interp.Run(g, []*tensor.Tensor{zeros(3, 3), zeros(6, 3)}, interp.Options{})
+	outs, err := interp.Run(g, []*tensor.Tensor{dynZeros(t, 3, 3), dynZeros(t, 6, 3)}, interp.Options{})
 	require.NoError(t, err)
 	require.Equal(t, []int{9, 3}, outs[0].(*tensor.Tensor).Shape())
-	_, err = interp.Run(g, []*tensor.Tensor{zeros(3, 3), zeros(5, 3)}, interp.Options{})
+	_, err = interp.Run(g, []*tensor.Tensor{dynZeros(t, 3, 3), dynZeros(t, 5, 3)}, interp.Options{})
 	require.ErrorIs(t, err, interp.ErrSymbol)
 	require.ErrorContains(t, err, `placeholder "b": dim 0: size 5, but 2*s0 = 6`)
 
@@ -334,11 +330,8 @@ func TestDynamicSymbolChecks(t *testing.T) {
 func TestDynamicWrittenAgree(t *testing.T) {
 	for _, name := range []string{"cnn_dynamic_batch", "exprs_dynamic_batch", "derived_dynamic_batch"} {
 		t.Run(name, func(t *testing.T) {
-			data, err := os.ReadFile(filepath.Join(dynDir, name+".io.json"))
-			require.NoError(t, err)
-			var io dynIO
-			require.NoError(t, json.Unmarshal(data, &io))
-			data, err = os.ReadFile(filepath.Join(dynDir, "oracle/written", name+".static.outputs.json"))
+			io := dynReadIO(t, name)
+			data, err := os.ReadFile(filepath.Join(dynDir, "oracle/written", name+".static.outputs.json"))
 			require.NoError(t, err)
 			var torchOut struct {
 				Cases []struct {
@@ -424,23 +417,18 @@ func TestDynamicDerivedDim(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, src, fxgraph.Format(g))
 	require.NoError(t, fxgraph.Verify(g, fxgraph.VerifyOptions{}))
-	zeros := func(shape ...int) *tensor.Tensor {
-		x, err := tensor.FromData(tensor.Float32, shape, make([]float32, tensor.Numel(shape)))
-		require.NoError(t, err)
-		return x
-	}
-	vals, err := interp.CheckSymbols(g, []*tensor.Tensor{zeros(8, 3)})
+	vals, err := interp.CheckSymbols(g, []*tensor.Tensor{dynZeros(t, 8, 3)})
 	require.NoError(t, err)
 	require.Equal(t, map[string]int64{"s0": 3}, vals)
-	_, err = interp.CheckSymbols(g, []*tensor.Tensor{zeros(7, 3)})
+	_, err = interp.CheckSymbols(g, []*tensor.Tensor{dynZeros(t, 7, 3)})
 	require.ErrorContains(t, err, `placeholder "x": dim 0: size 7: no value of symbol s0 gives 2*s0 + 2 = 7`)
-	_, err = interp.CheckSymbols(g, []*tensor.Tensor{zeros(12, 3)})
+	_, err = interp.CheckSymbols(g, []*tensor.Tensor{dynZeros(t, 12, 3)})
 	require.ErrorContains(t, err, `placeholder "x": dim 0: size 12 is outside the range [4, 10] of expression 2*s0 + 2`)
 	// s0 = 4.5 is not an integer; s0 = 0 is below s0's own range, which
 	// PyTorch does not check for a derived dimension.
-	vals, err = interp.CheckSymbols(g, []*tensor.Tensor{zeros(2, 3)})
+	vals, err = interp.CheckSymbols(g, []*tensor.Tensor{dynZeros(t, 2, 3)})
 	require.ErrorContains(t, err, "size 2 is outside the range [4, 10]")
-	vals, err = interp.CheckSymbols(g, []*tensor.Tensor{zeros(10, 3)})
+	vals, err = interp.CheckSymbols(g, []*tensor.Tensor{dynZeros(t, 10, 3)})
 	require.NoError(t, err)
 	require.Equal(t, map[string]int64{"s0": 4}, vals)
 }

@@ -215,6 +215,21 @@ func programInputs(t *testing.T, p *pt2.Program, user []*tensor.Tensor) []*tenso
 
 // stemAndKind splits "mlp.static.pt2" into ("mlp", "static") and
 // "int4_linear_g8.converted.pt2" into ("int4_linear_g8", "converted").
+// fileStems globs dir for files named STEM+suffix, requires at least one
+// (msgAndArgs describe the failure) and returns their stems in file-name
+// order.
+func fileStems(t *testing.T, dir, suffix string, msgAndArgs ...any) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*"+suffix))
+	require.NoError(t, err)
+	require.NotEmpty(t, files, msgAndArgs...)
+	var stems []string
+	for _, f := range files {
+		stems = append(stems, strings.TrimSuffix(filepath.Base(f), suffix))
+	}
+	return stems
+}
+
 func stemAndKind(path string) (string, string) {
 	base := strings.TrimSuffix(filepath.Base(path), ".pt2")
 	stem, kind, _ := strings.Cut(base, ".")

@@ -31,11 +31,8 @@ var floatInexact = map[string]string{
 // of PyTorch 2.14's CPU build (see ops/kernels/aten_gemm_exact.go), and the
 // norm and pooling kernels follow ATen's AVX2 kernels.
 func TestPT2FloatProgramsBitExact(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(pt2eDir, "*.float.pt2"))
-	require.NoError(t, err)
-	require.NotEmpty(t, files)
-	for _, path := range files {
-		stem := strings.TrimSuffix(filepath.Base(path), ".float.pt2")
+	for _, stem := range fileStems(t, pt2eDir, ".float.pt2") {
+		path := filepath.Join(pt2eDir, stem+".float.pt2")
 		t.Run(stem, func(t *testing.T) {
 			fx := loadFixtureOutputs(t, stem)
 			require.Len(t, fx.Float.Outputs, len(fx.Inputs.Eval), "one recorded output per eval input")

@@ -90,6 +90,7 @@ type pgOutputs struct {
 		Calibration []pgTensor `json:"calibration"`
 		Eval        []pgTensor `json:"eval"`
 	} `json:"inputs"`
+	Float   *pgFlow `json:"float"`
 	Static  *pgFlow `json:"static"`
 	Dynamic *pgFlow `json:"dynamic"`
 	Int4    *pgFlow `json:"int4"`
@@ -180,12 +181,7 @@ func pgListing(t *testing.T, path string) []fxgraph.ListingRow {
 }
 
 func TestPT2EGoldens(t *testing.T) {
-	models, err := filepath.Glob(filepath.Join(pgDir, "*.float.pt2"))
-	require.NoError(t, err)
-	require.NotEmpty(t, models)
-	slices.Sort(models)
-	for _, path := range models {
-		stem := strings.TrimSuffix(filepath.Base(path), ".float.pt2")
+	for _, stem := range fileStems(t, pgDir, ".float.pt2") {
 		data, err := os.ReadFile(filepath.Join(pgDir, stem+".outputs.json"))
 		require.NoError(t, err)
 		var out pgOutputs
@@ -512,15 +508,7 @@ func pgInt4Flow(t *testing.T, stem string, opts convert.ConvertOptions) *fxgraph
 
 // pgInt4Stems lists the int4 fixtures: models with a converted listing.
 func pgInt4Stems(t *testing.T) []string {
-	files, err := filepath.Glob(filepath.Join(pgDir, "*.converted.graph.txt"))
-	require.NoError(t, err)
-	require.NotEmpty(t, files)
-	var stems []string
-	for _, f := range files {
-		stems = append(stems, strings.TrimSuffix(filepath.Base(f), ".converted.graph.txt"))
-	}
-	slices.Sort(stems)
-	return stems
+	return fileStems(t, pgDir, ".converted.graph.txt")
 }
 
 // TestPT2EAffineTargetForms checks that every torchao op convert inserts is

@@ -98,8 +98,15 @@ func TestPT2ProgramsRun(t *testing.T) {
 // of every quantize op it ran (the largest bounds the quantized tolerance).
 func runProgram(t *testing.T, p *pt2.Program, x *tensor.Tensor) ([]*tensor.Tensor, []float64) {
 	t.Helper()
+	return runGraph(t, p.Graph, programInputs(t, p, []*tensor.Tensor{x}))
+}
+
+// runGraph runs g on inputs and returns its outputs, which must be tensors,
+// and the scale of every quantize op it ran (see quantizeScales).
+func runGraph(t *testing.T, g *fxgraph.Graph, inputs []*tensor.Tensor) ([]*tensor.Tensor, []float64) {
+	t.Helper()
 	values := map[*fxgraph.Node]ops.Value{}
-	outs, err := interp.Run(p.Graph, programInputs(t, p, []*tensor.Tensor{x}), interp.Options{
+	outs, err := interp.Run(g, inputs, interp.Options{
 		Hook: func(n *fxgraph.Node, v ops.Value) error { values[n] = v; return nil },
 	})
 	require.NoError(t, err)
@@ -109,7 +116,7 @@ func runProgram(t *testing.T, p *pt2.Program, x *tensor.Tensor) ([]*tensor.Tenso
 		require.True(t, ok, "output is %T, not a tensor", o)
 		res = append(res, tt)
 	}
-	return res, quantizeScales(t, p.Graph, values)
+	return res, quantizeScales(t, g, values)
 }
 
 // quantizeScales returns every scale used by a quantize op of g, reading

@@ -2,10 +2,7 @@ package tests
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -14,9 +11,7 @@ import (
 	"github.com/fxquant/fxquant/convert"
 	"github.com/fxquant/fxquant/fxgraph"
 	"github.com/fxquant/fxquant/fxgraph/interp"
-	"github.com/fxquant/fxquant/ops"
 	"github.com/fxquant/fxquant/ops/tensor"
-	"github.com/fxquant/fxquant/pt2"
 )
 
 // zooInt4Record is expected.json's llama_tiny "int4" record: torchao's
@@ -29,15 +24,7 @@ type zooInt4Record struct {
 }
 
 // torchaoCounts counts the torchao call targets of g.
-func torchaoCounts(g *fxgraph.Graph) map[string]int {
-	out := map[string]int{}
-	for n := range g.All() {
-		if n.Op() == fxgraph.CallFunction && strings.HasPrefix(n.Target().String(), "torchao.") {
-			out[n.Target().String()]++
-		}
-	}
-	return out
-}
+func torchaoCounts(g *fxgraph.Graph) map[string]int { return targetCounts(g, "torchao.") }
 
 // TestZooInt4Decoder runs the int4 groupwise flow (group size 32) on the
 // Llama-style decoder as torchao's records did: prepare, the 4 recorded
@@ -55,30 +42,14 @@ func torchaoCounts(g *fxgraph.Graph) map[string]int {
 //     diagnostic_unshared_chains is torchao's rewrite after the same graph
 //     surgery).
 func TestZooInt4Decoder(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(zooDir, "expected.json"))
-	require.NoError(t, err)
-	var e struct {
-		Models map[string]struct {
-			Int4 zooInt4Record `json:"int4"`
-		} `json:"models"`
+	var rec zooInt4Record
+	if raw := zooRecords(t)["llama_tiny"]; raw != nil && raw.Raw["int4"] != nil {
+		require.NoError(t, json.Unmarshal(raw.Raw["int4"], &rec))
 	}
-	require.NoError(t, json.Unmarshal(data, &e))
-	rec := e.Models["llama_tiny"].Int4
 	require.Equal(t, 15, rec.Linears)
 	outs := zooOutputs(t, "llama_tiny")
-	var batches [][]*tensor.Tensor
-	for i := range outs.Inputs.Calibration {
-		batches = append(batches, []*tensor.Tensor{mustTensor(t, &outs.Inputs.Calibration[i])})
-	}
 	flow := func(own, ref bool) *fxgraph.Graph {
-		prog, err := pt2.ReadFile(filepath.Join(zooDir, "llama_tiny.float.pt2"), nil)
-		require.NoError(t, err)
-		g, err := prog.Unlifted()
-		require.NoError(t, err)
-		require.NoError(t, convert.Prepare(g, convert.Int4GroupwiseQuantizer{GroupSize: 32, OwnActivationChains: own}))
-		require.NoError(t, convert.Calibrate(g, batches, nil))
-		require.NoError(t, convert.Convert(g, convert.ConvertOptions{ReferenceRepresentation: ref}))
-		require.NoError(t, fxgraph.Verify(g, fxgraph.VerifyOptions{}))
+		_, g := zooQuantize(t, "llama_tiny", convert.Int4GroupwiseQuantizer{GroupSize: 32, OwnActivationChains: own}, convert.ConvertOptions{ReferenceRepresentation: ref}, outs)
 		return g
 	}
 
@@ -90,15 +61,10 @@ func TestZooInt4Decoder(t *testing.T) {
 	assert.Equal(t, want, torchaoCounts(g), "converted graph")
 	qdq := outs.modeTensors(t, "int4", "converted_outputs")
 	for i := range outs.Inputs.Eval {
-		values := map[*fxgraph.Node]ops.Value{}
-		got, err := interp.Run(g, []*tensor.Tensor{mustTensor(t, &outs.Inputs.Eval[i])}, interp.Options{
-			Hook: func(n *fxgraph.Node, v ops.Value) error { values[n] = v; return nil },
-		})
-		require.NoError(t, err)
+		got, scales := runGraph(t, g, []*tensor.Tensor{mustTensor(t, &outs.Inputs.Eval[i])})
 		// The activation quantize's per-token scales are computed in the
 		// run: the rule's s is the largest scale a quantize op used.
-		s := slices.Max(quantizeScales(t, g, values))
-		checkQuantizedOutput(t, "llama_tiny int4", mustTensor(t, &qdq[i]), got[0].(*tensor.Tensor), s)
+		checkQuantizedOutput(t, "llama_tiny int4", mustTensor(t, &qdq[i]), got[0], slices.Max(scales))
 	}
 
 	assert.Equal(t, rec.Graphs["converted.export.refrep"].QDQCounts, torchaoCounts(flow(false, true)), "reference rewrite, torchao's shared chains")
@@ -114,7 +80,7 @@ func TestZooInt4Decoder(t *testing.T) {
 // stride are not compatible").
 func TestZooDecoderStaticRuns(t *testing.T) {
 	outs := zooOutputs(t, "llama_tiny")
-	_, g := zooQuantize(t, "llama_tiny", "static", outs)
+	_, g := zooQuantize(t, "llama_tiny", zooQuantizer("static"), convert.ConvertOptions{}, outs)
 	for i := range outs.Inputs.Eval {
 		got, err := interp.Run(g, []*tensor.Tensor{mustTensor(t, &outs.Inputs.Eval[i])}, interp.Options{})
 		require.NoError(t, err)

@@ -20,7 +20,7 @@ import (
 // is known, with its schema. Only a program with symbolic sizes may still
 // be refused, for that reason alone.
 func TestZooKnowsEveryOp(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "zoo", "*.pt2"))
+	files, err := filepath.Glob(filepath.Join(zooDir, "*.pt2"))
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
 	for _, f := range files {

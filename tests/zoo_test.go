@@ -17,8 +17,6 @@ import (
 
 	"github.com/fxquant/fxquant/convert"
 	"github.com/fxquant/fxquant/fxgraph"
-	"github.com/fxquant/fxquant/fxgraph/interp"
-	"github.com/fxquant/fxquant/ops"
 	"github.com/fxquant/fxquant/ops/tensor"
 	"github.com/fxquant/fxquant/pt2"
 )
@@ -69,28 +67,12 @@ func zooRecords(t *testing.T) map[string]*zooRecord {
 // zooModels discovers the models: every NAME.float.pt2 of zooDir.
 func zooModels(t *testing.T) []string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(zooDir, "*.float.pt2"))
-	require.NoError(t, err)
-	require.NotEmpty(t, files, "no models in %s", zooDir)
-	var stems []string
-	for _, f := range files {
-		stems = append(stems, strings.TrimSuffix(filepath.Base(f), ".float.pt2"))
-	}
-	return stems
+	return fileStems(t, zooDir, ".float.pt2", "no models in %s", zooDir)
 }
 
 func zooOutputs(t *testing.T, stem string) *fixtureOutputs {
 	t.Helper()
 	return readOutputs(t, zooDir, stem)
-}
-
-func zooTensors(t *testing.T, fs []fixtureTensor) []*tensor.Tensor {
-	t.Helper()
-	var out []*tensor.Tensor
-	for i := range fs {
-		out = append(out, mustTensor(t, &fs[i]))
-	}
-	return out
 }
 
 // TestZooFloat reads, prints, verifies and runs every zoo model's float
@@ -129,30 +111,38 @@ func zooQuantizer(mode string) convert.Quantizer {
 	return convert.NewXNNPACKQuantizer(convert.SymmetricQuantizationConfig(o))
 }
 
-// zooQuantize runs torchao's flow on the model: prepare, calibrate on the
-// recorded calibration batches in order, convert with fold_quantize.
-func zooQuantize(t *testing.T, stem, mode string, outs *fixtureOutputs) (*pt2.Program, *fxgraph.Graph) {
+// zooQuantize runs torchao's flow on the model with q: prepare, calibrate
+// on the recorded calibration batches in order, convert with fold_quantize
+// (and opts).
+func zooQuantize(t *testing.T, stem string, q convert.Quantizer, opts convert.ConvertOptions, outs *fixtureOutputs) (*pt2.Program, *fxgraph.Graph) {
 	t.Helper()
 	prog, err := pt2.ReadFile(filepath.Join(zooDir, stem+".float.pt2"), nil)
 	require.NoError(t, err)
 	g, err := prog.Unlifted()
 	require.NoError(t, err)
-	require.NoError(t, convert.Prepare(g, zooQuantizer(mode)))
-	var batches [][]*tensor.Tensor
-	for i := range outs.Inputs.Calibration {
-		batches = append(batches, []*tensor.Tensor{mustTensor(t, &outs.Inputs.Calibration[i])})
-	}
-	require.NoError(t, convert.Calibrate(g, batches, nil))
-	require.NoError(t, convert.Convert(g, convert.ConvertOptions{}))
+	require.NoError(t, convert.Prepare(g, q))
+	require.NoError(t, convert.Calibrate(g, zooBatches(t, outs), nil))
+	require.NoError(t, convert.Convert(g, opts))
 	require.NoError(t, fxgraph.Verify(g, fxgraph.VerifyOptions{}))
 	return prog, g
 }
 
-// qdqCounts counts the quantized_decomposed call targets of g.
-func qdqCounts(g *fxgraph.Graph) map[string]int {
+// zooBatches is the recorded calibration inputs, one batch each, in order.
+func zooBatches(t *testing.T, outs *fixtureOutputs) [][]*tensor.Tensor {
+	t.Helper()
+	var batches [][]*tensor.Tensor
+	for i := range outs.Inputs.Calibration {
+		batches = append(batches, []*tensor.Tensor{mustTensor(t, &outs.Inputs.Calibration[i])})
+	}
+	return batches
+}
+
+// targetCounts counts the call targets of g whose name starts with prefix
+// ("quantized_decomposed." for the q/dq ops, "torchao." for torchao's).
+func targetCounts(g *fxgraph.Graph, prefix string) map[string]int {
 	out := map[string]int{}
 	for n := range g.All() {
-		if n.Op() == fxgraph.CallFunction && strings.HasPrefix(n.Target().String(), "quantized_decomposed.") {
+		if n.Op() == fxgraph.CallFunction && strings.HasPrefix(n.Target().String(), prefix) {
 			out[n.Target().String()]++
 		}
 	}
@@ -218,9 +208,9 @@ func TestZooQuantized(t *testing.T) {
 			}
 			t.Run(stem+"/"+mode, func(t *testing.T) {
 				outs := zooOutputs(t, stem)
-				prog, g := zooQuantize(t, stem, mode, outs)
+				prog, g := zooQuantize(t, stem, zooQuantizer(mode), convert.ConvertOptions{}, outs)
 				zm := rec.mode(t, mode)
-				assert.Equal(t, zm.QDQCounts, qdqCounts(g), "q/dq nodes by target")
+				assert.Equal(t, zm.QDQCounts, targetCounts(g, "quantized_decomposed."), "q/dq nodes by target")
 				if mode == "static" {
 					want := listingQParams(t, filepath.Join(zooDir, stem+".static.export.graph.txt"))
 					assert.Equal(t, want, graphQParams(t, g), "activation scales and zero points")
@@ -229,14 +219,9 @@ func TestZooQuantized(t *testing.T) {
 				var got []*tensor.Tensor
 				var scales []float64
 				for i := range outs.Inputs.Eval {
-					x := mustTensor(t, &outs.Inputs.Eval[i])
-					values := map[*fxgraph.Node]ops.Value{}
-					res, err := interp.Run(g, []*tensor.Tensor{x}, interp.Options{
-						Hook: func(n *fxgraph.Node, v ops.Value) error { values[n] = v; return nil },
-					})
-					require.NoError(t, err)
-					got = append(got, res[0].(*tensor.Tensor))
-					scales = append(scales, slices.Max(append(quantizeScales(t, g, values), math.SmallestNonzeroFloat64)))
+					res, qs := runGraph(t, g, []*tensor.Tensor{mustTensor(t, &outs.Inputs.Eval[i])})
+					got = append(got, res[0])
+					scales = append(scales, slices.Max(append(qs, math.SmallestNonzeroFloat64)))
 				}
 				zooWriteBack(t, prog, g, stem+"."+mode, outs, got)
 				for i := range got {
