@@ -13,10 +13,7 @@ func checkFileSize(name string, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	var l Limits
-	if opts != nil {
-		l = opts.Limits
-	}
+	l := opts.limits()
 	if limit := limitOr(l.MaxTotalBytes, DefaultMaxTotalBytes); st.Size() > limit {
 		return fmt.Errorf("%s: %w: file is %d bytes, more than %d (MaxTotalBytes)", name, ErrLimit, st.Size(), limit)
 	}
@@ -96,10 +93,7 @@ func (p *Program) checkStoredData() error {
 // checkJSONSize refuses a bare program JSON document over MaxJSONBytes
 // before it is decoded (decoding takes several times its size).
 func checkJSONSize(n int, opts *Options) error {
-	var l Limits
-	if opts != nil {
-		l = opts.Limits
-	}
+	l := opts.limits()
 	if limit := limitOr(l.MaxJSONBytes, DefaultMaxJSONBytes); int64(n) > limit {
 		return fmt.Errorf("%w: program JSON is %d bytes, more than %d (MaxJSONBytes)", ErrLimit, n, limit)
 	}
