@@ -238,23 +238,15 @@ func decodeSymIntValues(raw json.RawMessage, path string) ([]symVal, error) {
 	}
 	out := make([]symVal, 0, len(entries))
 	for _, e := range entries {
-		ep := fmt.Sprintf("%s[%q]", path, e.Key)
-		tag, v, err := union(e.Val, ep)
+		n, expr, err := decodeSymInt(e.Val, fmt.Sprintf("%s[%q]", path, e.Key))
 		if err != nil {
 			return nil, err
 		}
 		sv := symVal{Name: e.Key}
-		switch tag {
-		case "as_int":
-			if sv.Int, err = decodeInt(v, ep+".as_int"); err != nil {
-				return nil, err
-			}
-		case "as_expr":
-			if sv.Val, err = decodeSymExpr(v, ep+".as_expr"); err != nil {
-				return nil, err
-			}
-		default:
-			return nil, pathErrf(ep, "unknown SymInt tag %q", tag)
+		if expr != nil {
+			sv.Val = *expr
+		} else {
+			sv.Int = n
 		}
 		out = append(out, sv)
 	}
@@ -591,11 +583,7 @@ func (e *encoder) symIntValues() error {
 		name := e.name(n)
 		if v, ok := e.p.symVals[n.Name()]; ok {
 			w.key(name)
-			if v.Val.Expr != nil {
-				w.writeSymInt(&v.Val, 0)
-			} else {
-				w.writeSymInt(nil, v.Int)
-			}
+			w.writeSymInt(&v.Val, v.Int)
 			continue
 		}
 		if n.Op() == fxgraph.Placeholder {
@@ -716,10 +704,7 @@ func (e *encoder) symScalarNode(n *fxgraph.Node, c ops.Callable) error {
 		w.key("arg")
 		switch x := a.(type) {
 		case int64:
-			w.beginObject()
-			w.key("as_int")
-			w.int(x)
-			w.endObject()
+			w.writeSymInt(nil, x)
 		case *fxgraph.Node:
 			if !isSym(x.Type()) {
 				return fmt.Errorf("%s: argument %d: %s is not a symbolic int", where, i, x.Name())
