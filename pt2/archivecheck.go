@@ -58,14 +58,11 @@ func checkOffset(off int64) error {
 // has no value. Payloads kept as pickles (p.Unreadable) are exempt.
 func (p *Program) checkStoredData() error {
 	pickled := map[string]bool{}
-	legacy := map[string]bool{}
 	for _, u := range p.Unreadable {
 		if u.FQN != "" {
 			pickled[u.FQN] = true
-		} else if strings.HasPrefix(u.Record, "data/weights/") {
-			legacy["weights"] = true
-		} else if strings.HasPrefix(u.Record, "data/constants/") {
-			legacy["constants"] = true
+		} else if strings.HasPrefix(u.Record, "data/weights/") || strings.HasPrefix(u.Record, "data/constants/") {
+			return nil // a pickled payload without an FQN may hold any of them
 		}
 	}
 	for _, s := range p.Signature.Inputs {
@@ -81,7 +78,7 @@ func (p *Program) checkStoredData() error {
 		default:
 			continue
 		}
-		if _, ok := p.Graph.Attr(s.Target); ok || pickled[s.Target] || legacy["weights"] || legacy["constants"] {
+		if _, ok := p.Graph.Attr(s.Target); ok || pickled[s.Target] {
 			continue
 		}
 		return fmt.Errorf("%w: %s %q (placeholder %q) has no stored data: no entry for it in data/%s/%s_%s_config.json",
