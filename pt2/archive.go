@@ -133,7 +133,6 @@ func readZip(data []byte, opts *Options) (*Program, error) {
 	if err := checkByteOrder(z); err != nil {
 		return nil, err
 	}
-	bigEndian := false
 	model, err := pickModel(z, opts)
 	if err != nil {
 		return nil, err
@@ -147,7 +146,7 @@ func readZip(data []byte, opts *Options) (*Program, error) {
 		return nil, fmt.Errorf("models/%s.json: %w", model, err)
 	}
 	for _, kind := range []string{"weights", "constants"} {
-		if err := p.loadPayloads(z, kind, model, bigEndian); err != nil {
+		if err := p.loadPayloads(z, kind, model); err != nil {
 			return nil, err
 		}
 	}
@@ -213,7 +212,7 @@ func pickModel(z *zipRecords, opts *Options) (string, error) {
 // loadPayloads reads data/<kind>/<model>_<kind>_config.json and the raw
 // payloads it names into graph attributes; pickled payloads are listed in
 // p.Unreadable.
-func (p *Program) loadPayloads(z *zipRecords, kind, model string, bigEndian bool) error {
+func (p *Program) loadPayloads(z *zipRecords, kind, model string) error {
 	dir := "data/" + kind + "/"
 	cfgName := dir + model + "_" + kind + "_config.json"
 	cfg, ok, err := z.read(cfgName)
@@ -306,7 +305,7 @@ func (p *Program) loadPayloads(z *zipRecords, kind, model string, bigEndian bool
 					return err
 				}
 			}
-			if t, err = tensorFromPayload(m, b, bigEndian); err != nil {
+			if t, err = tensorFromPayload(m, b); err != nil {
 				return fmt.Errorf("%s: record %q: %w", ep, record, err)
 			}
 			if len(b) > 0 {
@@ -319,9 +318,10 @@ func (p *Program) loadPayloads(z *zipRecords, kind, model string, bigEndian bool
 	return nil
 }
 
-// tensorFromPayload views raw storage bytes as the tensor m describes; an
+// tensorFromPayload views raw little-endian storage bytes (checkByteOrder
+// refuses the rest) as the tensor m describes; an
 // empty payload gives zeros.
-func tensorFromPayload(m tensorMeta, raw []byte, bigEndian bool) (*tensor.Tensor, error) {
+func tensorFromPayload(m tensorMeta, raw []byte) (*tensor.Tensor, error) {
 	shape, err := tensor.ShapeInts(m.Sizes)
 	if err != nil {
 		return nil, fmt.Errorf("tensor_meta.sizes: %w", err)
@@ -347,7 +347,7 @@ func tensorFromPayload(m tensorMeta, raw []byte, bigEndian bool) (*tensor.Tensor
 	if err := checkOffset(m.StorageOffset); err != nil {
 		return nil, err
 	}
-	return tensor.FromBytes(m.DType, shape, strides, int(m.StorageOffset), raw, bigEndian)
+	return tensor.FromBytes(m.DType, shape, strides, int(m.StorageOffset), raw, false)
 }
 
 // viewOf views the storage of base as m describes (as_strided on the

@@ -13,10 +13,7 @@ func checkFileSize(name string, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	var l Limits
-	if opts != nil {
-		l = opts.Limits
-	}
+	l := opts.limits()
 	if limit := limitOr(l.MaxTotalBytes, DefaultMaxTotalBytes); st.Size() > limit {
 		return fmt.Errorf("%s: %w: file is %d bytes, more than %d (MaxTotalBytes)", name, ErrLimit, st.Size(), limit)
 	}
@@ -61,14 +58,11 @@ func checkOffset(off int64) error {
 // has no value. Payloads kept as pickles (p.Unreadable) are exempt.
 func (p *Program) checkStoredData() error {
 	pickled := map[string]bool{}
-	legacy := map[string]bool{}
 	for _, u := range p.Unreadable {
 		if u.FQN != "" {
 			pickled[u.FQN] = true
-		} else if strings.HasPrefix(u.Record, "data/weights/") {
-			legacy["weights"] = true
-		} else if strings.HasPrefix(u.Record, "data/constants/") {
-			legacy["constants"] = true
+		} else if strings.HasPrefix(u.Record, "data/weights/") || strings.HasPrefix(u.Record, "data/constants/") {
+			return nil // a pickled payload without an FQN may hold any of them
 		}
 	}
 	for _, s := range p.Signature.Inputs {
@@ -84,7 +78,7 @@ func (p *Program) checkStoredData() error {
 		default:
 			continue
 		}
-		if _, ok := p.Graph.Attr(s.Target); ok || pickled[s.Target] || legacy["weights"] || legacy["constants"] {
+		if _, ok := p.Graph.Attr(s.Target); ok || pickled[s.Target] {
 			continue
 		}
 		return fmt.Errorf("%w: %s %q (placeholder %q) has no stored data: no entry for it in data/%s/%s_%s_config.json",
@@ -96,10 +90,7 @@ func (p *Program) checkStoredData() error {
 // checkJSONSize refuses a bare program JSON document over MaxJSONBytes
 // before it is decoded (decoding takes several times its size).
 func checkJSONSize(n int, opts *Options) error {
-	var l Limits
-	if opts != nil {
-		l = opts.Limits
-	}
+	l := opts.limits()
 	if limit := limitOr(l.MaxJSONBytes, DefaultMaxJSONBytes); int64(n) > limit {
 		return fmt.Errorf("%w: program JSON is %d bytes, more than %d (MaxJSONBytes)", ErrLimit, n, limit)
 	}

@@ -46,6 +46,14 @@ type Limits struct {
 	MaxJSONBytes int64
 }
 
+// limits returns the caps of opts (all defaults for nil opts).
+func (o *Options) limits() Limits {
+	if o == nil {
+		return Limits{}
+	}
+	return o.Limits
+}
+
 func limitOr(v, def int64) int64 {
 	switch {
 	case v == 0:
@@ -65,10 +73,7 @@ type budget struct {
 }
 
 func newBudget(opts *Options, fileSize int64) *budget {
-	var l Limits
-	if opts != nil {
-		l = opts.Limits
-	}
+	l := opts.limits()
 	b := &budget{
 		entry:  limitOr(l.MaxEntryBytes, DefaultMaxEntryBytes),
 		total:  limitOr(l.MaxTotalBytes, DefaultMaxTotalBytes),

@@ -18,12 +18,16 @@ var scaleArgs = []string{"scale", "scales"}
 // and the element first (the bad input), then the node that uses it:
 // left alone, it would surface as a failure of some node downstream.
 func (p *Program) checkStoredScales(reg *ops.Registry) error {
+	byName := map[string]InputSpec{}
+	for _, s := range p.Signature.Inputs {
+		if s.Kind == Parameter || s.Kind == Buffer || s.Kind == TensorConstant {
+			byName[s.Name] = s
+		}
+	}
 	stored := map[*fxgraph.Node]InputSpec{}
 	for _, ph := range p.Graph.Placeholders() {
-		for _, s := range p.Signature.Inputs {
-			if s.Name == ph.Name() && (s.Kind == Parameter || s.Kind == Buffer || s.Kind == TensorConstant) {
-				stored[ph] = s
-			}
+		if s, ok := byName[ph.Name()]; ok {
+			stored[ph] = s
 		}
 	}
 	if len(stored) == 0 {

@@ -419,12 +419,16 @@ func (b *builder) graph(raw json.RawMessage, path string) error {
 	if err != nil {
 		return err
 	}
+	var symbolic []namedMeta
 	for _, e := range tvs {
 		m, err := decodeTensorMeta(e.Val, fmt.Sprintf("%s[%q]", o.sub("tensor_values"), e.Key))
 		if err != nil {
 			return err
 		}
 		b.metas[e.Key] = m
+		if m.Sym != nil {
+			symbolic = append(symbolic, namedMeta{e.Key, m})
+		}
 	}
 	syms, err := decodeSymIntValues(o.get("sym_int_values"), o.sub("sym_int_values"))
 	if err != nil {
@@ -436,7 +440,7 @@ func (b *builder) graph(raw json.RawMessage, path string) error {
 	if len(syms) > 0 {
 		b.p.SymIntValues = o.get("sym_int_values")
 	}
-	if err := b.symbols(tvs, syms); err != nil {
+	if err := b.symbols(symbolic, syms); err != nil {
 		return err
 	}
 	for _, key := range []string{"sym_bool_values", "sym_float_values", "custom_obj_values"} {

@@ -93,11 +93,18 @@ func (m tensorMeta) sameShape(t ops.TensorType) bool {
 	return (ops.TensorType{Shape: t.Shape, Syms: m.symTexts()}).Equal(ops.TensorType{Shape: t.Shape, Syms: t.Syms})
 }
 
+// namedMeta is a tensor_values entry that has symbolic entries.
+type namedMeta struct {
+	name string
+	m    tensorMeta
+}
+
 // symbolTable gathers the graph's symbols: those of range_constraints in
-// its order, then those met in tensor_values and sym_int_values, with the
-// hint recorded where a symbol stands alone and the assumptions of its
-// srepr. A symbol recorded with two different hints is an error.
-func symbolTable(rc json.RawMessage, metas []kv, decoded map[string]tensorMeta, vals []symVal) ([]fxgraph.Symbol, bool, error) {
+// its order, then those met in the symbolic tensor_values (metas, in
+// their order) and sym_int_values, with the hint recorded where a symbol
+// stands alone and the assumptions of its srepr. A symbol recorded with
+// two different hints is an error.
+func symbolTable(rc json.RawMessage, metas []namedMeta, vals []symVal) ([]fxgraph.Symbol, bool, error) {
 	var syms []fxgraph.Symbol
 	index := map[string]int{}
 	hintAt := map[string]string{}
@@ -176,11 +183,8 @@ func symbolTable(rc json.RawMessage, metas []kv, decoded map[string]tensorMeta, 
 		return nil
 	}
 	for _, e := range metas {
-		m := decoded[e.Key]
-		if m.Sym == nil {
-			continue
-		}
-		path := fmt.Sprintf("graph_module.graph.tensor_values[%q]", e.Key)
+		m := e.m
+		path := fmt.Sprintf("graph_module.graph.tensor_values[%q]", e.name)
 		for i, s := range m.Sym.Sizes {
 			if s.Expr != nil {
 				if err := note(s, fmt.Sprintf("%s.sizes[%d]", path, i)); err != nil {
@@ -211,11 +215,7 @@ func symbolTable(rc json.RawMessage, metas []kv, decoded map[string]tensorMeta, 
 	// A symbol that never stands alone (a derived Dim's s74, seen only as
 	// 2*s74) takes its hint from an expression's hint, solved for it.
 	for _, e := range metas {
-		m := decoded[e.Key]
-		if m.Sym == nil {
-			continue
-		}
-		for _, s := range m.Sym.Sizes {
+		for _, s := range e.m.Sym.Sizes {
 			solveHint(syms, index, s)
 		}
 	}
@@ -238,23 +238,15 @@ func decodeSymIntValues(raw json.RawMessage, path string) ([]symVal, error) {
 	}
 	out := make([]symVal, 0, len(entries))
 	for _, e := range entries {
-		ep := fmt.Sprintf("%s[%q]", path, e.Key)
-		tag, v, err := union(e.Val, ep)
+		n, expr, err := decodeSymInt(e.Val, fmt.Sprintf("%s[%q]", path, e.Key))
 		if err != nil {
 			return nil, err
 		}
 		sv := symVal{Name: e.Key}
-		switch tag {
-		case "as_int":
-			if sv.Int, err = decodeInt(v, ep+".as_int"); err != nil {
-				return nil, err
-			}
-		case "as_expr":
-			if sv.Val, err = decodeSymExpr(v, ep+".as_expr"); err != nil {
-				return nil, err
-			}
-		default:
-			return nil, pathErrf(ep, "unknown SymInt tag %q", tag)
+		if expr != nil {
+			sv.Val = *expr
+		} else {
+			sv.Int = n
 		}
 		out = append(out, sv)
 	}
@@ -552,8 +544,8 @@ func (w *pyWriter) rangeConstraints(syms []fxgraph.Symbol) {
 
 // symbols gives the graph its symbol table and keeps sym_int_values for
 // the writer.
-func (b *builder) symbols(tvs []kv, vals []symVal) error {
-	table, plain, err := symbolTable(b.p.RangeConstraints, tvs, b.metas, vals)
+func (b *builder) symbols(metas []namedMeta, vals []symVal) error {
+	table, plain, err := symbolTable(b.p.RangeConstraints, metas, vals)
 	if err != nil {
 		return err
 	}
@@ -591,11 +583,7 @@ func (e *encoder) symIntValues() error {
 		name := e.name(n)
 		if v, ok := e.p.symVals[n.Name()]; ok {
 			w.key(name)
-			if v.Val.Expr != nil {
-				w.writeSymInt(&v.Val, 0)
-			} else {
-				w.writeSymInt(nil, v.Int)
-			}
+			w.writeSymInt(&v.Val, v.Int)
 			continue
 		}
 		if n.Op() == fxgraph.Placeholder {
@@ -716,10 +704,7 @@ func (e *encoder) symScalarNode(n *fxgraph.Node, c ops.Callable) error {
 		w.key("arg")
 		switch x := a.(type) {
 		case int64:
-			w.beginObject()
-			w.key("as_int")
-			w.int(x)
-			w.endObject()
+			w.writeSymInt(nil, x)
 		case *fxgraph.Node:
 			if !isSym(x.Type()) {
 				return fmt.Errorf("%s: argument %d: %s is not a symbolic int", where, i, x.Name())

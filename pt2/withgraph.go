@@ -63,8 +63,10 @@ func (p *Program) WithGraph(g *fxgraph.Graph) (*Program, error) {
 		}
 	}
 	var sig Signature
+	var floatIn, gotIn []string
 	for _, ph := range g.Placeholders() {
 		sig.Inputs = append(sig.Inputs, InputSpec{Kind: UserInput, Name: ph.Name()})
+		gotIn = append(gotIn, ph.Name())
 	}
 	on, ok := g.OutputNode()
 	if !ok {
@@ -77,20 +79,16 @@ func (p *Program) WithGraph(g *fxgraph.Graph) (*Program, error) {
 		}
 		sig.Outputs = append(sig.Outputs, OutputSpec{Kind: UserOutput, Name: n.Name()})
 	}
-	var floatIn, gotIn []string
-	nOut := 0
 	for _, s := range p.Signature.Inputs {
 		if s.Kind == UserInput {
 			floatIn = append(floatIn, s.Name)
 		}
 	}
+	nOut := 0
 	for _, s := range p.Signature.Outputs {
 		if s.Kind == UserOutput {
 			nOut++
 		}
-	}
-	for _, s := range sig.Inputs {
-		gotIn = append(gotIn, s.Name)
 	}
 	if !slices.Equal(gotIn, floatIn) {
 		return nil, fmt.Errorf("pt2: WithGraph: the graph's inputs %v differ from the program's user inputs %v", gotIn, floatIn)

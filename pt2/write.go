@@ -576,8 +576,6 @@ func writeTensorArg(w *pyWriter, tag, name string) {
 	w.oneKey(tag, func() { w.oneKey("name", func() { w.str(name) }) })
 }
 
-// writeSymName writes the union {tag: {"as_name": name}}, a symbolic
-// scalar argument (as_sym_int...) that refers to a named value.
 // writeNodeMeta writes n's "metadata" entry: its meta as torch.export
 // serializes it.
 func writeNodeMeta(w *pyWriter, n *fxgraph.Node) {
@@ -590,6 +588,8 @@ func writeNodeMeta(w *pyWriter, n *fxgraph.Node) {
 	w.endObject()
 }
 
+// writeSymName writes the union {tag: {"as_name": name}}, a symbolic
+// scalar argument (as_sym_int...) that refers to a named value.
 func writeSymName(w *pyWriter, tag, name string) {
 	w.oneKey(tag, func() { w.oneKey("as_name", func() { w.str(name) }) })
 }
