@@ -116,10 +116,6 @@ type verifier struct {
 	typed    []ops.Value    // full with node references replaced by types
 	memos    [16]resultMemo // recent result-rule calls, by op
 	memoNext int            // the memo slot to reuse next
-
-	// Recent q/dq schemas' qparam positions, most recent first (verify_qparams.go).
-	qpLayouts [qparamLayoutCacheSize]qparamLayout
-	qpN       int // entries of qpLayouts in use
 }
 
 // verifyScratch holds the per-node tables of a verification. They are

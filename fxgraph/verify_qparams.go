@@ -62,25 +62,16 @@ func storageBounds(d tensor.DType) (lo, hi int64, ok bool) {
 }
 
 // qparamLayout is where an op's qparam arguments are in its schema
-// (-1: absent), worked out once per schema.
+// (-1: absent).
 type qparamLayout struct {
-	s                                       *ops.Schema
 	scale, zp, qmin, qmax, axis, eps, group int
 	dtype                                   int // the storage dtype argument
 }
 
-// qparamLayoutCacheSize bounds the verifier's cache of layouts; a graph
-// uses few distinct q/dq schemas.
-const qparamLayoutCacheSize = 8
-
-// layoutOf returns the qparam layout of o's schema s, through a small
-// cache to which new layouts are added at the front.
-func (v *verifier) layoutOf(o ops.Overload, s *ops.Schema) *qparamLayout {
-	for i := range v.qpN {
-		if v.qpLayouts[i].s == s {
-			return &v.qpLayouts[i]
-		}
-	}
+// layoutOf finds the qparam arguments of o's schema s by name. It is a
+// few [ops.Schema.ArgIndex] scans of a short argument list, done only for
+// q/dq nodes, so it is not cached.
+func layoutOf(o ops.Overload, s *ops.Schema) qparamLayout {
 	idx := func(names ...string) int {
 		for _, name := range names {
 			if name == "" {
@@ -103,19 +94,12 @@ func (v *verifier) layoutOf(o ops.Overload, s *ops.Schema) *qparamLayout {
 	case strings.HasPrefix(o.Packet.Name, "quantize_"):
 		third = "output_dtype"
 	}
-	l := qparamLayout{
-		s:     s,
+	return qparamLayout{
 		scale: idx("scale", "scales"), zp: idx("zero_point", "zero_points"),
 		qmin: idx("quant_min"), qmax: idx("quant_max"), axis: idx("axis"),
 		eps: idx("eps"), group: idx("group_size"),
 		dtype: idx("dtype", "target_dtype", third),
 	}
-	if v.qpN < len(v.qpLayouts) {
-		v.qpN++
-	}
-	copy(v.qpLayouts[1:v.qpN], v.qpLayouts[:v.qpN-1])
-	v.qpLayouts[0] = l
-	return &v.qpLayouts[0]
 }
 
 // qparamCheck is the state of one node's qparam check.
@@ -123,7 +107,7 @@ type qparamCheck struct {
 	v        *verifier
 	n        *Node
 	s        *ops.Schema
-	l        *qparamLayout
+	l        qparamLayout
 	full     []ops.Value
 	problems int
 }
@@ -134,7 +118,7 @@ func (v *verifier) checkQParams(n *Node, o ops.Overload, s *ops.Schema, full []o
 	if !qparamOp(o) {
 		return false
 	}
-	c := &qparamCheck{v: v, n: n, s: s, l: v.layoutOf(o, s), full: full}
+	c := &qparamCheck{v: v, n: n, s: s, l: layoutOf(o, s), full: full}
 	d, haveDType := c.storageDType()
 
 	if i := c.index(c.l.scale); i >= 0 {
