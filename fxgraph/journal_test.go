@@ -285,10 +285,7 @@ func TestRollbackRestoresEverything(t *testing.T) {
 func TestInnerRollbackKeepsOuterEdits(t *testing.T) {
 	reg := irRegistry(t)
 	for seed := range uint64(30) {
-		rng := rand.New(rand.NewPCG(seed, 11))
-		g := txGraph(t, rng, reg, 12)
-		ref, _ := g.Clone()
-		r1, r2 := rand.New(rand.NewPCG(seed, 3)), rand.New(rand.NewPCG(seed, 3))
+		g, ref, r1, r2 := txTwins(t, reg, seed, 11, 12, 3)
 		g.Begin()
 		sameEdits(t, r1, r2, g, ref, reg, 10)
 		mid := txState(t, g, true)
@@ -311,10 +308,7 @@ func TestInnerRollbackKeepsOuterEdits(t *testing.T) {
 func TestCommitKeepsEdits(t *testing.T) {
 	reg := irRegistry(t)
 	for seed := range uint64(30) {
-		rng := rand.New(rand.NewPCG(seed, 5))
-		g := txGraph(t, rng, reg, 8)
-		ref, _ := g.Clone()
-		r1, r2 := rand.New(rand.NewPCG(seed, 4)), rand.New(rand.NewPCG(seed, 4))
+		g, ref, r1, r2 := txTwins(t, reg, seed, 5, 8, 4)
 		g.Begin()
 		sameEdits(t, r1, r2, g, ref, reg, 40)
 		g.Commit()
@@ -433,6 +427,16 @@ func moveRange(n *Node, nodes []*Node, pos map[*Node]int) (lo, hi int) {
 
 // sameEdits makes n random edits to g, drawn from r1, and n to ref, drawn
 // from r2, and requires each pair to be the same edit.
+// txTwins builds a random graph of size nodes (stream graphStream of
+// seed) and a clone of it, with two copies of edit stream editStream for
+// [sameEdits] on them.
+func txTwins(t *testing.T, reg *ops.Registry, seed, graphStream uint64, size int, editStream uint64) (g, ref *Graph, r1, r2 *rand.Rand) {
+	t.Helper()
+	g = txGraph(t, rand.New(rand.NewPCG(seed, graphStream)), reg, size)
+	ref, _ = g.Clone()
+	return g, ref, rand.New(rand.NewPCG(seed, editStream)), rand.New(rand.NewPCG(seed, editStream))
+}
+
 func sameEdits(t *testing.T, r1, r2 *rand.Rand, g, ref *Graph, reg *ops.Registry, n int) {
 	t.Helper()
 	for range n {
