@@ -274,8 +274,7 @@ func TestRollbackRestoresEverything(t *testing.T) {
 			e1, e2 := txEdit(t, r1, g, reg), txEdit(t, r2, ref, reg)
 			require.Equal(t, e2, e1, "seed %d, edit %d after the rollback", seed, i)
 		}
-		require.Equal(t, txState(t, ref, false), txState(t, g, false), "seed %d", seed)
-		require.NoError(t, Verify(g, irOpts(t)))
+		sameGraphs(t, ref, g, "seed %d", seed)
 	}
 }
 
@@ -298,8 +297,7 @@ func TestInnerRollbackKeepsOuterEdits(t *testing.T) {
 		require.Equal(t, mid, txState(t, g, true), "seed %d: inner rollback", seed)
 		sameEdits(t, r1, r2, g, ref, reg, 10)
 		g.Commit()
-		require.Equal(t, txState(t, ref, false), txState(t, g, false), "seed %d: committed", seed)
-		require.NoError(t, Verify(g, irOpts(t)))
+		sameGraphs(t, ref, g, "seed %d: committed", seed)
 	}
 }
 
@@ -312,8 +310,7 @@ func TestCommitKeepsEdits(t *testing.T) {
 		g.Begin()
 		sameEdits(t, r1, r2, g, ref, reg, 40)
 		g.Commit()
-		require.Equal(t, txState(t, ref, false), txState(t, g, false), "seed %d", seed)
-		require.NoError(t, Verify(g, irOpts(t)))
+		sameGraphs(t, ref, g, "seed %d", seed)
 	}
 }
 
@@ -435,6 +432,13 @@ func txTwins(t *testing.T, reg *ops.Registry, seed, graphStream uint64, size int
 	g = txGraph(t, rand.New(rand.NewPCG(seed, graphStream)), reg, size)
 	ref, _ = g.Clone()
 	return g, ref, rand.New(rand.NewPCG(seed, editStream)), rand.New(rand.NewPCG(seed, editStream))
+}
+
+// sameGraphs checks that g is in ref's state and verifies.
+func sameGraphs(t *testing.T, ref, g *Graph, msgAndArgs ...any) {
+	t.Helper()
+	require.Equal(t, txState(t, ref, false), txState(t, g, false), msgAndArgs...)
+	require.NoError(t, Verify(g, irOpts(t)))
 }
 
 func sameEdits(t *testing.T, r1, r2 *rand.Rand, g, ref *Graph, reg *ops.Registry, n int) {
