@@ -192,8 +192,12 @@ func (v *verifier) constOf(x *Node) *tensor.Tensor {
 	return nil
 }
 
-// constSource says where constOf found x's value, for messages.
+// constSource says where constOf found x's value, for messages ("" for
+// nil: a literal).
 func constSource(x *Node) string {
+	if x == nil {
+		return ""
+	}
 	if x.op == GetAttr {
 		return fmt.Sprintf("get_attr %q", x.targetName)
 	}
@@ -337,14 +341,6 @@ func (c *qparamCheck) boundValue(i int) (val float64, ok bool, src *Node, bad st
 	}
 }
 
-// sourceOf is constSource for a constant, "" for a literal.
-func sourceOf(x *Node) string {
-	if x == nil {
-		return ""
-	}
-	return constSource(x)
-}
-
 // quantRange checks quant_min and quant_max against the storage dtype d
 // (when known) and against each other.
 func (c *qparamCheck) quantRange(d tensor.DType, haveDType bool) {
@@ -357,20 +353,20 @@ func (c *qparamCheck) quantRange(d tensor.DType, haveDType bool) {
 	qmin, okMin, srcMin, badMin := c.boundValue(iMin)
 	qmax, okMax, srcMax, badMax := c.boundValue(iMax)
 	if badMin != "" {
-		c.report(iMin, "one number", badMin, sourceOf(srcMin))
+		c.report(iMin, "one number", badMin, constSource(srcMin))
 	}
 	if badMax != "" {
-		c.report(iMax, "one number", badMax, sourceOf(srcMax))
+		c.report(iMax, "one number", badMax, constSource(srcMax))
 	}
 	problems := c.problems
 	if okMin && (math.IsNaN(qmin) || bounded && (qmin < float64(lo) || qmin > float64(hi))) {
-		c.report(iMin, fmt.Sprintf("a quant_min in %s's range [%d, %d]", d, lo, hi), fmt.Sprint(qmin), sourceOf(srcMin))
+		c.report(iMin, fmt.Sprintf("a quant_min in %s's range [%d, %d]", d, lo, hi), fmt.Sprint(qmin), constSource(srcMin))
 	}
 	if okMax && (math.IsNaN(qmax) || bounded && (qmax < float64(lo) || qmax > float64(hi))) {
-		c.report(iMax, fmt.Sprintf("a quant_max in %s's range [%d, %d]", d, lo, hi), fmt.Sprint(qmax), sourceOf(srcMax))
+		c.report(iMax, fmt.Sprintf("a quant_max in %s's range [%d, %d]", d, lo, hi), fmt.Sprint(qmax), constSource(srcMax))
 	}
 	if c.problems == problems && okMin && okMax && qmin > qmax {
-		c.report(iMin, fmt.Sprintf("quant_min <= quant_max (%v)", qmax), fmt.Sprint(qmin), sourceOf(srcMin))
+		c.report(iMin, fmt.Sprintf("quant_min <= quant_max (%v)", qmax), fmt.Sprint(qmin), constSource(srcMin))
 	}
 }
 
