@@ -831,15 +831,21 @@ func (g *Graph) Erase(n *Node) error {
 // over an erased cursor continues.
 func (g *Graph) erase(n *Node, track bool) {
 	g.dropUses(n, track)
-	if g.j != nil {
-		// n keeps its references until the transaction ends (see linkErase).
-		g.j.link(n, linkErase)
-	} else {
-		clear(n.refs)
-		n.refs = n.refs[:0]
-	}
+	g.erasedRefs(n)
 	g.unlink(n)
 	n.erased = true
+}
+
+// erasedRefs empties the references of n, being erased; in a transaction
+// n keeps them until it ends, and the journal records the erasure (see
+// linkErase).
+func (g *Graph) erasedRefs(n *Node) {
+	if g.j != nil {
+		g.j.link(n, linkErase)
+		return
+	}
+	clear(n.refs)
+	n.refs = n.refs[:0]
 }
 
 // MoveBefore moves n to immediately before anchor (both in this graph).
@@ -1374,13 +1380,7 @@ func (g *Graph) eraseDead(root *Node, stack []*Node, follow func(*Node) bool) []
 				}
 			}
 		}
-		if g.j != nil {
-			// n keeps its references until the transaction ends.
-			g.j.link(n, linkErase)
-		} else {
-			clear(n.refs)
-			n.refs = n.refs[:0]
-		}
+		g.erasedRefs(n)
 		g.unlink(n)
 		n.erased, n.inUnused = true, false
 	}

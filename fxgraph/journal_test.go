@@ -274,8 +274,7 @@ func TestRollbackRestoresEverything(t *testing.T) {
 			e1, e2 := txEdit(t, r1, g, reg), txEdit(t, r2, ref, reg)
 			require.Equal(t, e2, e1, "seed %d, edit %d after the rollback", seed, i)
 		}
-		require.Equal(t, txState(t, ref, false), txState(t, g, false), "seed %d", seed)
-		require.NoError(t, Verify(g, irOpts(t)))
+		sameGraphs(t, ref, g, "seed %d", seed)
 	}
 }
 
@@ -285,10 +284,7 @@ func TestRollbackRestoresEverything(t *testing.T) {
 func TestInnerRollbackKeepsOuterEdits(t *testing.T) {
 	reg := irRegistry(t)
 	for seed := range uint64(30) {
-		rng := rand.New(rand.NewPCG(seed, 11))
-		g := txGraph(t, rng, reg, 12)
-		ref, _ := g.Clone()
-		r1, r2 := rand.New(rand.NewPCG(seed, 3)), rand.New(rand.NewPCG(seed, 3))
+		g, ref, r1, r2 := txTwins(t, reg, seed, 11, 12, 3)
 		g.Begin()
 		sameEdits(t, r1, r2, g, ref, reg, 10)
 		mid := txState(t, g, true)
@@ -301,8 +297,7 @@ func TestInnerRollbackKeepsOuterEdits(t *testing.T) {
 		require.Equal(t, mid, txState(t, g, true), "seed %d: inner rollback", seed)
 		sameEdits(t, r1, r2, g, ref, reg, 10)
 		g.Commit()
-		require.Equal(t, txState(t, ref, false), txState(t, g, false), "seed %d: committed", seed)
-		require.NoError(t, Verify(g, irOpts(t)))
+		sameGraphs(t, ref, g, "seed %d: committed", seed)
 	}
 }
 
@@ -311,15 +306,11 @@ func TestInnerRollbackKeepsOuterEdits(t *testing.T) {
 func TestCommitKeepsEdits(t *testing.T) {
 	reg := irRegistry(t)
 	for seed := range uint64(30) {
-		rng := rand.New(rand.NewPCG(seed, 5))
-		g := txGraph(t, rng, reg, 8)
-		ref, _ := g.Clone()
-		r1, r2 := rand.New(rand.NewPCG(seed, 4)), rand.New(rand.NewPCG(seed, 4))
+		g, ref, r1, r2 := txTwins(t, reg, seed, 5, 8, 4)
 		g.Begin()
 		sameEdits(t, r1, r2, g, ref, reg, 40)
 		g.Commit()
-		require.Equal(t, txState(t, ref, false), txState(t, g, false), "seed %d", seed)
-		require.NoError(t, Verify(g, irOpts(t)))
+		sameGraphs(t, ref, g, "seed %d", seed)
 	}
 }
 
@@ -433,6 +424,23 @@ func moveRange(n *Node, nodes []*Node, pos map[*Node]int) (lo, hi int) {
 
 // sameEdits makes n random edits to g, drawn from r1, and n to ref, drawn
 // from r2, and requires each pair to be the same edit.
+// txTwins builds a random graph of size nodes (stream graphStream of
+// seed) and a clone of it, with two copies of edit stream editStream for
+// [sameEdits] on them.
+func txTwins(t *testing.T, reg *ops.Registry, seed, graphStream uint64, size int, editStream uint64) (g, ref *Graph, r1, r2 *rand.Rand) {
+	t.Helper()
+	g = txGraph(t, rand.New(rand.NewPCG(seed, graphStream)), reg, size)
+	ref, _ = g.Clone()
+	return g, ref, rand.New(rand.NewPCG(seed, editStream)), rand.New(rand.NewPCG(seed, editStream))
+}
+
+// sameGraphs checks that g is in ref's state and verifies.
+func sameGraphs(t *testing.T, ref, g *Graph, msgAndArgs ...any) {
+	t.Helper()
+	require.Equal(t, txState(t, ref, false), txState(t, g, false), msgAndArgs...)
+	require.NoError(t, Verify(g, irOpts(t)))
+}
+
 func sameEdits(t *testing.T, r1, r2 *rand.Rand, g, ref *Graph, reg *ops.Registry, n int) {
 	t.Helper()
 	for range n {

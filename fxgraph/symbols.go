@@ -256,8 +256,10 @@ var ErrSymbol = errors.New("bad symbolic size")
 
 // verifySymbols checks the symbol table (ranges ordered, hints within
 // them) and that every symbolic dimension of a node's type parses and, when
-// the graph declares symbols, names declared ones.
-func verifySymbols(g *Graph, report func(*VerifyError)) {
+// the graph declares symbols, names declared ones. The nodes are walked
+// only when walk is set: [Verify]'s sweep found a type with symbolic
+// dimensions (a graph without any has nothing to check there).
+func verifySymbols(g *Graph, report func(*VerifyError), walk bool) {
 	for _, s := range g.syms {
 		if s.Min != nil && s.Max != nil && *s.Min > *s.Max {
 			report(&VerifyError{Check: ErrSymbol, Field: "symbol " + s.Name, Got: "empty range " + s.RangeString()})
@@ -266,6 +268,9 @@ func verifySymbols(g *Graph, report func(*VerifyError)) {
 			report(&VerifyError{Check: ErrSymbol, Field: "symbol " + s.Name,
 				Want: "a hint within " + s.RangeString(), Got: "hint " + strconv.FormatInt(*s.Hint, 10)})
 		}
+	}
+	if !walk {
+		return
 	}
 	var ranged []string
 	for _, s := range g.syms {

@@ -78,7 +78,7 @@ func Verify(g *Graph, opts VerifyOptions) error {
 		v.reg = ops.Default()
 	}
 	v.run()
-	verifySymbols(g, v.report)
+	verifySymbols(g, v.report, v.symDims)
 	v.release()
 	if v.dropped > 0 {
 		v.errs = append(v.errs, &VerifyError{Check: ErrTooManyProblems,
@@ -117,9 +117,9 @@ type verifier struct {
 	memos    [16]resultMemo // recent result-rule calls, by op
 	memoNext int            // the memo slot to reuse next
 
-	// Recent q/dq schemas' qparam positions, most recent first (verify_qparams.go).
-	qpLayouts [qparamLayoutCacheSize]qparamLayout
-	qpN       int // entries of qpLayouts in use
+	// symDims: a node's type may have symbolic dimensions (or the sweep
+	// failed and did not look), so verifySymbols must walk the nodes.
+	symDims bool
 }
 
 // verifyScratch holds the per-node tables of a verification. They are
@@ -245,6 +245,7 @@ func (v *verifier) run() {
 	// Something is wrong: start again with the separate passes, which
 	// report every problem, in a stable order.
 	v.errs, v.dropped, v.failed, v.order = nil, 0, false, false
+	v.symDims = true
 	v.diagnose()
 }
 
@@ -331,6 +332,9 @@ func (v *verifier) wellFormed() bool {
 			outputs++
 		}
 		v.checkNode(n, i)
+		if tt, ok := n.typ.(ops.TensorType); ok && len(tt.Syms) > 0 {
+			v.symDims = true
+		}
 		s, ok := v.refsOwnRecords(n, i)
 		if !ok || s != len(n.refs) {
 			return false

@@ -62,25 +62,16 @@ func storageBounds(d tensor.DType) (lo, hi int64, ok bool) {
 }
 
 // qparamLayout is where an op's qparam arguments are in its schema
-// (-1: absent), worked out once per schema.
+// (-1: absent).
 type qparamLayout struct {
-	s                                       *ops.Schema
 	scale, zp, qmin, qmax, axis, eps, group int
 	dtype                                   int // the storage dtype argument
 }
 
-// qparamLayoutCacheSize bounds the verifier's cache of layouts; a graph
-// uses few distinct q/dq schemas.
-const qparamLayoutCacheSize = 8
-
-// layoutOf returns the qparam layout of o's schema s, through a small
-// cache to which new layouts are added at the front.
-func (v *verifier) layoutOf(o ops.Overload, s *ops.Schema) *qparamLayout {
-	for i := range v.qpN {
-		if v.qpLayouts[i].s == s {
-			return &v.qpLayouts[i]
-		}
-	}
+// layoutOf finds the qparam arguments of o's schema s by name. It is a
+// few [ops.Schema.ArgIndex] scans of a short argument list, done only for
+// q/dq nodes, so it is not cached.
+func layoutOf(o ops.Overload, s *ops.Schema) qparamLayout {
 	idx := func(names ...string) int {
 		for _, name := range names {
 			if name == "" {
@@ -103,19 +94,12 @@ func (v *verifier) layoutOf(o ops.Overload, s *ops.Schema) *qparamLayout {
 	case strings.HasPrefix(o.Packet.Name, "quantize_"):
 		third = "output_dtype"
 	}
-	l := qparamLayout{
-		s:     s,
+	return qparamLayout{
 		scale: idx("scale", "scales"), zp: idx("zero_point", "zero_points"),
 		qmin: idx("quant_min"), qmax: idx("quant_max"), axis: idx("axis"),
 		eps: idx("eps"), group: idx("group_size"),
 		dtype: idx("dtype", "target_dtype", third),
 	}
-	if v.qpN < len(v.qpLayouts) {
-		v.qpN++
-	}
-	copy(v.qpLayouts[1:v.qpN], v.qpLayouts[:v.qpN-1])
-	v.qpLayouts[0] = l
-	return &v.qpLayouts[0]
 }
 
 // qparamCheck is the state of one node's qparam check.
@@ -123,7 +107,7 @@ type qparamCheck struct {
 	v        *verifier
 	n        *Node
 	s        *ops.Schema
-	l        *qparamLayout
+	l        qparamLayout
 	full     []ops.Value
 	problems int
 }
@@ -134,7 +118,7 @@ func (v *verifier) checkQParams(n *Node, o ops.Overload, s *ops.Schema, full []o
 	if !qparamOp(o) {
 		return false
 	}
-	c := &qparamCheck{v: v, n: n, s: s, l: v.layoutOf(o, s), full: full}
+	c := &qparamCheck{v: v, n: n, s: s, l: layoutOf(o, s), full: full}
 	d, haveDType := c.storageDType()
 
 	if i := c.index(c.l.scale); i >= 0 {
@@ -208,8 +192,12 @@ func (v *verifier) constOf(x *Node) *tensor.Tensor {
 	return nil
 }
 
-// constSource says where constOf found x's value, for messages.
+// constSource says where constOf found x's value, for messages ("" for
+// nil: a literal).
 func constSource(x *Node) string {
+	if x == nil {
+		return ""
+	}
 	if x.op == GetAttr {
 		return fmt.Sprintf("get_attr %q", x.targetName)
 	}
@@ -353,14 +341,6 @@ func (c *qparamCheck) boundValue(i int) (val float64, ok bool, src *Node, bad st
 	}
 }
 
-// sourceOf is constSource for a constant, "" for a literal.
-func sourceOf(x *Node) string {
-	if x == nil {
-		return ""
-	}
-	return constSource(x)
-}
-
 // quantRange checks quant_min and quant_max against the storage dtype d
 // (when known) and against each other.
 func (c *qparamCheck) quantRange(d tensor.DType, haveDType bool) {
@@ -373,20 +353,20 @@ func (c *qparamCheck) quantRange(d tensor.DType, haveDType bool) {
 	qmin, okMin, srcMin, badMin := c.boundValue(iMin)
 	qmax, okMax, srcMax, badMax := c.boundValue(iMax)
 	if badMin != "" {
-		c.report(iMin, "one number", badMin, sourceOf(srcMin))
+		c.report(iMin, "one number", badMin, constSource(srcMin))
 	}
 	if badMax != "" {
-		c.report(iMax, "one number", badMax, sourceOf(srcMax))
+		c.report(iMax, "one number", badMax, constSource(srcMax))
 	}
 	problems := c.problems
 	if okMin && (math.IsNaN(qmin) || bounded && (qmin < float64(lo) || qmin > float64(hi))) {
-		c.report(iMin, fmt.Sprintf("a quant_min in %s's range [%d, %d]", d, lo, hi), fmt.Sprint(qmin), sourceOf(srcMin))
+		c.report(iMin, fmt.Sprintf("a quant_min in %s's range [%d, %d]", d, lo, hi), fmt.Sprint(qmin), constSource(srcMin))
 	}
 	if okMax && (math.IsNaN(qmax) || bounded && (qmax < float64(lo) || qmax > float64(hi))) {
-		c.report(iMax, fmt.Sprintf("a quant_max in %s's range [%d, %d]", d, lo, hi), fmt.Sprint(qmax), sourceOf(srcMax))
+		c.report(iMax, fmt.Sprintf("a quant_max in %s's range [%d, %d]", d, lo, hi), fmt.Sprint(qmax), constSource(srcMax))
 	}
 	if c.problems == problems && okMin && okMax && qmin > qmax {
-		c.report(iMin, fmt.Sprintf("quant_min <= quant_max (%v)", qmax), fmt.Sprint(qmin), sourceOf(srcMin))
+		c.report(iMin, fmt.Sprintf("quant_min <= quant_max (%v)", qmax), fmt.Sprint(qmin), constSource(srcMin))
 	}
 }
 

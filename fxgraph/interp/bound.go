@@ -2,6 +2,8 @@ package interp
 
 import (
 	"fmt"
+	"math"
+	"math/bits"
 
 	"github.com/fxquant/fxquant/fxgraph"
 	"github.com/fxquant/fxquant/ops"
@@ -24,10 +26,12 @@ func (r *runner) checkRecorded(n *fxgraph.Node) error {
 	return checkType(n.Type(), limit, "")
 }
 
+// checkType refuses a static tensor type, or one in a tuple type, whose
+// bytes are over limit or overflow; where names the tuple element.
 func checkType(t ops.Type, limit int64, where string) error {
 	switch t := t.(type) {
 	case ops.TensorType:
-		if !t.Static() {
+		if !t.Static() || fitsUnder(t, limit) {
 			return nil
 		}
 		shape := make([]int, len(t.Shape))
@@ -46,10 +50,33 @@ func checkType(t ops.Type, limit int64, where string) error {
 		}
 	case ops.TupleType:
 		for i, e := range t.Elems {
-			if err := checkType(e, limit, fmt.Sprintf("%s[%d]", where, i)); err != nil {
-				return err
+			// The element's name is formatted only when it is refused.
+			if checkType(e, limit, "") != nil {
+				return checkType(e, limit, fmt.Sprintf("%s[%d]", where, i))
 			}
 		}
 	}
 	return nil
+}
+
+// fitsUnder reports, without allocating, that a tensor of t's static shape
+// and dtype surely takes at most limit bytes. When it cannot tell (a
+// product over the int range, a bad dimension) it says false and
+// checkType's slower path gives the verdict and its message.
+func fitsUnder(t ops.TensorType, limit int64) bool {
+	n := uint64(t.DType().Size())
+	if n == 0 {
+		n = 1
+	}
+	for _, d := range t.Shape {
+		if d < 0 || int64(int(d)) != d {
+			return false
+		}
+		hi, lo := bits.Mul64(n, uint64(d))
+		if hi != 0 || lo > math.MaxInt {
+			return false
+		}
+		n = lo
+	}
+	return n <= uint64(limit)
 }

@@ -311,15 +311,13 @@ func (r *runner) eval(n *fxgraph.Node) (ops.Value, error) {
 		}
 		switch t := n.Target().(type) {
 		case ops.Overload:
-			v, err := r.callOverload(t, args, kwargs)
-			return r.mutated(n, t, v, err)
+			return r.callOverload(n, t, args, kwargs)
 		case ops.Packet:
 			o, err := r.reg.Resolve(t, args, kwargs)
 			if err != nil {
 				return nil, fmt.Errorf("%w: %w", ErrUnknownTarget, err)
 			}
-			v, err := r.callOverload(o, args, kwargs)
-			return r.mutated(n, o, v, err)
+			return r.callOverload(n, o, args, kwargs)
 		case ops.Callable:
 			if t == ops.GetItem {
 				return getItem(args, kwargs)
@@ -334,7 +332,9 @@ func (r *runner) eval(n *fxgraph.Node) (ops.Value, error) {
 	return nil, fmt.Errorf("%w: %s nodes cannot be run", ErrUnsupported, n.Op())
 }
 
-func (r *runner) callOverload(o ops.Overload, args []ops.Value, kwargs []ops.Kwarg) (ops.Value, error) {
+// callOverload runs n's overload o and gives an in-place op its
+// mutation (see mutated).
+func (r *runner) callOverload(n *fxgraph.Node, o ops.Overload, args []ops.Value, kwargs []ops.Kwarg) (ops.Value, error) {
 	def, ok := r.reg.Op(o)
 	if !ok {
 		return nil, fmt.Errorf("%w: %s is not registered", ErrUnknownTarget, o)
@@ -346,7 +346,14 @@ func (r *runner) callOverload(o ops.Overload, args []ops.Value, kwargs []ops.Kwa
 	if err != nil {
 		return nil, err
 	}
-	return def.Kernel(full)
+	v, err := def.Kernel(full)
+	if err != nil {
+		return nil, err
+	}
+	if def.Schema.IsMutable() {
+		r.mutated(n, def.Schema, v)
+	}
+	return v, nil
 }
 
 // mutated gives in-place ops PyTorch's semantics. Kernels never write into
@@ -357,19 +364,12 @@ func (r *runner) callOverload(o ops.Overload, args []ops.Value, kwargs []ops.Kwa
 // [ops.Registry.Resolve] (the first overload, in registration order, whose
 // schema accepts the arguments) before this. Other live views of the
 // mutated tensor are updated too (see rebind).
-func (r *runner) mutated(n *fxgraph.Node, o ops.Overload, v ops.Value, err error) (ops.Value, error) {
-	if err != nil {
-		return nil, err
-	}
-	def, ok := r.reg.Op(o)
-	if !ok || def.Schema == nil || !def.Schema.IsMutable() {
-		return v, nil
-	}
+func (r *runner) mutated(n *fxgraph.Node, s *ops.Schema, v ops.Value) {
 	t, isTensor := v.(*tensor.Tensor)
 	if !isTensor {
-		return v, nil
+		return
 	}
-	for i, a := range def.Schema.Args {
+	for i, a := range s.Args {
 		if !a.Type.Write || a.Type.List {
 			continue
 		}
@@ -389,7 +389,6 @@ func (r *runner) mutated(n *fxgraph.Node, o ops.Overload, v ops.Value, err error
 			}
 		}
 	}
-	return v, nil
 }
 
 // rebind binds src to t, the new value of the tensor old that an in-place

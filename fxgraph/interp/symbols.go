@@ -127,6 +127,10 @@ func bindSymbols(g *fxgraph.Graph, ph []*fxgraph.Node, bound map[*fxgraph.Node]o
 	return vals, nil
 }
 
+// symScalarKinds gives the SymExpr kind each operator function of symScalar
+// is evaluated with (sub and neg through a factor -1).
+var symScalarKinds = map[string]ops.SymKind{"add": ops.SymAdd, "sub": ops.SymAdd, "mul": ops.SymMul, "floordiv": ops.SymFloorDiv, "mod": ops.SymMod, "neg": ops.SymMul}
+
 // symScalar runs a function of Python's operator module on ints, as a
 // program's arithmetic on symbolic sizes (operator.mul(sym_size, 2)) does;
 // ok is false for other callables.
@@ -134,7 +138,7 @@ func symScalar(c ops.Callable, args []ops.Value, kwargs []ops.Kwarg) (ops.Value,
 	if c.Module != "operator" {
 		return nil, false, nil
 	}
-	kind, ok := map[string]ops.SymKind{"add": ops.SymAdd, "sub": ops.SymAdd, "mul": ops.SymMul, "floordiv": ops.SymFloorDiv, "mod": ops.SymMod, "neg": ops.SymMul}[c.Name]
+	kind, ok := symScalarKinds[c.Name]
 	if !ok {
 		return nil, false, nil
 	}

@@ -190,23 +190,18 @@ func rewrite(g *fxgraph.Graph, pattern *Pattern, replace Replacer, static *fxgra
 	})
 }
 
-// atomically runs a rewrite's edits in a transaction on g: they stay when
-// edit succeeds, and are undone when it fails or panics, so that a
-// rewrite that returns an error leaves g exactly as it was.
+// atomically runs a rewrite's edits with [fxgraph.Graph.Atomic]: they
+// stay when edit succeeds, and are undone when it fails or panics, so
+// that a rewrite that returns an error leaves g exactly as it was.
 func atomically(g *fxgraph.Graph, edit func() ([]Replaced, error)) ([]Replaced, error) {
-	g.Begin()
-	done := false
-	defer func() {
-		if !done {
-			g.Rollback()
-		}
-	}()
-	out, err := edit()
+	var out []Replaced
+	err := g.Atomic(func() (err error) {
+		out, err = edit()
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	g.Commit()
-	done = true
 	return out, nil
 }
 
