@@ -27,34 +27,14 @@ import "math"
 // sum to float32 is correct unless it lands exactly halfway between two
 // float32 values (or in the float32 subnormal range), where the sum's
 // rounding error decides: there the sum is rounded to odd in float64 first,
-// which makes the final rounding to float32 correct.
+// which makes the final rounding to float32 correct ([FMA32], the slow
+// path).
 func fmaf(a, b, c float32) float32 {
 	s := float64(a)*float64(b) + float64(c)
 	if bits := math.Float64bits(s); bits&0x1fffffff != 0x10000000 && bits&0x7ff0000000000000 >= 0x3810000000000000 {
 		return float32(s) // not a float32 halfway case, not float32-subnormal (inf and NaN included)
 	}
-	return fmafSlow(a, b, c)
-}
-
-func fmafSlow(a, b, c float32) float32 {
-	p := float64(a) * float64(b)
-	cc := float64(c)
-	s := p + cc
-	if math.IsInf(s, 0) || s != s || math.IsInf(p, 0) || math.IsInf(cc, 0) {
-		return float32(s)
-	}
-	// TwoSum: err is the exact rounding error of s.
-	bb := s - p
-	err := (p - (s - bb)) + (cc - bb)
-	if bits := math.Float64bits(s); err != 0 && bits&1 == 0 {
-		if (err > 0) == (s > 0) {
-			bits++
-		} else {
-			bits--
-		}
-		s = math.Float64frombits(bits)
-	}
-	return float32(s)
+	return FMA32(a, b, c)
 }
 
 // cvtps2dq is _mm256_cvtps_epi32: round to nearest even, INT_MIN when out
