@@ -142,37 +142,37 @@ func softmaxInner(y, x []float32, outer, D, inner int) {
 	for o := 0; o < outer; o++ {
 		base := o * D * inner
 		for i := 0; i < inner; i++ {
-			at := func(k int) int { return base + k*inner + i }
+			p := base + i
 			if i < vecEnd {
-				m := x[at(0)]
+				m := x[p]
 				for k := 1; k < D; k++ {
-					m = vecMaximum(m, x[at(k)])
+					m = vecMaximum(m, x[p+k*inner])
 				}
 				var sum float32
 				for k := 0; k < D; k++ {
-					e := softmaxExp(x[at(k)] - m)
-					y[at(k)] = e
+					e := softmaxExp(x[p+k*inner] - m)
+					y[p+k*inner] = e
 					sum += e
 				}
 				for k := 0; k < D; k++ {
-					y[at(k)] /= sum
+					y[p+k*inner] /= sum
 				}
 				continue
 			}
-			m := x[at(0)]
+			m := x[p]
 			for k := 1; k < D; k++ {
-				if v := x[at(k)]; m < v { // std::max
+				if v := x[p+k*inner]; m < v { // std::max
 					m = v
 				}
 			}
 			var sum float32
 			for k := 0; k < D; k++ {
-				e := glibcExpf(x[at(k)] - m)
-				y[at(k)] = e
+				e := glibcExpf(x[p+k*inner] - m)
+				y[p+k*inner] = e
 				sum += e
 			}
 			for k := 0; k < D; k++ {
-				y[at(k)] /= sum
+				y[p+k*inner] /= sum
 			}
 		}
 	}
@@ -188,24 +188,24 @@ func logSoftmaxInner(y, x []float32, outer, D, inner int) {
 			vecEnd := size - size%8
 			for j := 0; j < size; j++ {
 				i := c0 + j
-				at := func(k int) int { return base + k*inner + i }
+				p := base + i
 				m := float32(math.Inf(-1))
 				for k := 0; k < D; k++ {
-					if v := x[at(k)]; v > m {
+					if v := x[p+k*inner]; v > m {
 						m = v
 					}
 				}
 				var sum float32
 				for k := 0; k < D; k++ {
 					if j < vecEnd {
-						sum += softmaxExp(x[at(k)] - m)
+						sum += softmaxExp(x[p+k*inner] - m)
 					} else {
-						sum += glibcExpf(x[at(k)] - m)
+						sum += glibcExpf(x[p+k*inner] - m)
 					}
 				}
 				ls := sleefLogf(sum)
 				for k := 0; k < D; k++ {
-					y[at(k)] = x[at(k)] - m - ls
+					y[p+k*inner] = x[p+k*inner] - m - ls
 				}
 			}
 		}
@@ -222,13 +222,13 @@ func softmaxInnerReduced(y, x []float32, outer, D, inner int, round func(float32
 	for o := 0; o < outer; o++ {
 		base := o * D * inner
 		for i := 0; i < inner; i++ {
-			at := func(k int) int { return base + k*inner + i }
+			p := base + i
 			vec := i < vecEnd
-			m := x[at(0)]
+			m := x[p]
 			for k := 1; k < D; k++ {
 				if vec {
-					m = vecMaximum(m, x[at(k)])
-				} else if v := x[at(k)]; m < v {
+					m = vecMaximum(m, x[p+k*inner])
+				} else if v := x[p+k*inner]; m < v {
 					m = v
 				}
 			}
@@ -236,18 +236,18 @@ func softmaxInnerReduced(y, x []float32, outer, D, inner int, round func(float32
 			for k := 0; k < D; k++ {
 				var e float32
 				if vec {
-					e = softmaxExp(x[at(k)] - m)
+					e = softmaxExp(x[p+k*inner] - m)
 				} else {
-					e = glibcExpf(x[at(k)] - m)
+					e = glibcExpf(x[p+k*inner] - m)
 				}
 				sum += e
 				if !vec {
 					e = round(e)
 				}
-				y[at(k)] = e
+				y[p+k*inner] = e
 			}
 			for k := 0; k < D; k++ {
-				y[at(k)] /= sum
+				y[p+k*inner] /= sum
 			}
 		}
 	}
