@@ -287,12 +287,12 @@ func expReduceSum(row []float32, max float32) float32 {
 	nv := len(row) / 8 * 8
 	for i := 0; i < nv; i += 8 {
 		for l := 0; l < 8; l++ {
-			e := expU20(row[i+l] - max)
+			e := atenExpU20(row[i+l] - max)
 			row[i+l] = e
 			acc[l] += e
 		}
 	}
-	sum := reduceLanes8(acc)
+	sum := reduceLanes(acc, vecAdd)
 	for i := nv; i < len(row); i++ {
 		e := expf(row[i] - max)
 		row[i] = e
@@ -301,57 +301,6 @@ func expReduceSum(row []float32, max float32) float32 {
 	return sum
 }
 
-// reduceLanes8 is vec_reduce_all with + on an AVX2 float vector: the
-// 128-bit halves added, then the 64-bit pairs, then the neighbours.
-func reduceLanes8(a [8]float32) float32 {
-	var b [4]float32
-	for i := range b {
-		b[i] = a[i] + a[i+4]
-	}
-	c0, c1 := b[0]+b[2], b[1]+b[3]
-	return c0 + c1
-}
-
 // expf is the float32 exponential of the scalar paths (glibc's expf),
 // taken as the correctly rounded value.
 func expf(x float32) float32 { return float32(math.Exp(float64(x))) }
-
-// expU20 is ATen's AVX2 Vectorized<float>::exp_u20 on one lane: x
-// clamped to [ln FLT_MIN, ln FLT_MAX], n = floor(x·log2e + 0.5), a
-// degree-5 polynomial in r = x - n·ln2 (every step a fused multiply-add),
-// times 2^(n-1) and 2; 0 below ln FLT_MIN.
-func expU20(x float32) float32 {
-	const (
-		f1 = float32(0.999999701)
-		f2 = float32(0.499991506)
-		f3 = float32(0.166676521)
-		f4 = float32(0.0418978221)
-		f5 = float32(0.00828929059)
-	)
-	log2e := math.Float32frombits(0x3fb8aa3b)
-	ln2 := math.Float32frombits(0x3f317218)
-	lnMin := math.Float32frombits(0xc2aeac50)
-	lnMax := math.Float32frombits(0x42b17218)
-	below := x < lnMin
-	// _mm256_min_ps / _mm256_max_ps return the second operand for a NaN.
-	src := x
-	if !(src < lnMax) {
-		src = lnMax
-	}
-	if !(src > lnMin) {
-		src = lnMin
-	}
-	fx := float32(math.Floor(float64(FMA32(src, log2e, 0.5))))
-	r := FMA32(-fx, ln2, src)
-	p := FMA32(r, f5, f4)
-	p = FMA32(r, p, f3)
-	p = FMA32(r, p, f2)
-	p = FMA32(r, p, f1)
-	p = FMA32(r, p, 1)
-	n := int32(fx-1) + 127
-	pow := math.Float32frombits(uint32(n) << 23)
-	if below {
-		pow = 0
-	}
-	return p * pow * 2
-}

@@ -335,11 +335,37 @@ func IteratorStrides(shape []int, inputs ...*tensor.Tensor) []int {
 		}
 		ops = append(ops, st)
 	}
+	perm := reorderDims(shape, ops, false)
+	out := make([]int, n)
+	next := 1
+	for _, d := range perm {
+		out[d] = next
+		next *= shape[d]
+	}
+	return out
+}
+
+// reorderDims is TensorIterator's reorder_dimensions: the dimensions of
+// shape, innermost first, ordered by the operands' strides (ops, each in
+// the shape's dims), in order, skipping zero (broadcast or reduced)
+// strides; equal strides put the smaller size innermost. With reduction,
+// ops[0] is the output and its reduced (zero-stride) dimensions go first.
+func reorderDims(shape []int, ops [][]int, reduction bool) []int {
+	n := len(shape)
 	perm := make([]int, n)
 	for i := range perm {
 		perm[i] = n - 1 - i
 	}
+	// shouldSwap: 1 if d0 should come after d1, -1 before, 0 undecided.
 	shouldSwap := func(d0, d1 int) int {
+		if reduction {
+			if z0, z1 := ops[0][d0] == 0, ops[0][d1] == 0; z0 != z1 {
+				if z1 {
+					return 1
+				}
+				return -1
+			}
+		}
 		for _, st := range ops {
 			s0, s1 := st[d0], st[d1]
 			if s0 == 0 || s1 == 0 {
@@ -369,13 +395,7 @@ func IteratorStrides(shape []int, inputs ...*tensor.Tensor) []int {
 			}
 		}
 	}
-	out := make([]int, n)
-	next := 1
-	for _, d := range perm {
-		out[d] = next
-		next *= shape[d]
-	}
-	return out
+	return perm
 }
 
 // Restride returns a tensor with the values of t laid out with the given

@@ -106,51 +106,7 @@ func sumLayout(shape, strides []int, reduced []bool) []sumDim {
 	if n == 0 {
 		return nil
 	}
-	perm := make([]int, n)
-	for i := range perm {
-		perm[i] = n - 1 - i
-	}
-	// shouldSwap: 1 if d0 should come after d1, -1 before, 0 undecided.
-	shouldSwap := func(d0, d1 int) int {
-		// Operand 0, the output: reduced dimensions first.
-		s0, s1 := outStr[d0], outStr[d1]
-		if (s0 == 0) != (s1 == 0) {
-			if s1 == 0 {
-				return 1
-			}
-			return -1
-		}
-		for _, st := range [][]int{outStr, strides} {
-			s0, s1 := st[d0], st[d1]
-			if s0 == 0 || s1 == 0 {
-				continue
-			}
-			if s0 < s1 {
-				return -1
-			}
-			if s0 > s1 {
-				return 1
-			}
-			if shape[d0] > shape[d1] {
-				return 1
-			}
-		}
-		return 0
-	}
-	if n > 1 {
-		for i := 1; i < n; i++ {
-			d1 := i
-			for d0 := i - 1; d0 >= 0; d0-- {
-				c := shouldSwap(perm[d0], perm[d1])
-				if c > 0 {
-					perm[d0], perm[d1] = perm[d1], perm[d0]
-					d1 = d0
-				} else if c < 0 {
-					break
-				}
-			}
-		}
-	}
+	perm := reorderDims(shape, [][]int{outStr, strides}, true)
 	dims := make([]sumDim, n)
 	for i, d := range perm {
 		dims[i] = sumDim{shape[d], strides[d], outStr[d]}

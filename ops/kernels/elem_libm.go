@@ -27,34 +27,14 @@ import "math"
 // sum to float32 is correct unless it lands exactly halfway between two
 // float32 values (or in the float32 subnormal range), where the sum's
 // rounding error decides: there the sum is rounded to odd in float64 first,
-// which makes the final rounding to float32 correct.
+// which makes the final rounding to float32 correct ([FMA32], the slow
+// path).
 func fmaf(a, b, c float32) float32 {
 	s := float64(a)*float64(b) + float64(c)
 	if bits := math.Float64bits(s); bits&0x1fffffff != 0x10000000 && bits&0x7ff0000000000000 >= 0x3810000000000000 {
 		return float32(s) // not a float32 halfway case, not float32-subnormal (inf and NaN included)
 	}
-	return fmafSlow(a, b, c)
-}
-
-func fmafSlow(a, b, c float32) float32 {
-	p := float64(a) * float64(b)
-	cc := float64(c)
-	s := p + cc
-	if math.IsInf(s, 0) || s != s || math.IsInf(p, 0) || math.IsInf(cc, 0) {
-		return float32(s)
-	}
-	// TwoSum: err is the exact rounding error of s.
-	bb := s - p
-	err := (p - (s - bb)) + (cc - bb)
-	if bits := math.Float64bits(s); err != 0 && bits&1 == 0 {
-		if (err > 0) == (s > 0) {
-			bits++
-		} else {
-			bits--
-		}
-		s = math.Float64frombits(bits)
-	}
-	return float32(s)
+	return FMA32(a, b, c)
 }
 
 // cvtps2dq is _mm256_cvtps_epi32: round to nearest even, INT_MIN when out
@@ -316,18 +296,26 @@ func dfAddDF(x df, y float32) df { // dfadd_vf2_vf2_vf
 	return df{s, ((x.x - s) + y) + x.y}
 }
 
-// sleefLogf is one lane of Sleef_logf8_u10 (sleefsimdsp.c xlogf_u1, AVX2),
-// the Vectorized<float>::log of ATen.
-func sleefLogf(d float32) float32 {
+// sleefLogReduce is the argument reduction of Sleef's logf and logkf:
+// d = m·2^e with m in [0.75, 1.5), d scaled by 2^64 first when below
+// FLT_MIN.
+func sleefLogReduce(d float32) (m float32, e int32) {
 	o := d < math.Float32frombits(0x00800000) // FLT_MIN
 	if o {
 		d *= float32(1<<32) * float32(1<<32)
 	}
-	e := int32((math.Float32bits(d*(1.0/0.75))>>23)&0xff) - 0x7f
-	m := math.Float32frombits(uint32(int32(math.Float32bits(d)) + (-e << 23)))
+	e = int32((math.Float32bits(d*(1.0/0.75))>>23)&0xff) - 0x7f
+	m = math.Float32frombits(uint32(int32(math.Float32bits(d)) + (-e << 23)))
 	if o {
 		e -= 64
 	}
+	return m, e
+}
+
+// sleefLogf is one lane of Sleef_logf8_u10 (sleefsimdsp.c xlogf_u1, AVX2),
+// the Vectorized<float>::log of ATen.
+func sleefLogf(d float32) float32 {
+	m, e := sleefLogReduce(d)
 	s := dfMulDF(df{0.69314718246459960938, -1.904654323148236017e-09}, float32(e))
 	x := dfDiv(dfAdd2F(-1, m), dfAdd2F(1, m))
 	x2 := x.x * x.x
@@ -355,15 +343,7 @@ func dfNormalize(t df) df { // dfnormalize_vf2_vf2
 
 // sleefLogk is Sleef's logkf: log of a float as a double-float.
 func sleefLogk(d float32) df {
-	o := d < math.Float32frombits(0x00800000)
-	if o {
-		d *= float32(1<<32) * float32(1<<32)
-	}
-	e := int32((math.Float32bits(d*(1.0/0.75))>>23)&0xff) - 0x7f
-	m := math.Float32frombits(uint32(int32(math.Float32bits(d)) + (-e << 23)))
-	if o {
-		e -= 64
-	}
+	m, e := sleefLogReduce(d)
 	x := dfDiv(dfAdd2F(-1, m), dfAdd2F(1, m))
 	x2 := dfSqu(x)
 	t := float32(0.240320354700088500976562)

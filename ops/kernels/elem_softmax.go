@@ -99,6 +99,13 @@ func reduceAll(data []float32, f func(float32) float32, op func(a, b float32) fl
 	for l := 0; l < n-d; l++ {
 		acc[l] = op(acc[l], f(data[d+l]))
 	}
+	return reduceLanes(acc, op)
+}
+
+// reduceLanes is vec_reduce_all on an AVX2 float vector: op across the
+// lanes pairwise, the 128-bit halves first, then the 64-bit pairs, then
+// the neighbours.
+func reduceLanes(acc [8]float32, op func(a, b float32) float32) float32 {
 	for _, m := range []int{4, 2, 1} {
 		var next [8]float32
 		for l := range acc {
@@ -135,37 +142,37 @@ func softmaxInner(y, x []float32, outer, D, inner int) {
 	for o := 0; o < outer; o++ {
 		base := o * D * inner
 		for i := 0; i < inner; i++ {
-			at := func(k int) int { return base + k*inner + i }
+			p := base + i
 			if i < vecEnd {
-				m := x[at(0)]
+				m := x[p]
 				for k := 1; k < D; k++ {
-					m = vecMaximum(m, x[at(k)])
+					m = vecMaximum(m, x[p+k*inner])
 				}
 				var sum float32
 				for k := 0; k < D; k++ {
-					e := softmaxExp(x[at(k)] - m)
-					y[at(k)] = e
+					e := softmaxExp(x[p+k*inner] - m)
+					y[p+k*inner] = e
 					sum += e
 				}
 				for k := 0; k < D; k++ {
-					y[at(k)] /= sum
+					y[p+k*inner] /= sum
 				}
 				continue
 			}
-			m := x[at(0)]
+			m := x[p]
 			for k := 1; k < D; k++ {
-				if v := x[at(k)]; m < v { // std::max
+				if v := x[p+k*inner]; m < v { // std::max
 					m = v
 				}
 			}
 			var sum float32
 			for k := 0; k < D; k++ {
-				e := glibcExpf(x[at(k)] - m)
-				y[at(k)] = e
+				e := glibcExpf(x[p+k*inner] - m)
+				y[p+k*inner] = e
 				sum += e
 			}
 			for k := 0; k < D; k++ {
-				y[at(k)] /= sum
+				y[p+k*inner] /= sum
 			}
 		}
 	}
@@ -181,24 +188,24 @@ func logSoftmaxInner(y, x []float32, outer, D, inner int) {
 			vecEnd := size - size%8
 			for j := 0; j < size; j++ {
 				i := c0 + j
-				at := func(k int) int { return base + k*inner + i }
+				p := base + i
 				m := float32(math.Inf(-1))
 				for k := 0; k < D; k++ {
-					if v := x[at(k)]; v > m {
+					if v := x[p+k*inner]; v > m {
 						m = v
 					}
 				}
 				var sum float32
 				for k := 0; k < D; k++ {
 					if j < vecEnd {
-						sum += softmaxExp(x[at(k)] - m)
+						sum += softmaxExp(x[p+k*inner] - m)
 					} else {
-						sum += glibcExpf(x[at(k)] - m)
+						sum += glibcExpf(x[p+k*inner] - m)
 					}
 				}
 				ls := sleefLogf(sum)
 				for k := 0; k < D; k++ {
-					y[at(k)] = x[at(k)] - m - ls
+					y[p+k*inner] = x[p+k*inner] - m - ls
 				}
 			}
 		}
@@ -215,13 +222,13 @@ func softmaxInnerReduced(y, x []float32, outer, D, inner int, round func(float32
 	for o := 0; o < outer; o++ {
 		base := o * D * inner
 		for i := 0; i < inner; i++ {
-			at := func(k int) int { return base + k*inner + i }
+			p := base + i
 			vec := i < vecEnd
-			m := x[at(0)]
+			m := x[p]
 			for k := 1; k < D; k++ {
 				if vec {
-					m = vecMaximum(m, x[at(k)])
-				} else if v := x[at(k)]; m < v {
+					m = vecMaximum(m, x[p+k*inner])
+				} else if v := x[p+k*inner]; m < v {
 					m = v
 				}
 			}
@@ -229,18 +236,18 @@ func softmaxInnerReduced(y, x []float32, outer, D, inner int, round func(float32
 			for k := 0; k < D; k++ {
 				var e float32
 				if vec {
-					e = softmaxExp(x[at(k)] - m)
+					e = softmaxExp(x[p+k*inner] - m)
 				} else {
-					e = glibcExpf(x[at(k)] - m)
+					e = glibcExpf(x[p+k*inner] - m)
 				}
 				sum += e
 				if !vec {
 					e = round(e)
 				}
-				y[at(k)] = e
+				y[p+k*inner] = e
 			}
 			for k := 0; k < D; k++ {
-				y[at(k)] /= sum
+				y[p+k*inner] /= sum
 			}
 		}
 	}
@@ -271,16 +278,6 @@ func reduceAll16(data []float32, f func(float32) float32, op func(a, b float32) 
 		}
 		return v
 	}
-	tree := func(acc [8]float32) float32 {
-		for _, m := range []int{4, 2, 1} {
-			var next [8]float32
-			for l := range acc {
-				next[l] = op(acc[l], acc[l^m])
-			}
-			acc = next
-		}
-		return acc[0]
-	}
 	if n < 16 {
 		v0 := load(0, min(n, 8))
 		if n > 8 {
@@ -288,7 +285,7 @@ func reduceAll16(data []float32, f func(float32) float32, op func(a, b float32) 
 			for l := 0; l < n-8; l++ {
 				v0[l] = op(v0[l], v1[l])
 			}
-			return tree(v0)
+			return reduceLanes(v0, op)
 		}
 		acc := v0[0]
 		for l := 1; l < n; l++ {
@@ -324,7 +321,7 @@ func reduceAll16(data []float32, f func(float32) float32, op func(a, b float32) 
 	for l := range a0 {
 		a0[l] = op(a0[l], a1[l])
 	}
-	return tree(a0)
+	return reduceLanes(a0, op)
 }
 
 // softmaxLastDimReduced is softmax and log_softmax along the last dim for
@@ -362,14 +359,7 @@ func softmaxLastDimReduced(y, x []float32, logOut bool, round func(float32) floa
 				acc[l] = vecMaximum(acc[l], x[d+l])
 			}
 		}
-		for _, k := range []int{4, 2, 1} {
-			var next [8]float32
-			for l := range acc {
-				next[l] = vecMaximum(acc[l], acc[l^k])
-			}
-			acc = next
-		}
-		m = acc[0]
+		m = reduceLanes(acc, vecMaximum)
 	}
 	for _, v := range x[d0:] {
 		if m < v { // std::max(max_val, data_val)
@@ -385,14 +375,7 @@ func softmaxLastDimReduced(y, x []float32, logOut bool, round func(float32) floa
 			acc[l] += e
 		}
 	}
-	for _, k := range []int{4, 2, 1} {
-		var next [8]float32
-		for l := range acc {
-			next[l] = acc[l] + acc[l^k]
-		}
-		acc = next
-	}
-	sum := acc[0]
+	sum := reduceLanes(acc, vecAdd)
 	for d := d1; d < n; d++ {
 		e := glibcExpf(x[d] - m)
 		y[d] = e
