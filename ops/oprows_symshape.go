@@ -91,10 +91,12 @@ func TypeAccepts(want, got Type) bool {
 		if !ok || len(w.Elems) != len(g.Elems) {
 			return false
 		}
-		return !slices.ContainsFunc(w.Elems, func(e Type) bool {
-			i := slices.Index(w.Elems, e)
-			return !TypeAccepts(e, g.Elems[i])
-		})
+		for i, e := range w.Elems {
+			if !TypeAccepts(e, g.Elems[i]) {
+				return false
+			}
+		}
+		return true
 	}
 	return false
 }
