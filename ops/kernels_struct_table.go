@@ -88,7 +88,8 @@ func tensorList(r *argReader, f func() ([]*tensor.Tensor, error)) (Value, error)
 }
 
 // withStructKernels returns the aten kernel map with structKernels laid
-// over it: the merged table buildDefault attaches.
+// over it and the layout rules applied: the merged table buildDefault
+// attaches.
 func withStructKernels(aten map[string]KernelFunc) map[string]KernelFunc {
 	out := maps.Clone(aten)
 	maps.Copy(out, structKernels)
