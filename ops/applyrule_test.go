@@ -46,4 +46,9 @@ func TestApplyRuleSymbols(t *testing.T) {
 	require.True(t, TypeAccepts(open, Plain(tensor.Float32, 6, 8)))
 	require.False(t, TypeAccepts(open, Plain(tensor.Float32, 6, 9)))
 	require.False(t, TypeAccepts(sym([]int64{DynamicDim, 8}, "s0", ""), sym([]int64{DynamicDim, 8}, "s1", "")))
+
+	// Tuples compare element by element.
+	pair := func(a, b Type) TupleType { return TupleType{Elems: []Type{a, b}} }
+	require.True(t, TypeAccepts(pair(open, Plain(tensor.Float32, 2)), pair(Plain(tensor.Float32, 6, 8), Plain(tensor.Float32, 2))))
+	require.False(t, TypeAccepts(pair(open, Plain(tensor.Float32, 2)), pair(Plain(tensor.Float32, 6, 9), Plain(tensor.Float32, 2))))
 }

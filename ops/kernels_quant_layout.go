@@ -24,26 +24,13 @@ var qdqLayoutOps = map[string]bool{
 	"quantized_decomposed.convert_element_type.no_fuse":   true,
 }
 
-// withQDQLayout returns quant with the kernels of qdqLayoutOps wrapped so
-// that a result takes its input's layout, as TensorIterator lays it out
-// (kernels.IteratorStrides of the input alone: the scales and zero points
+// withQDQLayout wraps a kernel of qdqLayoutOps so that a new contiguous
+// result takes its input's layout, as TensorIterator lays it out
+// (kernels.IteratorStrides of argument 0 alone: the scales and zero points
 // do not take part). A quantized program whose activations are transposed
 // (a Llama block's rotary embedding feeds q/dq pairs before attention) then
 // has PyTorch's strides after every q/dq node.
-func withQDQLayout(quant map[string]KernelFunc) map[string]KernelFunc {
-	out := make(map[string]KernelFunc, len(quant))
-	for k, f := range quant {
-		if qdqLayoutOps[k] {
-			f = inputLayout(f)
-		}
-		out[k] = f
-	}
-	return out
-}
-
-// inputLayout wraps f so that a new contiguous result is laid out as its
-// first argument is.
-func inputLayout(f KernelFunc) KernelFunc {
+func withQDQLayout(f KernelFunc) KernelFunc {
 	return func(args []Value) (Value, error) {
 		v, err := f(args)
 		if err != nil || len(args) == 0 {

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -87,33 +88,35 @@ func tensorList(r *argReader, f func() ([]*tensor.Tensor, error)) (Value, error)
 }
 
 // withStructKernels returns the aten kernel map with structKernels laid
-// over it: the merged table buildDefault attaches.
+// over it and the layout rules applied: the merged table buildDefault
+// attaches.
 func withStructKernels(aten map[string]KernelFunc) map[string]KernelFunc {
-	out := make(map[string]KernelFunc, len(aten)+len(structKernels))
-	for k, f := range aten {
-		out[k] = f
-	}
-	for k, f := range structKernels {
-		out[k] = f
-	}
+	out := maps.Clone(aten)
+	maps.Copy(out, structKernels)
 	return withLayoutRules(out)
 }
 
-// withLayoutRules wraps the kernels of m whose results PyTorch lays out
-// after their inputs: the elementwise ops (TensorIterator's layout) and
-// the convolutions (a channels-last input's layout). m is changed in
-// place and returned.
-func withLayoutRules(out map[string]KernelFunc) map[string]KernelFunc {
-	for k, f := range out {
+// withLayoutRules returns a copy of m with the kernels wrapped whose
+// results PyTorch lays out after their inputs: the elementwise ops
+// (TensorIterator's layout), the convolutions (a channels-last input's
+// layout), the ops of inputLayoutOps and the quantize and dequantize ops
+// of qdqLayoutOps.
+func withLayoutRules(m map[string]KernelFunc) map[string]KernelFunc {
+	out := make(map[string]KernelFunc, len(m))
+	for k, f := range m {
 		if name, _, ok := strings.Cut(strings.TrimPrefix(k, "aten."), "."); ok && layoutOps[name] {
-			out[k] = withIteratorLayout(name, f)
+			f = withIteratorLayout(name, f)
 		}
 		if convOps[k] {
-			out[k] = withConvLayout(out[k])
+			f = withConvLayout(f)
 		}
 		if inputLayoutOps[k] {
-			out[k] = withInputLayout(out[k])
+			f = withInputLayout(f)
 		}
+		if qdqLayoutOps[k] {
+			f = withQDQLayout(f)
+		}
+		out[k] = f
 	}
 	return out
 }

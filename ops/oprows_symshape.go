@@ -91,10 +91,12 @@ func TypeAccepts(want, got Type) bool {
 		if !ok || len(w.Elems) != len(g.Elems) {
 			return false
 		}
-		return !slices.ContainsFunc(w.Elems, func(e Type) bool {
-			i := slices.Index(w.Elems, e)
-			return !TypeAccepts(e, g.Elems[i])
-		})
+		for i, e := range w.Elems {
+			if !TypeAccepts(e, g.Elems[i]) {
+				return false
+			}
+		}
+		return true
 	}
 	return false
 }
@@ -152,6 +154,9 @@ const (
 // (TypeAccepts). Without symbolic inputs, or when the rule refuses the
 // sentinel sizes, it is rule(args).
 func ApplyRule(rule TypeFunc, args []Value) (Type, error) {
+	if !hasSymbolic(args) {
+		return rule(args) // static types: the rule alone, no copies
+	}
 	var order []string
 	index := map[string]int64{}
 	var subst func(v Value, base int64) Value
@@ -192,9 +197,6 @@ func ApplyRule(rule TypeFunc, args []Value) (Type, error) {
 			return out
 		}
 		return v
-	}
-	if !hasSymbolic(args) {
-		return rule(args) // static types: the rule alone, no copies
 	}
 	run := func(base int64) (Type, error) {
 		sargs := make([]Value, len(args))

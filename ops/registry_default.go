@@ -3,7 +3,6 @@ package ops
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 )
@@ -56,7 +55,7 @@ func buildDefaultFrom(table *opTable) (*Registry, error) {
 	for _, tbl := range []struct {
 		name    string
 		kernels map[string]KernelFunc
-	}{{"quantKernels", withQDQLayout(quantKernels)}, {"atenKernels", withStructKernels(atenKernels)}, {"elemKernels", withLayoutRules(maps.Clone(elemKernels))}, {"symshapeKernels", symshapeKernels}} {
+	}{{"quantKernels", withLayoutRules(quantKernels)}, {"atenKernels", withStructKernels(atenKernels)}, {"elemKernels", withLayoutRules(elemKernels)}, {"symshapeKernels", symshapeKernels}} {
 		keys := make([]string, 0, len(tbl.kernels))
 		for k := range tbl.kernels {
 			keys = append(keys, k)

@@ -449,15 +449,15 @@ func coerceDefault(base string, v Value) Value {
 	case "float":
 		return float64(i)
 	case "ScalarType":
-		if d, ok := dtypeOfScalarType(i); ok {
+		if d, ok := c10ScalarTypes[i]; ok {
 			return d
 		}
 	case "MemoryFormat":
-		if m, ok := memoryFormatOfCode(i); ok {
+		if m, ok := c10MemoryFormats[i]; ok {
 			return m
 		}
 	case "Layout":
-		if l, ok := layoutOfCode(i); ok {
+		if l, ok := c10Layouts[i]; ok {
 			return l
 		}
 	}

@@ -32,12 +32,6 @@ var (
 	c10Layouts       = map[int64]Layout{0: LayoutStrided, 1: LayoutSparseCoo, 2: LayoutSparseCsr, 3: LayoutMkldnn, 4: LayoutSparseCsc, 5: LayoutSparseBsr, 6: LayoutSparseBsc}
 )
 
-func dtypeOfScalarType(i int64) (tensor.DType, bool) { d, ok := c10ScalarTypes[i]; return d, ok }
-
-func memoryFormatOfCode(i int64) (MemoryFormat, bool) { m, ok := c10MemoryFormats[i]; return m, ok }
-
-func layoutOfCode(i int64) (Layout, bool) { l, ok := c10Layouts[i]; return l, ok }
-
 // c10Code returns the c10 number of an enum value, as PyTorch prints it in
 // a schema default.
 func c10Code(v Value) (int64, bool) {

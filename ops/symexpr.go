@@ -294,7 +294,7 @@ type SymAssumption struct {
 // symbol's assumption text in order of appearance. Kinds other than
 // those of [SymKind] are refused, naming the function.
 func ParseSympy(s string) (*SymExpr, []SymAssumption, bool, error) {
-	p := &symParser{src: s}
+	p := &symParser{textCursor: textCursor{src: s}}
 	p.space()
 	if !p.sreprStart() {
 		e, err := ParseSymExpr(s)
@@ -315,7 +315,7 @@ func ParseSympy(s string) (*SymExpr, []SymAssumption, bool, error) {
 // sympy's str form of simple expressions): integers, symbols, "+", "-"
 // before an integer, "*", "//", parentheses and Mod/Min/Max calls.
 func ParseSymExpr(s string) (*SymExpr, error) {
-	p := &symParser{src: s}
+	p := &symParser{textCursor: textCursor{src: s}}
 	e, err := p.sum()
 	if err != nil {
 		return nil, err
@@ -328,8 +328,7 @@ func ParseSymExpr(s string) (*SymExpr, error) {
 }
 
 type symParser struct {
-	src    string
-	pos    int
+	textCursor
 	depth  int
 	assume []SymAssumption
 }
@@ -341,35 +340,11 @@ func (p *symParser) errf(format string, args ...any) error {
 	return fmt.Errorf("%w %q: at offset %d: %s", ErrSymExpr, p.src, p.pos, fmt.Sprintf(format, args...))
 }
 
-func (p *symParser) space() {
-	for p.pos < len(p.src) && p.src[p.pos] == ' ' {
-		p.pos++
-	}
-}
-
-func (p *symParser) accept(tok string) bool {
-	p.space()
-	if strings.HasPrefix(p.src[p.pos:], tok) {
-		p.pos += len(tok)
-		return true
-	}
-	return false
-}
-
 func (p *symParser) expect(tok string) error {
 	if !p.accept(tok) {
 		return p.errf("want %q", tok)
 	}
 	return nil
-}
-
-func (p *symParser) ident() string {
-	p.space()
-	at := p.pos
-	for p.pos < len(p.src) && isIdentByte(p.src[p.pos], p.pos == at) {
-		p.pos++
-	}
-	return p.src[at:p.pos]
 }
 
 func (p *symParser) integer() (int64, error) {

@@ -79,12 +79,6 @@ func (p *typeParser) errf(format string, a ...any) error {
 	return &TypeSyntaxError{Text: p.src, Pos: p.pos, Msg: fmt.Sprintf(format, a...)}
 }
 
-func (p *typeParser) space() {
-	for p.pos < len(p.src) && p.src[p.pos] == ' ' {
-		p.pos++
-	}
-}
-
 func (p *typeParser) peekByte() byte {
 	p.space()
 	if p.pos < len(p.src) {
@@ -93,29 +87,11 @@ func (p *typeParser) peekByte() byte {
 	return 0
 }
 
-func (p *typeParser) accept(s string) bool {
-	p.space()
-	if strings.HasPrefix(p.src[p.pos:], s) {
-		p.pos += len(s)
-		return true
-	}
-	return false
-}
-
 func (p *typeParser) expect(s string) error {
 	if !p.accept(s) {
 		return p.errf("want %q, found %s", s, p.found())
 	}
 	return nil
-}
-
-func (p *typeParser) ident() string {
-	p.space()
-	start := p.pos
-	for p.pos < len(p.src) && isIdentByte(p.src[p.pos], p.pos == start) {
-		p.pos++
-	}
-	return p.src[start:p.pos]
 }
 
 // typ parses one type; it returns nil for a bare "?" (a missing tuple element).
