@@ -55,6 +55,7 @@ var impRules = []importRule{
 	{pkg: "constfold", may: impJoin([]string{"metadata", "fxgraph/interp"}, impFxgraph, impOps)},
 	{pkg: "reftransform", may: impJoin([]string{"metadata"}, impFxgraph, impOps)},
 	{pkg: "convert", may: impJoin([]string{"reftransform", "constfold", "metadata", "observers", "typed", "fxgraph/interp"}, impFxgraph, impOps)},
+	{pkg: "numdebug", may: impJoin([]string{"fxgraph/interp"}, impFxgraph, impOps)},
 	{pkg: "pt2", may: impJoin(impFxgraph, impOps, impAtomic)},
 	// typed (spec/typed-rewrites.md) is a pass package like reftransform;
 	// it is not in STYLE.md 2.1's table, so its layer is set here.
