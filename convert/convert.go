@@ -194,6 +194,9 @@ func replaceObserver(g *fxgraph.Graph, obsNode *fxgraph.Node, o observers.Observ
 		dqKw = []fxgraph.Kwarg{{Name: "out_dtype", Value: tt.DType()}}
 	}
 	fromNode := observerFromNode(obsNode, opts.FromNodeGraphID)
+	// q and dq are created from the observer and inherit its numeric debug
+	// handle (torchao: the observer's from_node, and before that its handle).
+	handle := obsNode.Meta.NumericDebugHandle
 	var final *fxgraph.Node
 	switch plan.Kind {
 	case observers.PlanRemove:
@@ -203,6 +206,7 @@ func replaceObserver(g *fxgraph.Graph, obsNode *fxgraph.Node, o observers.Observ
 		q := g.Call(qPerTensor, x, plan.Scale, plan.ZeroPoint, plan.QuantMin, plan.QuantMax, plan.Dtype)
 		dq := g.CallKw(dqPerTensor, []ops.Value{q, plan.Scale, plan.ZeroPoint, plan.QuantMin, plan.QuantMax, plan.Dtype}, dqKw)
 		q.Meta.FromNode, dq.Meta.FromNode = fromNode, fromNode
+		q.Meta.NumericDebugHandle, dq.Meta.NumericDebugHandle = handle, handle
 		final = dq
 	case observers.PlanPerChannel:
 		scope := scopeOf(x)
@@ -216,6 +220,7 @@ func replaceObserver(g *fxgraph.Graph, obsNode *fxgraph.Node, o observers.Observ
 		q := g.Call(qPerChannel, x, s, z, axis, plan.QuantMin, plan.QuantMax, plan.Dtype)
 		dq := g.CallKw(dqPerChannel, []ops.Value{q, s, z, axis, plan.QuantMin, plan.QuantMax, plan.Dtype}, dqKw)
 		q.Meta.FromNode, dq.Meta.FromNode = fromNode, fromNode
+		q.Meta.NumericDebugHandle, dq.Meta.NumericDebugHandle = handle, handle
 		final = dq
 	case observers.PlanDynamic:
 		choose := chooseQParams
@@ -228,6 +233,7 @@ func replaceObserver(g *fxgraph.Graph, obsNode *fxgraph.Node, o observers.Observ
 		q := g.Call(qPerTensorTensor, x, s, z, plan.QuantMin, plan.QuantMax, plan.Dtype)
 		dq := g.CallKw(dqPerTensorTensor, []ops.Value{q, s, z, plan.QuantMin, plan.QuantMax, plan.Dtype}, dqKw)
 		q.Meta.FromNode, dq.Meta.FromNode = fromNode, fromNode
+		q.Meta.NumericDebugHandle, dq.Meta.NumericDebugHandle = handle, handle
 		final = dq
 	case observers.PlanFloat16:
 		a := g.Call(convertNoFuse, x, tensor.Float16)

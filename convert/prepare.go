@@ -709,6 +709,9 @@ func insertObservers(g *fxgraph.Graph, reg *ops.Registry, bufferList []string, c
 		}
 		on := insert(n, o)
 		on.Meta.FromNode = n.Meta.FromNode
+		// The output observer inherits n's numeric debug handle, as
+		// torchao's prepare gave it before from_node replaced handles.
+		on.Meta.NumericDebugHandle = n.Meta.NumericDebugHandle
 		g.ReplaceAllUsesWith(n, on, func(u *fxgraph.Node) bool { return u == on })
 	}
 	return nil

@@ -1,9 +1,13 @@
 package numdebug
 
 import (
-	"errors"
+	"fmt"
+	"math"
+	"slices"
 
 	"github.com/fxquant/fxquant/fxgraph"
+	"github.com/fxquant/fxquant/fxgraph/interp"
+	"github.com/fxquant/fxquant/ops"
 	"github.com/fxquant/fxquant/ops/tensor"
 )
 
@@ -18,15 +22,27 @@ type Result struct {
 	// Target is the float node's target ("aten.conv2d.default").
 	Target string
 	// SQNR is torchao's compute_sqnr of the quantized value against the
-	// float one, in dB (+Inf when they are equal).
+	// float one, in dB (+Inf when they are equal): 20 log10(‖q‖ / ‖q − f‖)
+	// with the quantized value q as the signal, as torchao's
+	// compare_results calls compute_sqnr(actual, ref). Over several batches
+	// the norms run over every batch's elements together.
 	SQNR float64
 	// MaxAbsErr is the largest |float - quantized| over all elements.
 	MaxAbsErr float64
 	// Min and Max are the float value's range.
 	Min, Max float64
 	// Growth is how much SQNR the node loses over its worst input (dB;
-	// positive means the node adds error).
+	// positive means the node adds error). The inputs are the float
+	// node's argument nodes that have a Result; inputs without error (or
+	// none) count as +Inf dB, so a node that is the first to lose
+	// precision has Growth +Inf, and a node without error has Growth 0.
 	Growth float64
+	// BatchSQNR is SQNR for each batch alone: torchao's per-call numbers
+	// (NodeAccuracySummary.results[i].sqnr).
+	BatchSQNR []float64
+	// Numel is the number of elements compared per batch (the elements of
+	// every tensor of a tuple value together).
+	Numel int
 }
 
 // Comparison is the result of Compare: one Result per handle present in
@@ -34,15 +50,316 @@ type Result struct {
 type Comparison struct {
 	Results []Result
 	// WorstGrowth indexes Results: the node whose error grows most over
-	// its inputs (-1 when there is none).
+	// its inputs (-1 when there is none). A finite positive Growth wins
+	// over +Inf (every first quantized node has +Inf); among +Inf ones,
+	// the lowest SQNR; among equals, the first in graph order.
 	WorstGrowth int
+	// Batches is the number of input batches compared.
+	Batches int
 }
 
-// ErrNotImplemented is returned by the skeleton until the debugger lands.
-var ErrNotImplemented = errors.New("numdebug: not implemented")
+// Worst returns the indexes of Results of the k lowest SQNRs, lowest
+// first (graph order among equal SQNRs); NaN sorts first, +Inf last.
+func (c *Comparison) Worst(k int) []int {
+	idx := make([]int, len(c.Results))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		x, y := c.Results[a].SQNR, c.Results[b].SQNR
+		switch {
+		case math.IsNaN(x) && math.IsNaN(y):
+			return 0
+		case math.IsNaN(x):
+			return -1
+		case math.IsNaN(y):
+			return 1
+		case x < y:
+			return -1
+		case x > y:
+			return 1
+		}
+		return 0
+	})
+	return idx[:min(k, len(idx))]
+}
+
+// accum gathers one handle's statistics over the batches.
+type accum struct {
+	sig, noise float64 // Σq², Σ(q-f)² over every batch
+	maxAbs     float64
+	min, max   float64
+	batch      []float64
+	numel      int
+	nan        bool
+}
+
+// captured is a float value kept until the quantized graph reaches the
+// node with the same handle: the tensors' elements as float32 (torchao
+// compares .to(torch.float32) values) and their shapes.
+type captured struct {
+	data   [][]float32
+	shapes [][]int
+	ok     bool
+}
 
 // Compare runs float and quant on every batch and compares the values of
-// the nodes that share a numeric debug handle.
+// the nodes that share a numeric debug handle, as torchao's
+// prepare_for_propagation_comparison, extract_results_from_loggers and
+// compare_results do: in each graph the value of a handle is that of the
+// last node holding it in graph order (torchao's loggers are keyed by the
+// handle, so the last one wins: the dequantize that follows a quantized
+// node). Handles whose values are not tensors (or tuples and lists of
+// tensors) are left out, as torchao's loss returns None for them.
+//
+// Each graph runs once per batch; the float graph's handled values of one
+// batch are kept until the quantized graph has used them, and the
+// statistics accumulate, so time is linear in the nodes and memory holds
+// one batch's handled float values. Values whose shapes differ fail with
+// an error naming the handle and both nodes.
 func Compare(float, quant *fxgraph.Graph, batches [][]*tensor.Tensor) (*Comparison, error) {
-	return nil, ErrNotImplemented
+	if float == nil || quant == nil {
+		return nil, fmt.Errorf("numdebug: compare: nil graph")
+	}
+	// The node holding each handle last, in each graph.
+	lastF, lastQ := map[int]*fxgraph.Node{}, map[int]*fxgraph.Node{}
+	for n := range float.All() {
+		if h := n.Meta.NumericDebugHandle; h != 0 {
+			lastF[h] = n
+		}
+	}
+	for n := range quant.All() {
+		if h := n.Meta.NumericDebugHandle; h != 0 {
+			lastQ[h] = n
+		}
+	}
+	// The compared handles, in float graph order.
+	var order []int
+	slot := map[int]int{} // handle -> index in order
+	fNode := map[*fxgraph.Node]int{}
+	qNode := map[*fxgraph.Node]int{}
+	for n := range float.All() {
+		h := n.Meta.NumericDebugHandle
+		if h == 0 || lastF[h] != n || lastQ[h] == nil {
+			continue
+		}
+		slot[h] = len(order)
+		fNode[n] = len(order)
+		qNode[lastQ[h]] = len(order)
+		order = append(order, h)
+	}
+	acc := make([]accum, len(order))
+	for i := range acc {
+		acc[i].min, acc[i].max = math.Inf(1), math.Inf(-1)
+	}
+	skip := make([]bool, len(order)) // not a tensor value
+	seen := make([]bool, len(order)) // compared at least once
+	vals := make([]captured, len(order))
+	for b, batch := range batches {
+		for i := range vals {
+			vals[i] = captured{}
+		}
+		_, err := interp.Run(float, batch, interp.Options{Release: true, Hook: func(n *fxgraph.Node, v ops.Value) error {
+			i, ok := fNode[n]
+			if !ok || skip[i] {
+				return nil
+			}
+			vals[i] = capture(v)
+			if !vals[i].ok {
+				skip[i] = true
+			}
+			return nil
+		}})
+		if err != nil {
+			return nil, fmt.Errorf("numdebug: float graph, batch %d: %w", b, err)
+		}
+		_, err = interp.Run(quant, batch, interp.Options{Release: true, Hook: func(n *fxgraph.Node, v ops.Value) error {
+			i, ok := qNode[n]
+			if !ok || skip[i] {
+				return nil
+			}
+			fv := vals[i]
+			vals[i] = captured{}
+			qv := capture(v)
+			if !qv.ok {
+				skip[i] = true
+				return nil
+			}
+			fn := lastF[order[i]]
+			if len(fv.shapes) != len(qv.shapes) {
+				return fmt.Errorf("handle %d: float node %q gives %d tensors, quantized node %q %d", order[i], fn.Name(), len(fv.shapes), n.Name(), len(qv.shapes))
+			}
+			for k := range fv.shapes {
+				if !slices.Equal(fv.shapes[k], qv.shapes[k]) {
+					return fmt.Errorf("handle %d: cannot compare float node %q of shape %v with quantized node %q of shape %v", order[i], fn.Name(), fv.shapes[k], n.Name(), qv.shapes[k])
+				}
+			}
+			acc[i].add(fv, qv)
+			seen[i] = true
+			return nil
+		}})
+		if err != nil {
+			return nil, fmt.Errorf("numdebug: quantized graph, batch %d: %w", b, err)
+		}
+	}
+	c := &Comparison{WorstGrowth: -1, Batches: len(batches)}
+	resIdx := map[int]int{} // handle -> index in c.Results
+	for i, h := range order {
+		if skip[i] || !seen[i] {
+			continue
+		}
+		a := &acc[i]
+		fn := lastF[h]
+		r := Result{
+			Handle: h, FloatNode: fn.Name(), QuantNode: lastQ[h].Name(), Target: fn.TargetName(),
+			SQNR: sqnr(a.sig, a.noise), MaxAbsErr: a.maxAbs, Min: a.min, Max: a.max,
+			BatchSQNR: a.batch, Numel: a.numel,
+		}
+		if a.nan {
+			r.SQNR, r.MaxAbsErr = math.NaN(), math.NaN()
+		}
+		if fn.Op() == fxgraph.CallFunction {
+			r.Target = fn.Target().String()
+		}
+		resIdx[h] = len(c.Results)
+		c.Results = append(c.Results, r)
+	}
+	for i := range c.Results {
+		r := &c.Results[i]
+		in := math.Inf(1)
+		for _, a := range lastF[r.Handle].InputNodes() {
+			if j, ok := resIdx[a.Meta.NumericDebugHandle]; ok && lastF[a.Meta.NumericDebugHandle] == a {
+				in = min(in, c.Results[j].SQNR)
+			}
+		}
+		switch {
+		case math.IsNaN(r.SQNR) || math.IsNaN(in):
+			r.Growth = math.NaN()
+		case math.IsInf(r.SQNR, 1):
+			r.Growth = 0
+		case math.IsInf(in, 1):
+			r.Growth = math.Inf(1)
+		default:
+			r.Growth = in - r.SQNR
+		}
+	}
+	c.WorstGrowth = worstGrowth(c.Results)
+	return c, nil
+}
+
+// worstGrowth picks Comparison.WorstGrowth.
+func worstGrowth(rs []Result) int {
+	best := -1
+	for i, r := range rs {
+		if math.IsNaN(r.Growth) || r.Growth <= 0 {
+			continue
+		}
+		if best < 0 {
+			best = i
+			continue
+		}
+		b := rs[best]
+		switch {
+		case math.IsInf(b.Growth, 1) && !math.IsInf(r.Growth, 1):
+			best = i
+		case math.IsInf(b.Growth, 1) && math.IsInf(r.Growth, 1):
+			if r.SQNR < b.SQNR {
+				best = i
+			}
+		case !math.IsInf(r.Growth, 1) && r.Growth > b.Growth:
+			best = i
+		}
+	}
+	return best
+}
+
+// sqnr is 10 log10(sig / noise) in dB: +Inf without noise.
+func sqnr(sig, noise float64) float64 {
+	if noise == 0 {
+		return math.Inf(1)
+	}
+	return 10 * math.Log10(sig/noise)
+}
+
+// add accumulates one batch's values of a handle.
+func (a *accum) add(f, q captured) {
+	var sig, noise float64
+	n := 0
+	for k := range f.data {
+		fd, qd := f.data[k], q.data[k]
+		n += len(fd)
+		for j, fx := range fd {
+			qx := float64(qd[j])
+			d := qx - float64(fx)
+			sig += qx * qx
+			noise += d * d
+			if math.IsNaN(d) {
+				a.nan = true
+				continue
+			}
+			a.maxAbs = max(a.maxAbs, math.Abs(d))
+			a.min = min(a.min, float64(fx))
+			a.max = max(a.max, float64(fx))
+		}
+	}
+	a.sig += sig
+	a.noise += noise
+	a.numel = n
+	a.batch = append(a.batch, sqnr(sig, noise))
+}
+
+// capture copies a node's value as float32 elements in row-major order: a
+// tensor, or a tuple or list of tensors; ok is false for anything else.
+func capture(v ops.Value) captured {
+	var c captured
+	var add func(v ops.Value) bool
+	add = func(v ops.Value) bool {
+		switch x := v.(type) {
+		case *tensor.Tensor:
+			d, ok := float32s(x)
+			if !ok {
+				return false
+			}
+			c.data = append(c.data, d)
+			c.shapes = append(c.shapes, x.Shape())
+			return true
+		case ops.Tuple:
+			for _, e := range x {
+				if !add(e) {
+					return false
+				}
+			}
+			return len(x) > 0
+		case ops.List:
+			for _, e := range x {
+				if !add(e) {
+					return false
+				}
+			}
+			return len(x) > 0
+		}
+		return false
+	}
+	c.ok = add(v)
+	return c
+}
+
+// float32s returns a copy of t's elements converted to float32.
+func float32s(t *tensor.Tensor) ([]float32, bool) {
+	if t.DType() == tensor.Float32 {
+		d, err := tensor.Data[float32](t)
+		if err != nil {
+			return nil, false
+		}
+		return slices.Clone(d), true
+	}
+	d, err := t.Float64s()
+	if err != nil {
+		return nil, false
+	}
+	out := make([]float32, len(d))
+	for i, x := range d {
+		out[i] = float32(x)
+	}
+	return out, true
 }

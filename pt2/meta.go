@@ -391,6 +391,7 @@ func metaFromSerialized(entries []kv, path string) (fxgraph.Meta, error) {
 			ok = len(m.TorchFn) == 2
 		case "custom":
 			m.Custom = s
+			m.NumericDebugHandle = customHandle(s)
 		case "from_node":
 			m.FromNode = s
 		default:
@@ -442,7 +443,7 @@ func serializedMeta(m fxgraph.Meta) []kv2 {
 	} else {
 		add("torch_fn", extra("torch_fn"))
 	}
-	add("custom", m.Custom)
+	add("custom", withCustomHandle(m.Custom, m.NumericDebugHandle))
 	add("from_node", m.FromNode)
 	for _, k := range m.ExtraKeys() {
 		name, ok := strings.CutPrefix(k, extraPrefix)
