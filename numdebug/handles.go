@@ -102,17 +102,38 @@ func greatestAncestor(fromNode string) (sourceKey, bool) {
 
 // AdoptHandles gives the nodes of quant that have no handle the handle of
 // the float node they descend from, found as torchao's current debugger
-// finds it: the two nodes' from_node records lead to the same greatest
-// ancestor (name and graph id). This is what a program quantized by
-// torchao needs: its quantize and dequantize nodes carry only from_node,
-// while the nodes torch.export re-traced keep meta["custom"]'s handle. It
-// returns how many nodes it gave a handle.
+// finds it: by the greatest ancestor of the node's from_node record (name
+// and graph id). This is what a program quantized by torchao needs: its
+// quantize and dequantize nodes carry only from_node, while the nodes
+// torch.export re-traced keep meta["custom"]'s handle.
+//
+// An ancestor is known to hold handle h when a float node with h has it
+// as greatest ancestor, or when a quant node that kept h has it. A float
+// program saved right after export has no from_node records: its nodes are
+// the roots themselves, named by their name and the graph id that quant's
+// handled nodes' roots reveal. It returns how many nodes it gave a handle.
 func AdoptHandles(float, quant *fxgraph.Graph) int {
 	byRoot := map[sourceKey]int{}
+	byName := map[string]int{} // float nodes without from_node: their own root
+	graphs := map[int64]bool{} // graph ids of the roots of quant's handled nodes
 	for n := range float.All() {
+		h := n.Meta.NumericDebugHandle
+		if h == 0 {
+			continue
+		}
+		if k, ok := greatestAncestor(n.Meta.FromNode); ok {
+			byRoot[k] = h
+		} else {
+			byName[n.Name()] = h
+		}
+	}
+	for n := range quant.All() {
 		if h := n.Meta.NumericDebugHandle; h != 0 {
 			if k, ok := greatestAncestor(n.Meta.FromNode); ok {
-				byRoot[k] = h
+				if _, dup := byRoot[k]; !dup {
+					byRoot[k] = h
+				}
+				graphs[k.graphID] = true
 			}
 		}
 	}
@@ -125,7 +146,11 @@ func AdoptHandles(float, quant *fxgraph.Graph) int {
 		if !ok {
 			continue
 		}
-		if h, ok := byRoot[k]; ok {
+		h, ok := byRoot[k]
+		if !ok && graphs[k.graphID] {
+			h, ok = byName[k.name]
+		}
+		if ok {
 			quant.SaveMeta(n)
 			n.Meta.NumericDebugHandle = h
 			adopted++
