@@ -56,6 +56,11 @@ type Comparison struct {
 	WorstGrowth int
 	// Batches is the number of input batches compared.
 	Batches int
+	// Output compares the values the two graphs return: every floating
+	// point output together, by the same measures (Handle 0, FloatNode
+	// and QuantNode "output"). It is nil when the graphs return no
+	// floating point tensor.
+	Output *Result
 }
 
 // Worst returns the indexes of Results of the k lowest SQNRs, lowest
@@ -155,11 +160,13 @@ func Compare(float, quant *fxgraph.Graph, batches [][]*tensor.Tensor) (*Comparis
 	skip := make([]bool, len(order)) // not a tensor value
 	seen := make([]bool, len(order)) // compared at least once
 	vals := make([]captured, len(order))
+	out := accum{min: math.Inf(1), max: math.Inf(-1)}
+	outSeen := false
 	for b, batch := range batches {
 		for i := range vals {
 			vals[i] = captured{}
 		}
-		_, err := interp.Run(float, batch, interp.Options{Release: true, Hook: func(n *fxgraph.Node, v ops.Value) error {
+		fo, err := interp.Run(float, batch, interp.Options{Release: true, Hook: func(n *fxgraph.Node, v ops.Value) error {
 			i, ok := fNode[n]
 			if !ok || skip[i] {
 				return nil
@@ -173,7 +180,7 @@ func Compare(float, quant *fxgraph.Graph, batches [][]*tensor.Tensor) (*Comparis
 		if err != nil {
 			return nil, fmt.Errorf("numdebug: float graph, batch %d: %w", b, err)
 		}
-		_, err = interp.Run(quant, batch, interp.Options{Release: true, Hook: func(n *fxgraph.Node, v ops.Value) error {
+		qo, err := interp.Run(quant, batch, interp.Options{Release: true, Hook: func(n *fxgraph.Node, v ops.Value) error {
 			i, ok := qNode[n]
 			if !ok || skip[i] {
 				return nil
@@ -201,6 +208,11 @@ func Compare(float, quant *fxgraph.Graph, batches [][]*tensor.Tensor) (*Comparis
 		if err != nil {
 			return nil, fmt.Errorf("numdebug: quantized graph, batch %d: %w", b, err)
 		}
+		ok, err := compareOutputs(&out, fo, qo)
+		if err != nil {
+			return nil, fmt.Errorf("numdebug: batch %d: %w", b, err)
+		}
+		outSeen = outSeen || ok
 	}
 	c := &Comparison{WorstGrowth: -1, Batches: len(batches)}
 	resIdx := map[int]int{} // handle -> index in c.Results
@@ -244,7 +256,45 @@ func Compare(float, quant *fxgraph.Graph, batches [][]*tensor.Tensor) (*Comparis
 		}
 	}
 	c.WorstGrowth = worstGrowth(c.Results)
+	if outSeen {
+		c.Output = &Result{FloatNode: "output", QuantNode: "output", Target: "output",
+			SQNR: sqnr(out.sig, out.noise), MaxAbsErr: out.maxAbs, Min: out.min, Max: out.max,
+			BatchSQNR: out.batch, Numel: out.numel}
+		if out.nan {
+			c.Output.SQNR, c.Output.MaxAbsErr = math.NaN(), math.NaN()
+		}
+	}
 	return c, nil
+}
+
+// compareOutputs accumulates one batch's floating point outputs of both
+// graphs into a (false when there is none).
+func compareOutputs(a *accum, fo, qo []ops.Value) (bool, error) {
+	if len(fo) != len(qo) {
+		return false, fmt.Errorf("the float graph returns %d values, the quantized one %d", len(fo), len(qo))
+	}
+	var f, q captured
+	for i := range fo {
+		ft, ok1 := fo[i].(*tensor.Tensor)
+		qt, ok2 := qo[i].(*tensor.Tensor)
+		if !ok1 || !ok2 || !ft.DType().IsFloat() {
+			continue
+		}
+		if !slices.Equal(ft.Shape(), qt.Shape()) {
+			return false, fmt.Errorf("output %d: float shape %v, quantized %v", i, ft.Shape(), qt.Shape())
+		}
+		fd, ok1 := float32s(ft)
+		qd, ok2 := float32s(qt)
+		if !ok1 || !ok2 {
+			continue
+		}
+		f.data, q.data = append(f.data, fd), append(q.data, qd)
+	}
+	if len(f.data) == 0 {
+		return false, nil
+	}
+	a.add(f, q)
+	return true, nil
 }
 
 // worstGrowth picks Comparison.WorstGrowth.

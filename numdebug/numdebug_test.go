@@ -151,6 +151,8 @@ func TestCompareHandCalculated(t *testing.T) {
 	assert.True(t, math.IsInf(res.Growth, 1), "the input x is exact")
 	assert.Equal(t, 0, c.WorstGrowth)
 	assert.Equal(t, 2, c.Batches)
+	require.NotNil(t, c.Output, "the graphs' outputs are compared too")
+	assert.InDelta(t, 10*math.Log10(249), c.Output.SQNR, 1e-9)
 
 	// Shapes that differ are an error naming both nodes.
 	quant.SetAttr("off", tensor.F32([]int{2, 1}, 0.125, 0.125))

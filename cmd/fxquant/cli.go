@@ -41,7 +41,7 @@ var commands = []command{
 
 // synopses holds each subcommand's arguments for its usage line.
 var synopses = map[string]string{
-	"run":    "[FILE] [--quantizer Q] [--reference] [--calibration N | --calibration-data FILE] [--calibration-budget SIZE] [-o OUT.pt2] [--dot OUT.dot] [--force] [--allow-opaque] [--annotate-by-target] [--own-activation-chains]",
+	"run":    "[FILE] [--quantizer Q] [--reference] [--calibration N | --calibration-data FILE] [--calibration-budget SIZE] [--eval-data FILE | --hold-back K] [-o OUT.pt2] [--dot OUT.dot] [--force] [--allow-opaque] [--annotate-by-target] [--own-activation-chains]",
 	"print":  "[--allow-opaque] FILE",
 	"verify": "[--allow-opaque] FILE",
 	"diff":   "[--allow-opaque] A B",
@@ -76,6 +76,12 @@ run flags:
                            checked before any is drawn (default 1GiB; K, M, G, T
                            suffixes are powers of 1024)
   --seed S                 seed of the random calibration batches (default 1)
+  --eval-data FILE         measure the SQNR (outputs and every node) on the batches in
+                           FILE, same formats as --calibration-data. Default: 2 more
+                           random batches of another seed, or with --calibration-data
+                           the calibration batches themselves (optimistic)
+  --hold-back K            measure on the last K calibration batches, which then do
+                           not calibrate
   -o OUT.pt2               write the quantized program as a PT2 archive
   --dot OUT.dot            write the quantized graph as Graphviz DOT
   --no-progress            never draw the progress bar

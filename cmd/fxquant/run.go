@@ -3,19 +3,17 @@ package main
 import (
 	"bytes"
 	_ "embed"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/fxquant/fxquant/convert"
 	"github.com/fxquant/fxquant/fxgraph"
-	"github.com/fxquant/fxquant/fxgraph/interp"
 	"github.com/fxquant/fxquant/internal/atomicfile"
+	"github.com/fxquant/fxquant/numdebug"
 	"github.com/fxquant/fxquant/ops"
 	"github.com/fxquant/fxquant/ops/tensor"
 	"github.com/fxquant/fxquant/pt2"
@@ -38,6 +36,8 @@ type runConfig struct {
 	reference   bool
 	calibration int
 	calibData   string
+	evalData    string // --eval-data: the batches the SQNR is measured on
+	holdBack    int    // --hold-back: calibration batches kept out to measure on
 	calibBudget int64
 	seed        uint64
 	out         string
@@ -56,6 +56,8 @@ func parseRunFlags(e *env, args []string) (*runConfig, error) {
 	fs.BoolVar(&c.reference, "reference", false, "rewrite to the reference representation after convert")
 	fs.IntVar(&c.calibration, "calibration", 4, "number of random calibration batches")
 	fs.StringVar(&c.calibData, "calibration-data", "", "calibration batches: a .npy array or a JSON list of tensors")
+	fs.StringVar(&c.evalData, "eval-data", "", "batches to measure the SQNR on, as --calibration-data (default: 2 more random batches, or the calibration data itself)")
+	fs.IntVar(&c.holdBack, "hold-back", 0, "measure the SQNR on the last K calibration batches, which then do not calibrate")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of the random calibration batches")
 	budget := byteSize(defaultCalibrationBudget)
 	fs.Var(&budget, "calibration-budget", "bytes the random calibration batches may take in all (K, M, G suffixes; 0 means the default)")
@@ -80,6 +82,12 @@ func parseRunFlags(e *env, args []string) (*runConfig, error) {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if set["calibration"] && set["calibration-data"] {
 		return nil, usagef("--calibration and --calibration-data are exclusive")
+	}
+	if c.evalData != "" && c.holdBack != 0 {
+		return nil, usagef("--eval-data and --hold-back are exclusive")
+	}
+	if c.holdBack < 0 {
+		return nil, usagef("--hold-back %d: want 0 or more batches", c.holdBack)
 	}
 	if c.calibration < 1 {
 		return nil, usagef("--calibration %d: want at least 1 batch", c.calibration)
@@ -167,10 +175,12 @@ type runResult struct {
 	calibDesc  string
 	batches    int
 	verifyErr  error
-	sqnr       float64
-	sqnrOK     bool
 	sqnrErr    error
 	inputSpecs []inputSpec
+	// The per-node comparison (eval.go).
+	cmp              *numdebug.Comparison
+	evalDesc         string
+	nothingQuantized bool
 }
 
 // runPipeline runs the whole flow; progress goes to stderr on a terminal.
@@ -236,9 +246,19 @@ func runPipeline(c *runConfig, stderr io.Writer) (*runResult, error) {
 		}
 		res.calibDesc = fmt.Sprintf("%d random batch%s (seed %d)", len(batches), pluralES(len(batches)), c.seed)
 	}
+	eval, calDesc, evalDesc, err := splitEvalBatches(c, specs, &batches)
+	if err != nil {
+		return nil, err
+	}
+	if calDesc != "" {
+		res.calibDesc = calDesc
+	}
+	res.evalDesc = evalDesc
 	res.batches = len(batches)
 
-	// Prepare, calibrate, convert.
+	// Prepare, calibrate, convert, with numeric debug handles on the
+	// float graph's nodes so that every node can be compared.
+	numdebug.GenerateHandles(fg)
 	qg, _ := fg.Clone()
 	if err := convert.PrepareWithOptions(qg, q, convert.PrepareOptions{Buffers: buffers}); err != nil {
 		return nil, stageError(in.name, "prepare", err)
@@ -257,9 +277,8 @@ func runPipeline(c *runConfig, stderr io.Writer) (*runResult, error) {
 	fxgraph.InferMissingTypes(qg, nil)
 	res.verifyErr = verifyConverted(qg)
 
-	// Float vs quantized outputs on the calibration batches.
-	res.sqnr, res.sqnrErr = sqnr(fg, qg, batches)
-	res.sqnrOK = res.sqnrErr == nil
+	// Float vs quantized, node by node, on the eval batches.
+	res.measure(eval, stderr)
 	return res, nil
 }
 
@@ -298,56 +317,6 @@ func loadProgram(file string, allowOpaque bool) (*input, error) {
 		return nil, fmt.Errorf("%s: run needs a program with weights (.pt2), not a bare graph", in.name)
 	}
 	return in, nil
-}
-
-// sqnr runs both graphs on every batch and returns the signal to
-// quantization-noise ratio of all their float outputs together, in dB:
-// 10 log10(sum f^2 / sum (f - q)^2). It is +Inf when the outputs are equal.
-func sqnr(fg, qg *fxgraph.Graph, batches [][]*tensor.Tensor) (float64, error) {
-	var sig, noise float64
-	for b, batch := range batches {
-		fo, err := interp.Run(fg, batch, interp.Options{Release: true})
-		if err != nil {
-			return 0, fmt.Errorf("float program, batch %d: %w", b, err)
-		}
-		qo, err := interp.Run(qg, batch, interp.Options{Release: true})
-		if err != nil {
-			return 0, fmt.Errorf("quantized program, batch %d: %w", b, err)
-		}
-		if len(fo) != len(qo) {
-			return 0, fmt.Errorf("batch %d: float program returns %d values, quantized %d", b, len(fo), len(qo))
-		}
-		for i := range fo {
-			ft, ok1 := fo[i].(*tensor.Tensor)
-			qt, ok2 := qo[i].(*tensor.Tensor)
-			if !ok1 || !ok2 || !ft.DType().IsFloat() {
-				continue
-			}
-			if !slices.Equal(ft.Shape(), qt.Shape()) {
-				return 0, fmt.Errorf("batch %d, output %d: float shape %v, quantized %v", b, i, ft.Shape(), qt.Shape())
-			}
-			fv, err := ft.Float64s()
-			if err != nil {
-				return 0, err
-			}
-			qv, err := qt.Float64s()
-			if err != nil {
-				return 0, err
-			}
-			for k := range fv {
-				sig += fv[k] * fv[k]
-				d := fv[k] - qv[k]
-				noise += d * d
-			}
-		}
-	}
-	if noise == 0 {
-		return math.Inf(1), nil
-	}
-	if math.IsNaN(noise) || math.IsNaN(sig) {
-		return 0, errors.New("outputs hold NaN")
-	}
-	return 10 * math.Log10(sig/noise), nil
 }
 
 // opCount is one row of the node table.
@@ -464,14 +433,7 @@ func (r *runResult) writeSummary(w io.Writer) {
 			fmt.Fprintf(w, "  %v\n", p)
 		}
 	}
-	switch {
-	case r.sqnrErr != nil:
-		fmt.Fprintf(w, "SQNR:        unavailable: %v\n", r.sqnrErr)
-	case math.IsInf(r.sqnr, 1):
-		fmt.Fprintf(w, "SQNR:        inf dB (float vs quantized outputs on the %d calibration batches)\n", r.batches)
-	default:
-		fmt.Fprintf(w, "SQNR:        %.2f dB (float vs quantized outputs on the %d calibration batches)\n", r.sqnr, r.batches)
-	}
+	r.writeMeasure(w)
 }
 
 // writeProgram writes the converted graph as a PT2 archive that keeps the

@@ -1,0 +1,54 @@
+package numdebug_test
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/fxquant/fxquant/convert"
+	"github.com/fxquant/fxquant/fxgraph"
+	"github.com/fxquant/fxquant/numdebug"
+	"github.com/fxquant/fxquant/ops/tensor"
+)
+
+// quantizedMLP returns a handled float MLP of the given depth and its
+// XNNPACK-quantized copy, calibrated on one batch.
+func quantizedMLP(b *testing.B, layers int) (float, quant *fxgraph.Graph, batches [][]*tensor.Tensor) {
+	b.Helper()
+	rng := rand.New(rand.NewPCG(5, uint64(layers)))
+	g := buildMLP(rng, layers, 64, 4)
+	numdebug.GenerateHandles(g)
+	float, _ = g.Clone()
+	batches = randomBatches(rng, 1, 4, 64)
+	if err := convert.Prepare(g, xnnpack()); err != nil {
+		b.Fatal(err)
+	}
+	if err := convert.Calibrate(g, batches, nil); err != nil {
+		b.Fatal(err)
+	}
+	if err := convert.Convert(g, convert.ConvertOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	return float, g, batches
+}
+
+// BenchmarkCompare runs the comparison on 100- and 500-layer MLPs
+// (linear 64 -> 64 and relu per layer; the 500-layer quantized graph has
+// about 5,000 nodes): time per op should grow 5x, linear in nodes.
+func BenchmarkCompare(b *testing.B) {
+	for _, layers := range []int{100, 500} {
+		b.Run("layers="+itoa(layers), func(b *testing.B) {
+			float, quant, batches := quantizedMLP(b, layers)
+			b.ReportMetric(float64(quant.Len()), "quant-nodes")
+			b.ResetTimer()
+			for b.Loop() {
+				c, err := numdebug.Compare(float, quant, batches)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(c.Results) != 2*layers {
+					b.Fatalf("%d results, want %d", len(c.Results), 2*layers)
+				}
+			}
+		})
+	}
+}
