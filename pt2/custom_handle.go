@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -47,7 +48,7 @@ func parseCustom(s string) (entries []customEntry, ok bool) {
 	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
 		return nil, false
 	}
-	if _, err := dec.Token(); err == nil {
+	if _, err := dec.Token(); err != io.EOF {
 		return nil, false // trailing data
 	}
 	return entries, true
