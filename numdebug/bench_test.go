@@ -38,8 +38,6 @@ func BenchmarkCompare(b *testing.B) {
 	for _, layers := range []int{100, 500} {
 		b.Run("layers="+itoa(layers), func(b *testing.B) {
 			float, quant, batches := quantizedMLP(b, layers)
-			b.ReportMetric(float64(quant.Len()), "quant-nodes")
-			b.ResetTimer()
 			for b.Loop() {
 				c, err := numdebug.Compare(float, quant, batches)
 				if err != nil {
@@ -49,6 +47,8 @@ func BenchmarkCompare(b *testing.B) {
 					b.Fatalf("%d results, want %d", len(c.Results), 2*layers)
 				}
 			}
+			b.ReportMetric(float64(quant.Len()), "quant-nodes")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(quant.Len()), "ns/node")
 		})
 	}
 }
