@@ -43,6 +43,12 @@ type Result struct {
 	// Numel is the number of elements compared per batch (the elements of
 	// every tensor of a tuple value together).
 	Numel int
+	// Note explains a comparison that is not like for like, or is "":
+	// when the float node's only user holds a handle that no quantized
+	// node holds (prepare folded a batch norm into a convolution), the
+	// quantized node computes that user's value too, and its SQNR
+	// (torchao's number) measures the fold as well as quantization.
+	Note string
 }
 
 // Comparison is the result of Compare: one Result per handle present in
@@ -232,6 +238,11 @@ func Compare(float, quant *fxgraph.Graph, batches [][]*tensor.Tensor) (*Comparis
 		}
 		if fn.Op() == fxgraph.CallFunction {
 			r.Target = fn.Target().String()
+		}
+		if us := fn.Users(); len(us) == 1 {
+			if hu := us[0].Meta.NumericDebugHandle; hu != 0 && lastQ[hu] == nil {
+				r.Note = fmt.Sprintf("the quantized node also computes %s (handle %d), which is not in the quantized graph (folded into it): the SQNR measures the fold too", us[0].Name(), hu)
+			}
 		}
 		resIdx[h] = len(c.Results)
 		c.Results = append(c.Results, r)

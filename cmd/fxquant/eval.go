@@ -117,6 +117,11 @@ func (r *runResult) writeMeasure(w io.Writer) {
 			fmt.Sprintf("[%.4g, %.4g]", res.Min, res.Max)})
 	}
 	writeTable(w, rows)
+	for _, i := range worst {
+		if res := c.Results[i]; res.Note != "" {
+			fmt.Fprintf(w, "  note: %s: %s\n", res.FloatNode, res.Note)
+		}
+	}
 	if c.WorstGrowth >= 0 {
 		res := c.Results[c.WorstGrowth]
 		growth := fmt.Sprintf("loses %.2f dB over its inputs", res.Growth)
