@@ -6,7 +6,9 @@ import (
 	"math"
 	"strings"
 
+	"github.com/fxquant/fxquant/fxgraph"
 	"github.com/fxquant/fxquant/numdebug"
+	"github.com/fxquant/fxquant/ops"
 	"github.com/fxquant/fxquant/ops/tensor"
 )
 
@@ -93,7 +95,7 @@ func dB(x float64) string {
 func (r *runResult) writeMeasure(w io.Writer) {
 	fmt.Fprintf(w, "eval:        %s\n", r.evalDesc)
 	if r.nothingQuantized {
-		fmt.Fprintf(w, "warning:     nothing was quantized (no quantize or dequantize node): the quantizer annotated no node of this program\n")
+		fmt.Fprintf(w, "warning:     nothing was quantized (no quantize or dequantize node, no quantized value): the quantizer annotated no node of this program\n")
 	}
 	if r.sqnrErr != nil {
 		fmt.Fprintf(w, "SQNR:        unavailable: %v\n", r.sqnrErr)
@@ -155,14 +157,36 @@ func writeTable(w io.Writer, rows [][]string) {
 	}
 }
 
+// quantizedNodes counts the nodes of g that only quantization brings:
+// calls of quantized_decomposed and torchao ops (q/dq, choose_qparams,
+// the affine ops, reference_dqlinear_int4) and values of a quantized
+// dtype (the reference representation's integer arithmetic).
+func quantizedNodes(g *fxgraph.Graph) int {
+	count := 0
+	for n := range g.All() {
+		if n.Op() == fxgraph.CallFunction {
+			if p, ok := ops.PacketOf(n.Target()); ok && (p.NS == "quantized_decomposed" || p.NS == "torchao") {
+				count++
+				continue
+			}
+		}
+		if tt, ok := n.Type().(ops.TensorType); ok {
+			switch tt.DType() {
+			case tensor.Int8, tensor.UInt8, tensor.Int4, tensor.UInt4:
+				count++
+			}
+		}
+	}
+	return count
+}
+
 // measure compares the float and the quantized graph on the eval batches,
 // and warns on stderr when convert quantized nothing (the SQNR is then inf
 // dB, which must not read as a perfect quantization).
 func (r *runResult) measure(eval [][]*tensor.Tensor, stderr io.Writer) {
 	r.cmp, r.sqnrErr = numdebug.Compare(r.float, r.quant, eval)
-	q, dq, _ := qdqCounts(r.quant)
-	r.nothingQuantized = q+dq == 0
+	r.nothingQuantized = quantizedNodes(r.quant) == quantizedNodes(r.float)
 	if r.nothingQuantized {
-		fmt.Fprintf(stderr, "fxquant run: warning: nothing was quantized: the converted graph has no quantize or dequantize node (%s annotated no node)\n", r.cfg.quantizer)
+		fmt.Fprintf(stderr, "fxquant run: warning: nothing was quantized: the converted graph has no quantize or dequantize node and no quantized value (%s annotated no node)\n", r.cfg.quantizer)
 	}
 }
