@@ -10,7 +10,9 @@ import (
 
 	"github.com/fxquant/fxquant/convert"
 	"github.com/fxquant/fxquant/fxgraph"
+	"github.com/fxquant/fxquant/fxgraph/interp"
 	"github.com/fxquant/fxquant/numdebug"
+	"github.com/fxquant/fxquant/ops"
 	"github.com/fxquant/fxquant/ops/tensor"
 	"github.com/fxquant/fxquant/pt2"
 	"github.com/stretchr/testify/assert"
@@ -152,7 +154,9 @@ func TestNumdebugMatchesTorchao(t *testing.T) {
 			require.NoError(t, convert.Convert(g, convert.ConvertOptions{}))
 			c, err := numdebug.Compare(float, g, evalBatches(t, outs))
 			require.NoError(t, err)
-			checkAgainstTorchao(t, e, c, 0.05, overwrittenInPlace(g))
+			aliased := overwrittenInPlace(g)
+			checkAgainstTorchao(t, e, c, 0.05, aliased)
+			checkAliasedAsTorchao(t, e, float, g, aliased, evalBatches(t, outs))
 			if stem == "cnn" {
 				// prepare folded bn into conv2d: torchao compares the
 				// folded conv with the float conv (5 dB); the result says so.
@@ -274,5 +278,58 @@ func TestNumdebugFxquantProgramsInTorchao(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// checkAliasedAsTorchao confirms the explanation of the SQNRs
+// checkAgainstTorchao leaves out: for a quantized node that an in-place
+// op overwrites, torchao's number is the SQNR of the in-place op's result
+// (what the shared storage holds at the end) against the float node.
+func checkAliasedAsTorchao(t *testing.T, e *debugExpected, float, quant *fxgraph.Graph, aliased map[string]bool, batches [][]*tensor.Tensor) {
+	t.Helper()
+	// The in-place op that overwrites each aliased quantized node.
+	over := map[*fxgraph.Node]string{} // in-place node -> the node it overwrites
+	for n := range quant.All() {
+		if a, ok := n.Arg(0).(*fxgraph.Node); ok && n.Op() == fxgraph.CallFunction && aliased[a.Name()] && strings.Contains(n.Target().String(), "_.") {
+			over[n] = a.Name()
+		}
+	}
+	want := map[string][]any{} // float node -> torchao's SQNRs
+	for _, w := range e.Results {
+		want[w.FloatNode] = w.SQNR
+	}
+	checked := 0
+	for b, batch := range batches {
+		f, q := map[string][]float64{}, map[string][]float64{}
+		_, err := interp.Run(float, batch, interp.Options{Hook: func(n *fxgraph.Node, v ops.Value) error {
+			if aliased[n.Name()] {
+				f[n.Name()], _ = v.(*tensor.Tensor).Float64s()
+			}
+			return nil
+		}})
+		require.NoError(t, err)
+		_, err = interp.Run(quant, batch, interp.Options{Hook: func(n *fxgraph.Node, v ops.Value) error {
+			if name, ok := over[n]; ok {
+				q[name], _ = v.(*tensor.Tensor).Float64s()
+			}
+			return nil
+		}})
+		require.NoError(t, err)
+		for name, qv := range q {
+			fv, ok := f[name]
+			if !ok || want[name] == nil {
+				continue
+			}
+			var sig, noise float64
+			for i := range qv {
+				sig += qv[i] * qv[i]
+				noise += (qv[i] - fv[i]) * (qv[i] - fv[i])
+			}
+			assert.InDelta(t, jsonFloat(t, want[name][b]), 10*math.Log10(sig/noise), 0.05, "%s, eval %d: torchao's SQNR is that of the overwritten value", name, b)
+			checked++
+		}
+	}
+	if len(aliased) > 0 {
+		assert.NotZero(t, checked, "no overwritten value checked")
 	}
 }
