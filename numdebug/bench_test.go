@@ -12,21 +12,21 @@ import (
 
 // quantizedMLP returns a handled float MLP of the given depth and its
 // XNNPACK-quantized copy, calibrated on one batch.
-func quantizedMLP(b *testing.B, layers int) (float, quant *fxgraph.Graph, batches [][]*tensor.Tensor) {
-	b.Helper()
+func quantizedMLP(tb testing.TB, layers int) (float, quant *fxgraph.Graph, batches [][]*tensor.Tensor) {
+	tb.Helper()
 	rng := rand.New(rand.NewPCG(5, uint64(layers)))
 	g := buildMLP(rng, layers, 64, 4)
 	numdebug.GenerateHandles(g)
 	float, _ = g.Clone()
 	batches = randomBatches(rng, 1, 4, 64)
 	if err := convert.Prepare(g, xnnpack()); err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	if err := convert.Calibrate(g, batches, nil); err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	if err := convert.Convert(g, convert.ConvertOptions{}); err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	return float, g, batches
 }
@@ -50,5 +50,27 @@ func BenchmarkCompare(b *testing.B) {
 			b.ReportMetric(float64(quant.Len()), "quant-nodes")
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(quant.Len()), "ns/node")
 		})
+	}
+}
+
+// TestCompareLinearAllocs is the benchmark's linearity as a test that
+// does not depend on the machine's load: Compare's allocations on a
+// 100-layer MLP are 5x those on a 20-layer one (within 10%).
+func TestCompareLinearAllocs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the comparison 6 times")
+	}
+	allocs := map[int]float64{}
+	for _, layers := range []int{20, 100} {
+		float, quant, batches := quantizedMLP(t, layers)
+		allocs[layers] = testing.AllocsPerRun(3, func() {
+			if _, err := numdebug.Compare(float, quant, batches); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	ratio := allocs[100] / allocs[20]
+	if ratio < 4.5 || ratio > 5.5 {
+		t.Errorf("allocations: %v for 20 layers, %v for 100: ratio %.2f, want about 5", allocs[20], allocs[100], ratio)
 	}
 }
