@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strings"
 
 	"github.com/fxquant/fxquant/fxgraph"
@@ -39,7 +42,7 @@ const worstShown = 5
 func splitEval(c *runConfig, specs []inputSpec, calib [][]*tensor.Tensor) (cal, eval [][]*tensor.Tensor, calDesc, evalDesc string, err error) {
 	switch {
 	case c.evalData != "":
-		if eval, err = loadBatches(c.evalData, specs); err != nil {
+		if eval, err = loadEvalBatches(c.evalData, specs); err != nil {
 			return nil, nil, "", "", err
 		}
 		if err := checkFinite(c.evalData, eval, specs); err != nil {
@@ -66,6 +69,46 @@ func splitEval(c *runConfig, specs []inputSpec, calib [][]*tensor.Tensor) (cal, 
 		return calib, eval, "", fmt.Sprintf("%d random batches (seed %d's eval stream), not the calibration batches", len(eval), c.seed), nil
 	}
 	return calib, calib, "", fmt.Sprintf("the %d calibration batch%s (optimistic: --eval-data FILE or --hold-back K measures on other data)", len(calib), pluralES(len(calib))), nil
+}
+
+// loadEvalBatches reads --eval-data: what loadBatches reads, except that
+// a fixtures outputs file (an object with inputs.calibration and
+// inputs.eval) gives its eval inputs, not its calibration ones.
+func loadEvalBatches(file string, specs []inputSpec) ([][]*tensor.Tensor, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var f struct {
+		Inputs struct {
+			Eval json.RawMessage `json:"eval"`
+		} `json:"inputs"`
+	}
+	trimmed := bytes.TrimSpace(data)
+	if !bytes.HasPrefix(trimmed, []byte("{")) || json.Unmarshal(data, &f) != nil || len(f.Inputs.Eval) == 0 {
+		return loadBatches(file, specs)
+	}
+	batches, err := readJSONBatches(f.Inputs.Eval)
+	if err != nil {
+		return nil, fmt.Errorf("%s: inputs.eval: %w", file, err)
+	}
+	if len(batches) == 0 {
+		return nil, fmt.Errorf("%s: inputs.eval: no batches", file)
+	}
+	for b, batch := range batches {
+		if len(batch) != len(specs) {
+			return nil, fmt.Errorf("%s: inputs.eval: batch %d has %d tensors, want %d (one per user input)", file, b, len(batch), len(specs))
+		}
+		for i, s := range specs {
+			if !s.fits(batch[i].Shape()) {
+				return nil, fmt.Errorf("%s: inputs.eval: batch %d, input %q: shape %v, want %s", file, b, s.name, batch[i].Shape(), s.shapeText())
+			}
+			if batch[i], err = castTo(batch[i], s.dtype); err != nil {
+				return nil, fmt.Errorf("%s: inputs.eval: batch %d, input %q: %w", file, b, s.name, err)
+			}
+		}
+	}
+	return batches, nil
 }
 
 // splitEvalBatches is splitEval for runPipeline: it leaves the calibration
