@@ -77,9 +77,10 @@ run flags:
                            suffixes are powers of 1024)
   --seed S                 seed of the random calibration batches (default 1)
   --eval-data FILE         measure the SQNR (outputs and every node) on the batches in
-                           FILE, same formats as --calibration-data. Default: 2 more
-                           random batches of another seed, or with --calibration-data
-                           the calibration batches themselves (optimistic)
+                           FILE, same formats as --calibration-data (an outputs file
+                           gives its inputs.eval). Default: 2 more random batches of
+                           another seed, or with --calibration-data the calibration
+                           batches themselves (optimistic)
   --hold-back K            measure on the last K calibration batches, which then do
                            not calibrate
   -o OUT.pt2               write the quantized program as a PT2 archive
