@@ -325,3 +325,51 @@ func TestConstantFoldKeepsHandle(t *testing.T) {
 	assert.Equal(t, 1, folded.Meta.NumericDebugHandle)
 	assert.Equal(t, 2, a.Meta.NumericDebugHandle)
 }
+
+// TestWorst orders by SQNR, NaN first, +Inf last, graph order among
+// equals, and stops at k.
+func TestWorst(t *testing.T) {
+	c := &numdebug.Comparison{Results: []numdebug.Result{
+		{SQNR: 30}, {SQNR: math.NaN()}, {SQNR: 10}, {SQNR: math.Inf(1)}, {SQNR: 10},
+	}}
+	assert.Equal(t, []int{1, 2, 4}, c.Worst(3))
+	assert.Equal(t, []int{1, 2, 4, 0, 3}, c.Worst(9))
+	assert.Empty(t, (&numdebug.Comparison{}).Worst(5))
+}
+
+// TestGrowth follows the error along a chain built by hand: float
+// x -> relu -> neg; quant adds 0.125 after relu (both hold relu's handle)
+// and computes neg of that. relu is the first to lose precision (+Inf
+// growth), neg adds none (growth 0 within rounding): WorstGrowth is relu.
+func TestGrowth(t *testing.T) {
+	negOp := ops.MustOverload("aten.neg.default")
+	typ := ops.Plain(tensor.Float32, 4)
+	float := fxgraph.New()
+	x := float.Placeholder("x", typ)
+	r := float.Call(reluOp, x)
+	r.SetType(typ)
+	n := float.Call(negOp, r)
+	n.SetType(typ)
+	float.SetOutput(ops.Tuple{n})
+	numdebug.GenerateHandles(float)
+
+	quant := fxgraph.New()
+	x = quant.Placeholder("x", typ)
+	qr := quant.Call(reluOp, x)
+	qr.SetType(typ)
+	quant.SetAttr("off", tensor.F32([]int{1}, 0.125))
+	a := quant.Call(addOp, qr, quant.GetAttr("off", ops.Plain(tensor.Float32, 1)))
+	a.SetType(typ)
+	qn := quant.Call(negOp, a)
+	qn.SetType(typ)
+	quant.SetOutput(ops.Tuple{qn})
+	qr.Meta.NumericDebugHandle, a.Meta.NumericDebugHandle, qn.Meta.NumericDebugHandle = 1, 1, 2
+
+	c, err := numdebug.Compare(float, quant, [][]*tensor.Tensor{{tensor.F32([]int{4}, 1, -1, 2, 3)}})
+	require.NoError(t, err)
+	require.Len(t, c.Results, 2)
+	assert.True(t, math.IsInf(c.Results[0].Growth, 1))
+	assert.InDelta(t, 0, c.Results[1].Growth, 1e-9)
+	assert.InDelta(t, c.Results[0].SQNR, c.Results[1].SQNR, 1e-9, "neg keeps the error")
+	assert.Equal(t, 0, c.WorstGrowth)
+}
