@@ -146,7 +146,6 @@ func Compare(float, quant *fxgraph.Graph, batches [][]*tensor.Tensor) (*Comparis
 	}
 	// The compared handles, in float graph order.
 	var order []int
-	slot := map[int]int{} // handle -> index in order
 	fNode := map[*fxgraph.Node]int{}
 	qNode := map[*fxgraph.Node]int{}
 	for n := range float.All() {
@@ -154,7 +153,6 @@ func Compare(float, quant *fxgraph.Graph, batches [][]*tensor.Tensor) (*Comparis
 		if h == 0 || lastF[h] != n || lastQ[h] == nil {
 			continue
 		}
-		slot[h] = len(order)
 		fNode[n] = len(order)
 		qNode[lastQ[h]] = len(order)
 		order = append(order, h)
