@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/fxquant/fxquant/convert"
+	"github.com/fxquant/fxquant/fxgraph"
 	"github.com/fxquant/fxquant/numdebug"
 	"github.com/fxquant/fxquant/pt2"
 )
@@ -72,4 +73,39 @@ func ExampleGenerateHandles() {
 	// 2 relu_default
 	// 3 linear_default_1
 	// 4 relu_default_1
+}
+
+// ExampleAdoptHandles compares a program torchao quantized: the float
+// program after torchao's generate_numeric_debug_handle, and torchao's
+// converted model re-exported, both saved by PyTorch. The re-traced nodes
+// kept their handles in meta["custom"]; the quantize and dequantize nodes
+// carry only from_node, and AdoptHandles follows it to their float node.
+func ExampleAdoptHandles() {
+	read := func(path string) *fxgraph.Graph {
+		p, err := pt2.ReadFile(path, nil)
+		if err != nil {
+			panic(err)
+		}
+		g, err := p.Unlifted()
+		if err != nil {
+			panic(err)
+		}
+		return g
+	}
+	float := read("../tests/testdata/numdebug/mlp.handles.pt2")
+	quant := read("../tests/testdata/numdebug/mlp.torchao.pt2")
+	fmt.Println(numdebug.AdoptHandles(float, quant), "nodes adopted a handle")
+	c, err := numdebug.Compare(float, quant, randomBatches(rand.New(rand.NewPCG(1, 2)), 1, 4, 32))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, r := range c.Results {
+		fmt.Printf("%d %-8s -> %s\n", r.Handle, r.FloatNode, r.QuantNode)
+	}
+	// Output:
+	// 4 nodes adopted a handle
+	// 1 linear   -> linear
+	// 2 relu     -> dequantize_per_tensor_1
+	// 3 linear_1 -> dequantize_per_tensor_2
 }
