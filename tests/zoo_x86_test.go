@@ -5,8 +5,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -15,6 +18,7 @@ import (
 
 	"github.com/fxquant/fxquant/convert"
 	"github.com/fxquant/fxquant/fxgraph"
+	"github.com/fxquant/fxquant/fxgraph/interp"
 	"github.com/fxquant/fxquant/observers"
 	"github.com/fxquant/fxquant/ops"
 	"github.com/fxquant/fxquant/ops/kernels"
@@ -242,10 +246,16 @@ func x86Digest(t *testing.T, x *tensor.Tensor) []any {
 //     fold_quantize, every node of the converted graph in order (name,
 //     target, arguments, so every q/dq node with its scale, zero point,
 //     range and dtype), and every constant (dtype, shape, digest of its
-//     bytes: folded weights, per-channel scales and zero points).
+//     bytes: folded weights, per-channel scales and zero points);
+//   - the converted graph's output on the first eval input, bit for bit.
 func TestZooX86Inductor(t *testing.T) {
 	exp := readX86Expected(t)
 	reg := x86Registry(t)
+	var res x86Outputs
+	data, err := os.ReadFile(filepath.Join(x86Dir, "outputs.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &res))
+	require.Equal(t, "fxquant-x86-outputs/1", res.Format)
 	for _, stem := range zooModels(t) {
 		for _, mode := range []string{"static", "dynamic"} {
 			t.Run(stem+"/"+mode, func(t *testing.T) {
@@ -256,7 +266,10 @@ func TestZooX86Inductor(t *testing.T) {
 				}
 				require.NotEmpty(t, rec.Attrs, "constants")
 				outs := zooOutputs(t, stem)
-				x86Check(t, filepath.Join(zooDir, stem+".float.pt2"), x86Quantizer(t, mode), rec, exp.Targets, zooBatches(t, outs), reg)
+				g := x86Check(t, filepath.Join(zooDir, stem+".float.pt2"), x86Quantizer(t, mode), rec, exp.Targets, zooBatches(t, outs), reg)
+				want, ok := res.Models[stem][mode]
+				require.True(t, ok, "no x86 output record for %s/%s", stem, mode)
+				x86CheckOutput(t, g, reg, mustTensor(t, &outs.Inputs.Eval[0]), want)
 			})
 		}
 	}
@@ -266,7 +279,7 @@ func TestZooX86Inductor(t *testing.T) {
 // torchao's record: the annotations and observers of the prepared graph,
 // then, after calibration on batches (with reg's kernels) and convert,
 // every node of the converted graph and every constant.
-func x86Check(t *testing.T, path string, q convert.Quantizer, rec x86Record, targets []string, batches [][]*tensor.Tensor, reg *ops.Registry) {
+func x86Check(t *testing.T, path string, q convert.Quantizer, rec x86Record, targets []string, batches [][]*tensor.Tensor, reg *ops.Registry) *fxgraph.Graph {
 	t.Helper()
 	require.Empty(t, rec.Error, "torchao failed")
 	prog, err := pt2.ReadFile(path, nil)
@@ -371,6 +384,7 @@ func x86Check(t *testing.T, path string, q convert.Quantizer, rec x86Record, tar
 		assert.Equal(t, wa, ga, "constant %s", n.Name())
 	}
 	assert.Equal(t, len(rec.Attrs), seen, "constants read by q/dq ops")
+	return g
 }
 
 // x86NodeRefs lists the nodes among args, depth first, as gen.py's
@@ -385,6 +399,55 @@ func x86NodeRefs(args []ops.Value) []*fxgraph.Node {
 		}
 	}
 	return out
+}
+
+// x86Outputs is testdata/x86/outputs.json (gen_outputs.py): torchao's
+// converted programs' outputs on each model's first eval input, as float32
+// bit patterns (llama_tiny: its first 256 values).
+type x86Outputs struct {
+	Format string `json:"format"`
+	Models map[string]map[string]struct {
+		Shape []int    `json:"shape"`
+		Hex   []string `json:"hex"`
+	} `json:"models"`
+}
+
+// x86CheckOutput runs the converted graph on x with reg's kernels and
+// compares its output with torchao's: under the fixtures' rule for
+// quantized programs (testdata/zoo/README.md), and bit for bit.
+func x86CheckOutput(t *testing.T, g *fxgraph.Graph, reg *ops.Registry, x *tensor.Tensor, want struct {
+	Shape []int    `json:"shape"`
+	Hex   []string `json:"hex"`
+}) {
+	t.Helper()
+	values := map[*fxgraph.Node]ops.Value{}
+	outs, err := interp.Run(g, []*tensor.Tensor{x}, interp.Options{
+		Registry: reg,
+		Hook:     func(n *fxgraph.Node, v ops.Value) error { values[n] = v; return nil },
+	})
+	require.NoError(t, err)
+	require.Len(t, outs, 1)
+	y, ok := outs[0].(*tensor.Tensor)
+	require.True(t, ok)
+	require.Equal(t, want.Shape, y.Shape())
+	got, err := tensor.Data[float32](y)
+	require.NoError(t, err)
+	got = got[:len(want.Hex)]
+	w := make([]float32, len(want.Hex))
+	same := 0
+	for i, h := range want.Hex {
+		b, err := strconv.ParseUint(h, 16, 32)
+		require.NoError(t, err)
+		w[i] = math.Float32frombits(uint32(b))
+		if math.Float32bits(got[i]) == uint32(b) {
+			same++
+		}
+	}
+	scale := slices.Max(append(quantizeScales(t, g, values), math.SmallestNonzeroFloat64))
+	checkQuantizedOutput(t, "x86 output", tensor.MustFromData(tensor.Float32, []int{len(w)}, w),
+		tensor.MustFromData(tensor.Float32, []int{len(got)}, got), scale)
+	// On the oracle's kernels fxquant computes torchao's program bit for bit.
+	assert.Equal(t, len(w), same, "output elements bit-equal to torchao's")
 }
 
 // remarshal round-trips v through JSON into out, so Go values compare
