@@ -67,6 +67,19 @@ func X86InductorQuantizationConfig(o X86InductorConfigOptions) (*QuantizationCon
 	return &QuantizationConfig{InputActivation: act, OutputActivation: act, Weight: w}, nil
 }
 
+// X86InductorLinearDynamicFP16Config is torchao's
+// get_x86_inductor_linear_dynamic_fp16_config: no activation specs and a
+// float16 weight observed by a PlaceholderObserver, so convert turns the
+// weight into float16 and back (fp32 input * fp16 weight -> fp32 output).
+// torchao uses it per module type, e.g.
+// SetModuleType("torch.nn.modules.linear.Linear", X86InductorLinearDynamicFP16Config()).
+func X86InductorLinearDynamicFP16Config() *QuantizationConfig {
+	return &QuantizationConfig{Weight: &QuantizationSpec{
+		DType:    observers.Float16,
+		Observer: PlaceholderObserverCtor(observers.PlaceholderConfig{}),
+	}}
+}
+
 // The operator sets of x86_inductor_quantizer.py.
 var (
 	x86MaxPool2d  = ops.MustOverload("aten.max_pool2d.default")
