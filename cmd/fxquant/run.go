@@ -115,7 +115,7 @@ func makeQuantizer(c *runConfig) (convert.Quantizer, error) {
 	case name == "x86-inductor-static", name == "x86-inductor-dynamic":
 		return x86InductorQuantizer(name == "x86-inductor-dynamic")
 	}
-	return nil, fmt.Errorf("--quantizer %q: want xnnpack-static, xnnpack-dynamic, x86-inductor-static, x86-inductor-dynamic or int4-groupwise:G", name)
+	return nil, fmt.Errorf("--quantizer %q: want xnnpack-static, xnnpack-dynamic or int4-groupwise:G (or x86-inductor-static, x86-inductor-dynamic)", name)
 }
 
 // cmdRun is "fxquant run": import, prepare, calibrate, convert, optional
