@@ -26,6 +26,9 @@ type QuantizationConfig struct {
 	// Bias is the spec of a linear's or convolution's bias (nil in the
 	// XNNPACK configs: the bias stays float).
 	Bias *QuantizationSpec
+	// IsQAT is torchao's is_qat: the config is for quantization-aware
+	// training (the x86 quantizer then annotates conv+BatchNorm patterns).
+	IsQAT bool
 }
 
 // SymmetricConfigOptions are the arguments of

@@ -66,7 +66,8 @@ text format (.txt; a PyTorch fixture listing is read too). Without FILE, run
 uses the MLP program embedded in the binary.
 
 run flags:
-  --quantizer Q            xnnpack-static (default), xnnpack-dynamic or int4-groupwise:G
+  --quantizer Q            xnnpack-static (default), xnnpack-dynamic, x86-inductor-static,
+                           x86-inductor-dynamic or int4-groupwise:G
   --reference              rewrite to the reference representation after convert
   --calibration N          calibrate on N random batches with a fixed seed (default 4)
   --calibration-data FILE  calibrate on the batches in FILE: a .npy array whose first

@@ -52,7 +52,7 @@ type runConfig struct {
 func parseRunFlags(e *env, args []string) (*runConfig, error) {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	c := &runConfig{}
-	fs.StringVar(&c.quantizer, "quantizer", "xnnpack-static", "xnnpack-static, xnnpack-dynamic or int4-groupwise:G")
+	fs.StringVar(&c.quantizer, "quantizer", "xnnpack-static", "xnnpack-static, xnnpack-dynamic, x86-inductor-static, x86-inductor-dynamic or int4-groupwise:G")
 	fs.BoolVar(&c.reference, "reference", false, "rewrite to the reference representation after convert")
 	fs.IntVar(&c.calibration, "calibration", 4, "number of random calibration batches")
 	fs.StringVar(&c.calibData, "calibration-data", "", "calibration batches: a .npy array or a JSON list of tensors")
@@ -120,8 +120,10 @@ func makeQuantizer(c *runConfig) (convert.Quantizer, error) {
 			return nil, fmt.Errorf("--quantizer %s: group size %q, want a positive integer", name, gs)
 		}
 		return convert.Int4GroupwiseQuantizer{GroupSize: g, OwnActivationChains: c.ownChains}, nil
+	case name == "x86-inductor-static", name == "x86-inductor-dynamic":
+		return x86InductorQuantizer(name == "x86-inductor-dynamic")
 	}
-	return nil, fmt.Errorf("--quantizer %q: want xnnpack-static, xnnpack-dynamic or int4-groupwise:G", name)
+	return nil, fmt.Errorf("--quantizer %q: want xnnpack-static, xnnpack-dynamic or int4-groupwise:G (or x86-inductor-static, x86-inductor-dynamic)", name)
 }
 
 // cmdRun is "fxquant run": import, prepare, calibrate, convert, optional
