@@ -31,7 +31,7 @@ from torchao.testing.pt2e._xnnpack_quantizer import XNNPACKQuantizer, get_symmet
 
 torch.set_num_threads(1)
 DIR = sys.argv[1]
-SRC = {"bert_encoder": "../zoo", "cnn": "../pt2e", "gru": "."}
+SRC = {"bert_encoder": "../zoo", "cnn": "../pt2e", "gru": ".", "emb_mlp": "."}
 
 
 class Ref:
@@ -84,8 +84,9 @@ def resolve_type(name):
 
 
 def resolve_op(name):
-    ns, op, overload = name.split(".")
-    return getattr(getattr(getattr(torch.ops, ns), op), overload)
+    parts = name.split(".")
+    op = getattr(getattr(torch.ops, parts[0]), parts[1])  # an OpOverloadPacket
+    return getattr(op, parts[2]) if len(parts) == 3 else op
 
 
 def quantizer(cfg):
@@ -242,7 +243,47 @@ def make_gru():
         f.write("\n")
 
 
+def make_emb_mlp():
+    """emb_mlp.float.pt2: Embedding(64, 16) -> fc1 Linear(16, 32) -> relu ->
+    fc2 Linear(32, 16) + the embedding -> mean over tokens -> head
+    Linear(16, 4), seed 11, with 4 calibration and 2 eval batches of [1, 8]
+    int64 tokens (torch.randint(0, 64) after manual_seed 1101 and 1102), in
+    emb_mlp.outputs.json. No gelu and no convolution: its float results do
+    not depend on the CPU's instruction set (bert_encoder's gelu does)."""
+    path = os.path.join(DIR, "emb_mlp.float.pt2")
+    if os.path.exists(path):
+        return
+
+    class EmbMLP(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = torch.nn.Embedding(64, 16)
+            self.fc1 = torch.nn.Linear(16, 32)
+            self.fc2 = torch.nn.Linear(32, 16)
+            self.head = torch.nn.Linear(16, 4)
+
+        def forward(self, tokens):
+            e = self.emb(tokens)
+            h = torch.relu(self.fc1(e))
+            h = self.fc2(h) + e
+            return self.head(h.mean(dim=1))
+
+    torch.manual_seed(11)
+    m = EmbMLP().eval()
+    batches = {}
+    for key, seed, n in (("calibration", 1101, 4), ("eval", 1102, 2)):
+        g = torch.Generator().manual_seed(seed)
+        batches[key] = [torch.randint(0, 64, (1, 8), generator=g) for _ in range(n)]
+    ep = torch.export.export(m, (batches["calibration"][0],))
+    torch.export.save(ep, path)
+    with open(os.path.join(DIR, "emb_mlp.outputs.json"), "w") as f:
+        json.dump({"format": "fxquant-pt2e-outputs/1", "model": "emb_mlp", "seed": 11,
+                   "inputs": {k: [T(x) for x in v] for k, v in batches.items()}}, f, separators=(",", ":"))
+        f.write("\n")
+
+
 make_gru()
+make_emb_mlp()
 cases = sorted(f[: -len(".config.json")] for f in os.listdir(DIR) if f.endswith(".config.json"))
 for c in cases:
     stem, case = c.split(".", 1)
