@@ -30,7 +30,7 @@ import (
 const qcDir = "testdata/quantcfg"
 
 // qcModelDir is where each case's float program and inputs live.
-var qcModelDir = map[string]string{"bert_encoder": zooDir, "cnn": pgDir, "gru": qcDir, "emb_mlp": qcDir}
+var qcModelDir = map[string]string{"bert_encoder": zooDir, "cnn": pgDir, "mlp": pgDir, "gru": qcDir, "emb_mlp": qcDir}
 
 // qcPreparedOnly lists the cases whose calibration fxquant cannot
 // reproduce bit for bit, with the reason: their annotations and prepared

@@ -31,7 +31,7 @@ from torchao.testing.pt2e._xnnpack_quantizer import XNNPACKQuantizer, get_symmet
 
 torch.set_num_threads(1)
 DIR = sys.argv[1]
-SRC = {"bert_encoder": "../zoo", "cnn": "../pt2e", "gru": ".", "emb_mlp": "."}
+SRC = {"bert_encoder": "../zoo", "cnn": "../pt2e", "mlp": "../pt2e", "gru": ".", "emb_mlp": "."}
 
 
 class Ref:
