@@ -120,7 +120,7 @@ func makeQuantizer(c *runConfig) (convert.Quantizer, error) {
 		}
 		return convert.Int4GroupwiseQuantizer{GroupSize: g, OwnActivationChains: c.ownChains}, nil
 	}
-	return nil, fmt.Errorf("--quantizer %q: want xnnpack-static, xnnpack-dynamic, int4-groupwise:G, embedding, or names joined by +", name)
+	return nil, fmt.Errorf("--quantizer %q: want xnnpack-static, xnnpack-dynamic or int4-groupwise:G (or embedding, or names joined by +: embedding+xnnpack-static)", name)
 }
 
 // cmdRun is "fxquant run": import, prepare, calibrate, convert, optional
