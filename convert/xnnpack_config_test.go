@@ -80,7 +80,8 @@ func weightObserverClass(t *testing.T, g *fxgraph.Graph, w string) string {
 // partition includes its weight get_attr, which carries no nn_module_stack,
 // so a per-module config never claims a conv, and the global config skips
 // it too (its filter excludes the module): such convs stay float
-// (torchao's record: tests/testdata/quantcfg/cnn.partial.*).
+// (torchao's records of these three module configs:
+// tests/testdata/quantcfg/cnn.name_conv2, cnn.type_conv2d, cnn.name_and_type).
 func TestXNNPACKModuleConfigsOnFixture(t *testing.T) {
 	perTensor := convert.SymmetricQuantizationConfig(convert.DefaultSymmetricConfigOptions())
 	pcOpts := convert.DefaultSymmetricConfigOptions()
