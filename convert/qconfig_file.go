@@ -48,7 +48,9 @@ import (
 //     (torch.nn.Linear is "torch.nn.modules.linear.Linear": the class's
 //     __module__ + "." + __qualname__) or an operator ("aten.linear" or
 //     "aten.linear.default") to a config or null, applied in the order
-//     written, as the Python calls in that order; "annotate_by_target"
+//     written, as the Python calls in that order (torchao's
+//     set_module_name refuses None; here null leaves the module
+//     unquantized, as set_module_type's None does); "annotate_by_target"
 //     (default false) is [XNNPACKQuantizer.AnnotateByTarget].
 //   - "embedding": [EmbeddingQuantizer]; no other field.
 //
