@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -113,5 +114,55 @@ func TestRunQuantizerFlagErrors(t *testing.T) {
 		code, _, errs := runCmd(t, append([]string{"run", "--no-progress"}, tt.args...)...)
 		assert.Equal(t, tt.code, code, "%v: %s", tt.args, errs)
 		assert.Contains(t, errs, tt.want, "%v", tt.args)
+	}
+}
+
+// quantcfgDir holds torchao's records for quantizer config files
+// (tests/testdata/quantcfg/README.md).
+const quantcfgDir = "../../tests/testdata/quantcfg"
+
+// qdqRows lists a listing's q/dq calls in order as "target | args", with
+// node references written as % (placeholder names differ between a
+// converted module and a written program).
+func qdqRows(t *testing.T, listing string) []string {
+	rows, err := fxgraph.ParseListingString(listing)
+	require.NoError(t, err)
+	refs := regexp.MustCompile(`%[A-Za-z0-9_]+`)
+	var out []string
+	for _, r := range rows {
+		if r.Op != fxgraph.CallFunction || !strings.HasPrefix(r.Target, "quantized_decomposed.") {
+			continue
+		}
+		s := r.String()
+		s = s[strings.Index(s, " | call_function | ")+len(" | call_function | "):]
+		out = append(out, refs.ReplaceAllString(s, "%"))
+	}
+	return out
+}
+
+// fxquant run with a config file and the recorded calibration batches
+// writes a program whose q/dq calls (targets, order, qparams) are those of
+// torchao's converted model for the same config (the convert's folded
+// weights become buffers in the written program, so weight quantize nodes
+// appear in neither).
+func TestRunQuantizerConfigMatchesTorchao(t *testing.T) {
+	for _, tt := range []struct{ stem, cas, dir string }{
+		{"emb_mlp", "mixed", quantcfgDir},
+		{"emb_mlp", "embedding_dynamic_static", quantcfgDir},
+		{"gru", "static", quantcfgDir},
+		{"cnn", "name_conv2", pt2eDir},
+		{"mlp", "example", pt2eDir},
+	} {
+		t.Run(tt.stem+"."+tt.cas, func(t *testing.T) {
+			g, out := runWritten(t, filepath.Join(tt.dir, tt.stem+".float.pt2"),
+				"--quantizer-config", filepath.Join(quantcfgDir, tt.stem+"."+tt.cas+".config.json"),
+				"--calibration-data", filepath.Join(tt.dir, tt.stem+".outputs.json"))
+			assert.NotContains(t, out, "warning")
+			want, err := os.ReadFile(filepath.Join(quantcfgDir, tt.stem+"."+tt.cas+".converted.graph.txt"))
+			require.NoError(t, err)
+			w := qdqRows(t, string(want))
+			require.NotEmpty(t, w)
+			assert.Equal(t, strings.Join(w, "\n"), strings.Join(qdqRows(t, fxgraph.FormatListing(g)), "\n"))
+		})
 	}
 }
