@@ -53,6 +53,9 @@ import (
 //     unquantized, as set_module_type's None does); "annotate_by_target"
 //     (default false) is [XNNPACKQuantizer.AnnotateByTarget].
 //   - "embedding": [EmbeddingQuantizer]; no other field.
+//   - "int4_groupwise": [Int4GroupwiseQuantizer] (fxquant's, as run's
+//     --quantizer int4-groupwise:G): "group_size" (required, positive) and
+//     "own_activation_chains" (default false).
 //
 // A config is an object naming the Python function that makes it in
 // "function", with that function's keyword arguments beside it (their
@@ -115,6 +118,7 @@ func RegisterConfigFunction(name string, f ConfigFunction) {
 func init() {
 	RegisterQuantizerKind("xnnpack", xnnpackFromConfig)
 	RegisterQuantizerKind("embedding", func(e *ConfigObject) (Quantizer, error) { return EmbeddingQuantizer{}, e.Done() })
+	RegisterQuantizerKind("int4_groupwise", int4FromConfig)
 	RegisterConfigFunction("get_symmetric_quantization_config", symmetricFromConfig)
 }
 
@@ -553,4 +557,24 @@ func symmetricFromConfig(a *ConfigObject) (*QuantizationConfig, error) {
 		}
 	}
 	return SymmetricQuantizationConfig(o), a.Done()
+}
+
+// int4FromConfig builds an Int4GroupwiseQuantizer from an "int4_groupwise"
+// entry.
+func int4FromConfig(e *ConfigObject) (Quantizer, error) {
+	if !e.Has("group_size") {
+		return nil, e.errorf("group_size", "missing; want a positive integer")
+	}
+	gs, err := e.Int("group_size", 0)
+	if err != nil {
+		return nil, err
+	}
+	if gs <= 0 || gs > 1<<30 {
+		return nil, e.errorf("group_size", "%d: want a positive integer", gs)
+	}
+	own, err := e.Bool("own_activation_chains", false)
+	if err != nil {
+		return nil, err
+	}
+	return Int4GroupwiseQuantizer{GroupSize: int(gs), OwnActivationChains: own}, e.Done()
 }

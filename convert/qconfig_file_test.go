@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -52,6 +53,9 @@ func TestParseQuantizerConfigErrors(t *testing.T) {
 		{`{"quantizers": [{"quantizer": "xnnpack", "set_operator_type": {"linear": null}}]}`, `quantizers[0].set_operator_type["linear"]: ops: bad target`},
 		{`{"quantizers": [{"quantizer": "xnnpack", "annotate_by_target": 1}]}`, `quantizers[0].annotate_by_target: want true or false, got the number 1`},
 		{`{"quantizers": [{"quantizer": "xnnpack"}]} {}`, `config: data after the object`},
+		{`{"quantizers": [{"quantizer": "int4_groupwise"}]}`, `quantizers[0].group_size: missing; want a positive integer`},
+		{`{"quantizers": [{"quantizer": "int4_groupwise", "group_size": 0}]}`, `quantizers[0].group_size: 0: want a positive integer`},
+		{`{"quantizers": [{"quantizer": "int4_groupwise", "group_size": 8, "own_activation_chain": true}]}`, `quantizers[0].own_activation_chain: unknown field; want one of group_size, own_activation_chains, quantizer`},
 	} {
 		_, err := convert.ParseQuantizerConfig([]byte(tt.config))
 		if assert.Error(t, err, tt.config) {
@@ -93,6 +97,10 @@ func TestParseQuantizerConfigBuilds(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, observers.PerTensorSymmetric, oc.Weight.QScheme)
 
+	i4, err := convert.ParseQuantizerConfig([]byte(`{"quantizers": [{"quantizer": "int4_groupwise", "group_size": 16, "own_activation_chains": true}]}`))
+	require.NoError(t, err)
+	assert.Equal(t, convert.Int4GroupwiseQuantizer{GroupSize: 16, OwnActivationChains: true}, i4)
+
 	one, err := convert.ParseQuantizerConfig([]byte(`{"quantizers": [{"quantizer": "xnnpack", "set_global": null}]}`))
 	require.NoError(t, err)
 	require.IsType(t, &convert.XNNPACKQuantizer{}, one, "one quantizer is not wrapped")
@@ -118,13 +126,19 @@ func TestParseQuantizerConfigSameAsCalls(t *testing.T) {
 	assert.Contains(t, fxgraph.FormatListing(g1), "activation_post_process", "something was observed")
 }
 
+// registerTestKind registers the kind "test-int4" once per test binary
+// (the registry is global, and -count=N reruns the test).
+var registerTestKind sync.Once
+
 func TestRegisterQuantizerKind(t *testing.T) {
-	convert.RegisterQuantizerKind("test-int4", func(e *convert.ConfigObject) (convert.Quantizer, error) {
-		gs, err := e.Int("group_size", 32)
-		if err != nil {
-			return nil, err
-		}
-		return convert.Int4GroupwiseQuantizer{GroupSize: int(gs)}, e.Done()
+	registerTestKind.Do(func() {
+		convert.RegisterQuantizerKind("test-int4", func(e *convert.ConfigObject) (convert.Quantizer, error) {
+			gs, err := e.Int("group_size", 32)
+			if err != nil {
+				return nil, err
+			}
+			return convert.Int4GroupwiseQuantizer{GroupSize: int(gs)}, e.Done()
+		})
 	})
 	q, err := convert.ParseQuantizerConfig([]byte(`{"quantizers": [{"quantizer": "test-int4", "group_size": 8}]}`))
 	require.NoError(t, err)
