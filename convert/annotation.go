@@ -285,10 +285,16 @@ type Quantizer interface {
 	Validate(g *fxgraph.Graph) error
 }
 
-// ComposableQuantizer runs several quantizers one after another: every
-// TransformForAnnotation in order, then every Annotate, then every
-// Validate. An earlier quantizer's annotation wins when a later one
-// respects the Annotated flag.
+// ComposableQuantizer is torchao's ComposableQuantizer: it runs several
+// quantizers one after another, every TransformForAnnotation in order, then
+// every Annotate, then every Validate. An earlier quantizer's annotation
+// wins when a later one respects the Annotated flag. After each Annotate
+// it applies torchao's conflict rule: a quantizer may add annotations and
+// change an existing annotation in place (MarkAnnotated), but replacing or
+// removing one an earlier quantizer made is an error wrapping
+// ErrAnnotation that names the quantizer and the node ("quantizer 1
+// (EmbeddingQuantizer) has changed annotations on node "embedding""), as
+// torchao's RuntimeError.
 type ComposableQuantizer []Quantizer
 
 // TransformForAnnotation runs each quantizer's transform in order.
@@ -301,11 +307,16 @@ func (c ComposableQuantizer) TransformForAnnotation(g *fxgraph.Graph) error {
 	return nil
 }
 
-// Annotate runs each quantizer's Annotate in order.
+// Annotate runs each quantizer's Annotate in order, checking after each
+// that no annotation recorded so far was replaced or removed.
 func (c ComposableQuantizer) Annotate(g *fxgraph.Graph) error {
+	seen := map[*fxgraph.Node]*QuantizationAnnotation{}
 	for i, q := range c {
 		if err := q.Annotate(g); err != nil {
 			return fmt.Errorf("quantizer %d: %w", i, err)
+		}
+		if err := recordAnnotations(g, seen, i, q); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -28,7 +28,14 @@
 // per-module-name and per-module-type configs taking precedence over the
 // global one ([XNNPACKQuantizer.SetModuleName], [ModuleNameFilter]);
 // [Int4GroupwiseQuantizer] annotates linears for int8 per-token dynamic
-// activations and int4 groupwise weights.
+// activations and int4 groupwise weights; [EmbeddingQuantizer] quantizes
+// embedding tables per row (uint8, float qparams). [ComposableQuantizer]
+// applies torchao's rule that a later quantizer may not replace or remove an
+// earlier one's annotation. [ParseQuantizerConfig] reads a JSON quantizer
+// config (the format is described at [QuantizerConfigFormat]) that says what
+// torchao's set_global / set_module_name / set_module_type /
+// set_operator_type calls say; other quantizers join it through
+// [RegisterQuantizerKind] and [RegisterConfigFunction].
 //
 // # Prepare
 //

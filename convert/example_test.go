@@ -49,3 +49,41 @@ func Example() {
 	// dequantize_per_tensor_default_2 | call_function | quantized_decomposed.dequantize_per_tensor.default | (%quantize_per_tensor_default_2, 0.014698701910674572, -43, -128, 127, torch.int8) | {}
 	// output | output | output | ((%dequantize_per_tensor_default_2,),) | {}
 }
+
+// ExampleParseQuantizerConfig reads a quantizer config file that says what
+// a torchao user's Python setup says:
+//
+//	q = ComposableQuantizer([
+//	    EmbeddingQuantizer(),
+//	    XNNPACKQuantizer()
+//	        .set_global(get_symmetric_quantization_config(is_per_channel=True))
+//	        .set_module_name("head", get_symmetric_quantization_config()),
+//	])
+func ExampleParseQuantizerConfig() {
+	q, err := convert.ParseQuantizerConfig([]byte(`{
+	  "format": "fxquant-quantizer-config/1",
+	  "quantizers": [
+	    {"quantizer": "embedding"},
+	    {"quantizer": "xnnpack",
+	     "set_global": {"function": "get_symmetric_quantization_config", "is_per_channel": true},
+	     "set_module_name": {"head": {"function": "get_symmetric_quantization_config"}}}
+	  ]}`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for i, s := range q.(convert.ComposableQuantizer) {
+		fmt.Printf("%d: %T\n", i, s)
+	}
+	x := q.(convert.ComposableQuantizer)[1].(*convert.XNNPACKQuantizer)
+	names, _ := x.ModuleKeys()
+	fmt.Println("global weights:", x.Global.Weight.QScheme, "modules:", names)
+
+	_, err = convert.ParseQuantizerConfig([]byte(`{"quantizers": [{"quantizer": "xnnpack", "set_global": {"function": "get_symmetric_quantization_config", "is_per_chanel": true}}]}`))
+	fmt.Println(err)
+	// Output:
+	// 0: convert.EmbeddingQuantizer
+	// 1: *convert.XNNPACKQuantizer
+	// global weights: torch.per_channel_symmetric modules: [head]
+	// quantizers[0].set_global.is_per_chanel: unknown field; want one of act_qmax, act_qmin, function, is_dynamic, is_per_channel, is_qat, weight_qmax, weight_qmin
+}

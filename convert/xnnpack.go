@@ -92,8 +92,8 @@ func SymmetricQuantizationConfig(o SymmetricConfigOptions) *QuantizationConfig {
 // XNNPACKQuantizer is torchao's test XNNPACKQuantizer (spec section 4):
 // TransformForAnnotation turns scalar operands of add and mul into get_attr
 // constants, Annotate runs the static annotators (linear_relu, linear,
-// conv_relu, conv, conv_transpose_relu, adaptive_avg_pool2d, add_relu, add,
-// mul_relu, mul, cat) or, when the global config's input activation is
+// conv_relu, conv, conv_transpose_relu, adaptive_avg_pool2d, gru_io_only,
+// add_relu, add, mul_relu, mul, cat) or, when the global config's input activation is
 // dynamic, the linear annotator, then propagates annotations through shape
 // ops.
 //
@@ -379,6 +379,9 @@ func (q *xnnAnnotator) annotateAll(g *fxgraph.Graph, c *QuantizationConfig, dyna
 	if err := q.annotateAdaptiveAvgPool(g, c); err != nil {
 		return err
 	}
+	if err := q.annotateGRUIOOnly(g, c); err != nil {
+		return err
+	}
 	q.annotateBinary(g, c, addTensor, addTensor_, true)
 	q.annotateBinary(g, c, addTensor, addTensor_, false)
 	q.annotateBinary(g, c, mulTensor, mulTensor_, true)
@@ -433,21 +436,38 @@ func weightedInputs(a *QuantizationAnnotation, n *fxgraph.Node, c *QuantizationC
 	return w, b
 }
 
+// annotateLinear is torchao's linear annotator: the filter and the
+// already-annotated check look at the linear node alone, and the specs go
+// into the node's existing annotation if it has one
+// (annotate_input_qspec_map).
 func (q *xnnAnnotator) annotateLinear(g *fxgraph.Graph, c *QuantizationConfig) {
-	q.annotateWeighted(g, c, func(t ops.Target) bool { return t == linearDefault })
-}
-
-func (q *xnnAnnotator) annotateConv(g *fxgraph.Graph, c *QuantizationConfig) {
-	q.annotateWeighted(g, c, convAnnot.Has)
-}
-
-func (q *xnnAnnotator) annotateWeighted(g *fxgraph.Graph, c *QuantizationConfig, match func(ops.Target) bool) {
 	for _, n := range g.Nodes() {
-		if n.Op() != fxgraph.CallFunction || !match(n.Target()) || !q.ok(n) || anyAnnotated(n) {
+		if n.Op() != fxgraph.CallFunction || n.Target() != linearDefault || !q.ok(n) || anyAnnotated(n) {
+			continue
+		}
+		a := annotationOf(n)
+		w, b := weightedInputs(a, n, c)
+		a.OutputQSpec = qs(c.OutputActivation)
+		a.Annotated = true
+		MarkAnnotated(w, b)
+	}
+}
+
+// annotateConv is torchao's conv annotator: the partition is the conv node,
+// its weight and its bias, and the conv is skipped when any of them is
+// annotated or rejected by the filter (a weight get_attr without
+// nn_module_stack fails a module filter, so set_module_name and
+// set_module_type configs leave such convs alone, as in torchao).
+func (q *xnnAnnotator) annotateConv(g *fxgraph.Graph, c *QuantizationConfig) {
+	for _, n := range g.Nodes() {
+		if n.Op() != fxgraph.CallFunction || !convAnnot.Has(n.Target()) {
 			continue
 		}
 		a := &QuantizationAnnotation{}
 		w, b := weightedInputs(a, n, c)
+		if anyAnnotated(n, w, b) || !q.ok(n, w, b) {
+			continue
+		}
 		a.OutputQSpec = qs(c.OutputActivation)
 		a.Annotated = true
 		SetAnnotation(n, a)

@@ -25,6 +25,13 @@ var atenKernels = map[string]KernelFunc{
 	"aten.addmm.default": atenOp(func(r *argReader) (Value, error) {
 		return kernels.Addmm(r.tensor(0, "self"), r.tensor(1, "mat1"), r.tensor(2, "mat2"), r.float(3, "beta"), r.float(4, "alpha"))
 	}),
+	"aten.gru.input": atenOp(func(r *argReader) (Value, error) {
+		out, hy, err := kernels.GRU(r.tensor(0, "input"), r.tensor(1, "hx"), r.tensors(2, "params"), r.bool(3, "has_biases"), r.int(4, "num_layers"), r.float(5, "dropout"), r.bool(6, "train"), r.bool(7, "bidirectional"), r.bool(8, "batch_first"))
+		if err != nil {
+			return nil, err
+		}
+		return Tuple{out, hy}, nil
+	}),
 	"aten.mm.default": atenOp(func(r *argReader) (Value, error) {
 		return kernels.Mm(r.tensor(0, "self"), r.tensor(1, "mat2"))
 	}),

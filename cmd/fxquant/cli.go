@@ -41,7 +41,7 @@ var commands = []command{
 
 // synopses holds each subcommand's arguments for its usage line.
 var synopses = map[string]string{
-	"run":    "[FILE] [--quantizer Q] [--reference] [--calibration N | --calibration-data FILE] [--calibration-budget SIZE] [--eval-data FILE | --hold-back K] [-o OUT.pt2] [--dot OUT.dot] [--force] [--allow-opaque] [--annotate-by-target] [--own-activation-chains]",
+	"run":    "[FILE] [--quantizer Q] [--reference] [--calibration N | --calibration-data FILE] [--calibration-budget SIZE] [--eval-data FILE | --hold-back K] [-o OUT.pt2] [--dot OUT.dot] [--force] [--allow-opaque] [--annotate-by-target] [--own-activation-chains] [--quantizer-config FILE] [--per-tensor] [--no-fold] [--packet-affine-ops]",
 	"print":  "[--allow-opaque] FILE",
 	"verify": "[--allow-opaque] FILE",
 	"diff":   "[--allow-opaque] A B",
@@ -67,7 +67,15 @@ uses the MLP program embedded in the binary.
 
 run flags:
   --quantizer Q            xnnpack-static (default), xnnpack-dynamic, x86-inductor-static,
-                           x86-inductor-dynamic or int4-groupwise:G
+                           x86-inductor-dynamic, int4-groupwise:G or embedding; A+B composes
+                           quantizers in order (embedding+xnnpack-static)
+  --quantizer-config FILE  the quantizers of a JSON config file, which says what torchao's
+                           set_global/set_module_name/set_module_type/set_operator_type say
+                           (format: cmd/fxquant/testdata/quantizer-config.json)
+  --per-tensor             xnnpack quantizers: weights per tensor, not per output channel
+  --no-fold                keep the weight quantize nodes (fold_quantize=False)
+  --packet-affine-ops      affine observers insert the torchao.*_affine packets, as
+                           torchao's pre-change convert did
   --reference              rewrite to the reference representation after convert
   --calibration N          calibrate on N random batches with a fixed seed (default 4)
   --calibration-data FILE  calibrate on the batches in FILE: a .npy array whose first

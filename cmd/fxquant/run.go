@@ -47,6 +47,9 @@ type runConfig struct {
 	byTarget    bool // XNNPACKQuantizer.AnnotateByTarget
 	ownChains   bool // Int4GroupwiseQuantizer.OwnActivationChains
 	force       bool // run a broken input, write -o from a graph that fails verification
+
+	// qopts: --quantizer-config, --per-tensor, --no-fold, --packet-affine-ops (qconfig.go)
+	qopts quantFlags
 }
 
 func parseRunFlags(e *env, args []string) (*runConfig, error) {
@@ -67,6 +70,7 @@ func parseRunFlags(e *env, args []string) (*runConfig, error) {
 	fs.BoolVar(&c.allowOpaque, "allow-opaque", false, "read operators the registry does not know")
 	fs.BoolVar(&c.byTarget, "annotate-by-target", false, "quantize every cat and adaptive_avg_pool2d (torchao finds them through source partitions)")
 	fs.BoolVar(&c.ownChains, "own-activation-chains", false, "int4-groupwise: give each linear its own activation chain, so every linear is rewritten")
+	c.qopts.register(fs)
 	fs.BoolVar(&c.force, "force", false, "run an input that fails verification, and write -o even when the result fails it (with a warning)")
 	pos, err := parseFlags(e, fs, args)
 	if err != nil {
@@ -92,8 +96,8 @@ func parseRunFlags(e *env, args []string) (*runConfig, error) {
 	if c.calibration < 1 {
 		return nil, usagef("--calibration %d: want at least 1 batch", c.calibration)
 	}
-	if _, err := makeQuantizer(c); err != nil {
-		return nil, &usageError{msg: err.Error()}
+	if err := checkQuantizerFlags(c, set); err != nil {
+		return nil, err
 	}
 	c.progress = !*noProgress
 	c.calibBudget = int64(budget)
@@ -104,11 +108,14 @@ func parseRunFlags(e *env, args []string) (*runConfig, error) {
 // The XNNPACK quantizer takes --annotate-by-target, the int4 one
 // --own-activation-chains.
 func makeQuantizer(c *runConfig) (convert.Quantizer, error) {
+	if q, ok, err := makeListedQuantizer(c); ok {
+		return q, err
+	}
 	name := c.quantizer
 	switch {
 	case name == "xnnpack-static", name == "xnnpack-dynamic":
 		o := convert.DefaultSymmetricConfigOptions()
-		o.PerChannel = true
+		o.PerChannel = !c.qopts.perTensor
 		o.Dynamic = name == "xnnpack-dynamic"
 		q := convert.NewXNNPACKQuantizer(convert.SymmetricQuantizationConfig(o))
 		q.AnnotateByTarget = c.byTarget
@@ -123,7 +130,7 @@ func makeQuantizer(c *runConfig) (convert.Quantizer, error) {
 	case name == "x86-inductor-static", name == "x86-inductor-dynamic":
 		return x86InductorQuantizer(name == "x86-inductor-dynamic")
 	}
-	return nil, fmt.Errorf("--quantizer %q: want xnnpack-static, xnnpack-dynamic or int4-groupwise:G (or x86-inductor-static, x86-inductor-dynamic)", name)
+	return nil, fmt.Errorf("--quantizer %q: want xnnpack-static, xnnpack-dynamic or int4-groupwise:G (or x86-inductor-static, x86-inductor-dynamic, embedding, or names joined by +: embedding+xnnpack-static)", name)
 }
 
 // cmdRun is "fxquant run": import, prepare, calibrate, convert, optional
@@ -231,6 +238,9 @@ func runPipeline(c *runConfig, stderr io.Writer) (*runResult, error) {
 		return nil, fmt.Errorf("%s: %w", in.name, err)
 	}
 	res.inputSpecs = specs
+	if c.qopts.config != "" {
+		warnUnmatchedModules(q, fg, stderr)
+	}
 
 	// Calibration batches.
 	var batches [][]*tensor.Tensor
@@ -269,7 +279,7 @@ func runPipeline(c *runConfig, stderr io.Writer) (*runResult, error) {
 	if err := convert.Calibrate(qg, batches, bar.update); err != nil {
 		return nil, stageError(in.name, "calibrate", err)
 	}
-	if err := convert.Convert(qg, convert.ConvertOptions{ReferenceRepresentation: c.reference, Buffers: buffers}); err != nil {
+	if err := convert.Convert(qg, c.qopts.convertOptions(convert.ConvertOptions{ReferenceRepresentation: c.reference, Buffers: buffers})); err != nil {
 		return nil, stageError(in.name, "convert", err)
 	}
 	res.quant = qg
@@ -385,7 +395,7 @@ func (r *runResult) writeSummary(w io.Writer) {
 		ins[i] = s.String()
 	}
 	fmt.Fprintf(w, "user inputs: %s\n", strings.Join(ins, ", "))
-	fmt.Fprintf(w, "quantizer:   %s\n", r.cfg.quantizer)
+	fmt.Fprintf(w, "quantizer:   %s\n", r.cfg.quantizerDesc())
 	fmt.Fprintf(w, "calibration: %s\n", r.calibDesc)
 	rep := "no"
 	if r.cfg.reference {
