@@ -56,6 +56,17 @@ import (
 //   - "int4_groupwise": [Int4GroupwiseQuantizer] (fxquant's, as run's
 //     --quantizer int4-groupwise:G): "group_size" (required, positive) and
 //     "own_activation_chains" (default false).
+//   - "x86_inductor": [X86InductorQuantizer] (x86_inductor_quantizer.py).
+//     "set_global" is a config or null; "set_module_name_qconfig" (module
+//     fully qualified names), "set_module_type_qconfig" (module classes,
+//     e.g. "torch.nn.modules.conv.Conv2d") and "set_function_type_qconfig"
+//     (functions, e.g. "torch.nn.functional.conv2d", "torch.cat") are
+//     objects from names to a config or null. The fields, and the entries
+//     of each object, apply in the order written, as the Python calls in
+//     that order: torchao skips a config that mixes static and dynamic
+//     (or QAT and non-QAT) with those set before it. What torchao only
+//     warns about (a skipped config, a class or function it cannot
+//     configure) goes to the quantizer's Warnings, not an error.
 //
 // A config is an object naming the Python function that makes it in
 // "function", with that function's keyword arguments beside it (their
@@ -64,17 +75,21 @@ import (
 //   - "get_symmetric_quantization_config": is_per_channel, is_qat (only
 //     false), is_dynamic, act_qmin, act_qmax, weight_qmin, weight_qmax
 //     ([SymmetricQuantizationConfig]).
+//   - "get_default_x86_inductor_quantization_config": is_qat, is_dynamic,
+//     reduce_range ([X86InductorQuantizationConfig]); is_qat true only
+//     when the QAT flow provides [X86QATConfig], otherwise an error naming
+//     is_qat.
+//   - "get_x86_inductor_linear_dynamic_fp16_config": no argument
+//     ([X86InductorLinearDynamicFP16Config]).
 //
 // Every field is checked: an unknown field, a duplicate key, a value of the
 // wrong kind or out of range is an error naming its place in the file
 // ("quantizers[1].set_module_type[\"torch.nn.modules.linear.Linear\"].act_qmin: ...").
 //
 // Other quantizers join through [RegisterQuantizerKind] (a kind's entry
-// fields, e.g. X86InductorQuantizer's "set_global",
-// "set_module_type_qconfig" and "set_module_name_qconfig" read with
-// [ConfigObject.Config] and [ConfigObject.Configs]) and
-// [RegisterConfigFunction] (e.g. "get_default_x86_inductor_quantization_config"),
-// called from an init function in the quantizer's own file.
+// fields read with [ConfigObject.Config] and [ConfigObject.Configs]) and
+// [RegisterConfigFunction], called from an init function in the
+// quantizer's own file, as x86_config_file.go does for "x86_inductor".
 const QuantizerConfigFormat = "fxquant-quantizer-config/1"
 
 // QuantizerKind builds one quantizer from an entry of a config file's
