@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fxquant/fxquant/convert"
+	"github.com/fxquant/fxquant/ops"
 	"github.com/fxquant/fxquant/ops/tensor"
 )
 
@@ -36,16 +37,7 @@ type x86Configs struct {
 // module type torchao cannot configure (the last two with torchao's
 // number of warnings).
 func TestX86InductorConfigs(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(x86Dir, "configs.json"))
-	require.NoError(t, err)
-	var e x86Configs
-	require.NoError(t, json.Unmarshal(data, &e))
-	require.Equal(t, "fxquant-x86-configs/2", e.Format)
-	var batches [][]*tensor.Tensor
-	for i := range e.Batches {
-		batches = append(batches, []*tensor.Tensor{mustTensor(t, &e.Batches[i])})
-	}
-	require.Len(t, batches, 4)
+	e, batches := loadX86Configs(t)
 	cfg := func(o convert.X86InductorConfigOptions) *convert.QuantizationConfig {
 		c, err := convert.X86InductorQuantizationConfig(o)
 		require.NoError(t, err)
@@ -79,12 +71,37 @@ func TestX86InductorConfigs(t *testing.T) {
 	reg := x86Registry(t)
 	for name, setup := range cases {
 		t.Run(name, func(t *testing.T) {
-			rec, ok := e.Cases[name]
-			require.True(t, ok, "no record for %s", name)
 			q := convert.NewX86InductorQuantizer()
 			setup(q)
-			assert.Len(t, q.Warnings, len(rec.Warnings), "warnings: torchao %q, fxquant %q", rec.Warnings, q.Warnings)
-			x86Check(t, filepath.Join(x86Dir, "x86_mix.float.pt2"), q, rec.x86Record, e.Targets, batches, reg)
+			checkX86ConfigCase(t, e, batches, reg, name, q)
 		})
 	}
+}
+
+// loadX86Configs reads testdata/x86/configs.json and its calibration
+// batches.
+func loadX86Configs(t *testing.T) (x86Configs, [][]*tensor.Tensor) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(x86Dir, "configs.json"))
+	require.NoError(t, err)
+	var e x86Configs
+	require.NoError(t, json.Unmarshal(data, &e))
+	require.Equal(t, "fxquant-x86-configs/2", e.Format)
+	var batches [][]*tensor.Tensor
+	for i := range e.Batches {
+		batches = append(batches, []*tensor.Tensor{mustTensor(t, &e.Batches[i])})
+	}
+	require.Len(t, batches, 4)
+	return e, batches
+}
+
+// checkX86ConfigCase compares q, configured as case name of
+// configs.json, with torchao's record of that case: the number of
+// warnings, then x86Check on x86_mix.float.pt2.
+func checkX86ConfigCase(t *testing.T, e x86Configs, batches [][]*tensor.Tensor, reg *ops.Registry, name string, q *convert.X86InductorQuantizer) {
+	t.Helper()
+	rec, ok := e.Cases[name]
+	require.True(t, ok, "no record for %s", name)
+	assert.Len(t, q.Warnings, len(rec.Warnings), "warnings: torchao %q, fxquant %q", rec.Warnings, q.Warnings)
+	x86Check(t, filepath.Join(x86Dir, "x86_mix.float.pt2"), q, rec.x86Record, e.Targets, batches, reg)
 }

@@ -19,6 +19,15 @@ import (
 // activations stay float, and the linears inside nn.MultiheadAttention
 // (not nn.Linear calls) are left alone.
 func TestX86InductorLinearFP16(t *testing.T) {
+	checkX86FP16(t, func(*testing.T) *convert.X86InductorQuantizer {
+		return convert.NewX86InductorQuantizer().SetModuleType("torch.nn.modules.linear.Linear", convert.X86InductorLinearDynamicFP16Config())
+	})
+}
+
+// checkX86FP16 compares the quantizer newQ makes with torchao's records
+// in fp16.json (the fp16 config on nn.Linear) on each of its zoo models.
+func checkX86FP16(t *testing.T, newQ func(*testing.T) *convert.X86InductorQuantizer) {
+	t.Helper()
 	data, err := os.ReadFile(filepath.Join(x86Dir, "fp16.json"))
 	require.NoError(t, err)
 	var e struct {
@@ -32,7 +41,7 @@ func TestX86InductorLinearFP16(t *testing.T) {
 	reg := x86Registry(t)
 	for stem, rec := range e.Cases {
 		t.Run(stem, func(t *testing.T) {
-			q := convert.NewX86InductorQuantizer().SetModuleType("torch.nn.modules.linear.Linear", convert.X86InductorLinearDynamicFP16Config())
+			q := newQ(t)
 			require.Empty(t, q.Warnings)
 			require.NotEmpty(t, rec.Attrs, "the float16 weights")
 			x86Check(t, filepath.Join(zooDir, stem+".float.pt2"), q, rec, e.Targets, zooBatches(t, zooOutputs(t, stem)), reg)
