@@ -102,7 +102,8 @@ func (c *runConfig) quantizerDesc() string {
 // warnUnmatchedModules warns about each set_module_name and
 // set_module_type key of q's XNNPACK quantizers that no node of g carries
 // in its nn_module_stack: a typo, or a class named by an alias
-// ("torch.nn.Linear" for "torch.nn.modules.linear.Linear").
+// ("torch.nn.Linear" for "torch.nn.modules.linear.Linear"). It also
+// passes on the X86 Inductor quantizer's warnings: configs torchao skips.
 func warnUnmatchedModules(q convert.Quantizer, g *fxgraph.Graph, w io.Writer) {
 	paths, types := map[string]bool{}, map[string]bool{}
 	for n := range g.All() {
@@ -117,6 +118,10 @@ func warnUnmatchedModules(q convert.Quantizer, g *fxgraph.Graph, w io.Writer) {
 		case convert.ComposableQuantizer:
 			for _, s := range q {
 				visit(s)
+			}
+		case *convert.X86InductorQuantizer:
+			for _, m := range q.Warnings {
+				fmt.Fprintf(w, "fxquant run: warning: x86_inductor: %s\n", m)
 			}
 		case *convert.XNNPACKQuantizer:
 			names, tps := q.ModuleKeys()

@@ -166,3 +166,17 @@ func TestRunQuantizerConfigMatchesTorchao(t *testing.T) {
 		})
 	}
 }
+
+// run passes on what torchao's X86InductorQuantizer warns about: here a
+// dynamic module-type config after a static global one, which torchao
+// skips with "mixed dynamic and static quantization config is not
+// supported".
+func TestRunX86ConfigWarnings(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "x86.json")
+	require.NoError(t, os.WriteFile(cfg, []byte(`{"quantizers": [{"quantizer": "x86_inductor",
+		"set_global": {"function": "get_default_x86_inductor_quantization_config"},
+		"set_module_type_qconfig": {"torch.nn.modules.linear.Linear": {"function": "get_default_x86_inductor_quantization_config", "is_dynamic": true}}}]}`), 0o644))
+	code, _, errs := runCmd(t, "run", "--no-progress", "--quantizer-config", cfg)
+	require.Equal(t, exitOK, code, errs)
+	assert.Contains(t, errs, "fxquant run: warning: x86_inductor: mixed dynamic and static quantization config is not supported\n")
+}
