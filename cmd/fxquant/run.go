@@ -47,10 +47,19 @@ type runConfig struct {
 	byTarget    bool // XNNPACKQuantizer.AnnotateByTarget
 	ownChains   bool // Int4GroupwiseQuantizer.OwnActivationChains
 	force       bool // run a broken input, write -o from a graph that fails verification
+	// onCalibrated, when set, sees the calibrated graph (observers still
+	// in place) and the batches before convert ("fxquant report").
+	onCalibrated func(prepared *fxgraph.Graph, batches [][]*tensor.Tensor)
 }
 
 func parseRunFlags(e *env, args []string) (*runConfig, error) {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	return parseRunFlagsFor(e, "run", args)
+}
+
+// parseRunFlagsFor parses run's flags for the subcommand name (run,
+// report), which names the flag set in messages.
+func parseRunFlagsFor(e *env, name string, args []string) (*runConfig, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	c := &runConfig{}
 	fs.StringVar(&c.quantizer, "quantizer", "xnnpack-static", "xnnpack-static, xnnpack-dynamic or int4-groupwise:G")
 	fs.BoolVar(&c.reference, "reference", false, "rewrite to the reference representation after convert")
@@ -246,6 +255,9 @@ func runPipeline(c *runConfig, stderr io.Writer) (*runResult, error) {
 	bar := newProgressBar(stderr, "calibrating", c.progress)
 	if err := convert.Calibrate(qg, batches, bar.update); err != nil {
 		return nil, stageError(in.name, "calibrate", err)
+	}
+	if c.onCalibrated != nil {
+		c.onCalibrated(qg, batches)
 	}
 	if err := convert.Convert(qg, convert.ConvertOptions{ReferenceRepresentation: c.reference, Buffers: buffers}); err != nil {
 		return nil, stageError(in.name, "convert", err)
