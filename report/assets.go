@@ -13,7 +13,7 @@ h2{font-size:14px;margin:6px 0}
 #graphs{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr) 340px;gap:8px;padding:8px 16px}
 .pane{border:1px solid #ccc;border-radius:4px;min-width:0}.pane h2{padding:4px 8px;margin:0;background:#f3f3f3;border-bottom:1px solid #ccc}
 .count{font-weight:normal;color:#666}
-.scroll{overflow:auto;height:70vh}
+.scroll{overflow:auto;height:70vh}.band{content-visibility:auto;overflow:hidden}.band svg{display:block}
 svg .edges{fill:none;stroke:#8a96a3;stroke-width:1}
 g.n{cursor:pointer}g.n rect{stroke:#555;stroke-width:1}
 g.n text{font:11px sans-serif;fill:#111;text-anchor:middle;pointer-events:none}
@@ -44,25 +44,38 @@ g.s5 rect{fill:#b7e4a8}.sw.s5,tr.s5 td{background:#b7e4a8}
 // table sorts by any column and filters by a search string.
 const pageJS = `(function(){
 "use strict";
+var selected=[];
 var D=JSON.parse(document.getElementById("report-data").textContent);
 var other={f:"q",q:"f"},names={f:"Float graph",q:"Quantized graph"};
-var els={},panes={};
+var els={f:[],q:[]},panes={},bandDivs={};
+function renderBand(g,k){
+  var d=bandDivs[g][k];if(!d||d.firstChild)return;
+  d.innerHTML=D.bands[g][k];
+  Array.prototype.forEach.call(d.querySelectorAll("g.n"),function(e){els[g][+e.getAttribute("data-i")]=e;});
+  selected.forEach(function(s){if(s.g===g&&s.i>=0&&els[g][s.i])els[g][s.i].classList.add("sel");});
+}
+function nodeEl(g,i){var n=D.graphs[g][i];if(!n)return null;renderBand(g,n.b);return els[g][i];}
+window.fxqRenderAll=function(){["f","q"].forEach(function(g){for(var k=0;k<bandDivs[g].length;k++)renderBand(g,k);});};
 ["f","q"].forEach(function(g){
-  var svg=document.getElementById("svg-"+g);
-  els[g]=svg.querySelectorAll("g.n");
-  panes[g]=svg.parentNode;
-  svg.addEventListener("click",function(ev){
+  var box=document.getElementById("svg-"+g);
+  panes[g]=box.parentNode;
+  bandDivs[g]=box.querySelectorAll("div.band");
+  var io=new IntersectionObserver(function(es){
+    es.forEach(function(e){if(e.isIntersecting)renderBand(g,+e.target.getAttribute("data-b"));});
+  },{root:panes[g],rootMargin:"800px 0px"});
+  Array.prototype.forEach.call(bandDivs[g],function(d){io.observe(d);});
+  box.addEventListener("click",function(ev){
     var t=ev.target.closest("g.n");
     if(t){select(g,+t.getAttribute("data-i"),false);}
   });
 });
 var rows=Array.prototype.slice.call(document.querySelectorAll("#node-table tbody tr"));
 var byResult={};rows.forEach(function(tr){if(tr.hasAttribute("data-r"))byResult[tr.getAttribute("data-r")]=tr;});
-var selected=[];
-function clearSel(){selected.forEach(function(e){e.classList.remove("sel");});selected=[];}
-function mark(e){if(e){e.classList.add("sel");selected.push(e);}}
+function clearSel(){selected.forEach(function(s){if(s.e)s.e.classList.remove("sel");});selected=[];}
+function mark(e,g,i){if(e){e.classList.add("sel");}selected.push({e:e,g:g,i:i===undefined?-1:i});}
+function markNode(g,i){mark(nodeEl(g,i),g,i);}
 function reveal(g,i){
-  var e=els[g][i],p=panes[g];if(!e)return;
+  var e=nodeEl(g,i),p=panes[g];if(!e)return;
   var b=e.getBBox();
   p.scrollTop=Math.max(0,b.y-p.clientHeight/2);
   p.scrollLeft=Math.max(0,b.x+b.width/2-p.clientWidth/2);
@@ -70,11 +83,11 @@ function reveal(g,i){
 function el(tag,text,cls){var e=document.createElement(tag);if(text!==undefined)e.textContent=text;if(cls)e.className=cls;return e;}
 function select(g,i,scrollBoth){
   var n=D.graphs[g][i];if(!n)return;
-  clearSel();mark(els[g][i]);
+  clearSel();markNode(g,i);
   var r=n.r>=0?D.results[n.r]:null;
   if(r){
     var oi=g==="f"?r.qi:r.fi;
-    if(oi>=0){mark(els[other[g]][oi]);reveal(other[g],oi);}
+    if(oi>=0){markNode(other[g],oi);reveal(other[g],oi);}
     mark(byResult[n.r]);
   }
   if(scrollBoth)reveal(g,i);

@@ -37,6 +37,22 @@ type layout struct {
 	edges  [][]point // one polyline per edge, source bottom to target top
 	width  float64
 	height float64
+	// cuts are y positions between layers (in the gaps), ascending: the
+	// drawing is cut there into bands for the page.
+	cuts []float64
+}
+
+// bands splits the drawing at cuts into horizontal bands about maxH
+// high (a band is never cut inside a layer) and returns each band's top;
+// the last band ends at height.
+func (L *layout) bands(maxH float64) []float64 {
+	tops := []float64{0}
+	for _, c := range L.cuts {
+		if c-tops[len(tops)-1] >= maxH && L.height-c >= maxH/4 {
+			tops = append(tops, c)
+		}
+	}
+	return tops
 }
 
 // layoutGraph lays g out; width and height give each node's box size.
@@ -71,19 +87,34 @@ func layoutGraph(g *fxgraph.Graph, width, height func(*fxgraph.Node) float64) *l
 		}
 		layer[i] = l
 	}
-	// Sources (inputs, weights) sit just above their first user, so a
-	// weight used at layer 500 is not drawn at the top.
+	// Constant subgraphs (weights and what is computed from them alone,
+	// such as a weight's quantize chain) sit just above their first user,
+	// so a weight used at layer 500 is not drawn at the top: in reverse
+	// order, each constant node with users moves to one layer above its
+	// earliest user. Placeholders and what depends on them stay put.
+	constant := make([]bool, n)
+	for i, nd := range nodes {
+		c := nd.Op() != fxgraph.Placeholder && nd.Op() != fxgraph.Output
+		for _, p := range preds[i] {
+			c = c && constant[p]
+		}
+		constant[i] = c
+	}
 	for i := n - 1; i >= 0; i-- {
-		if len(preds[i]) > 0 || len(succs[i]) == 0 {
+		if !constant[i] || len(succs[i]) == 0 {
 			continue
 		}
-		l := -1
-		for _, s := range succs[i] {
-			if l < 0 || layer[s] < l {
-				l = layer[s]
-			}
+		l := layer[succs[i][0]]
+		for _, s := range succs[i][1:] {
+			l = min(l, layer[s])
 		}
-		layer[i] = max(l-1, 0)
+		layer[i] = l - 1
+	}
+	if n > 0 {
+		low := slices.Min(layer)
+		for i := range layer {
+			layer[i] -= low
+		}
 	}
 
 	// Virtual nodes for edges spanning several layers.
@@ -247,6 +278,10 @@ func layoutGraph(g *fxgraph.Graph, width, height func(*fxgraph.Node) float64) *l
 		layerY[l] = y
 		y += layerH[l] + layerGap
 	}
+	var cuts []float64
+	for l := 1; l < nLayers; l++ {
+		cuts = append(cuts, round1(layerY[l]-layerGap/2))
+	}
 	minX := 0.0
 	maxX := 0.0
 	for v := range verts {
@@ -266,6 +301,7 @@ func layoutGraph(g *fxgraph.Graph, width, height func(*fxgraph.Node) float64) *l
 		h:      make([]float64, n),
 		width:  round1(maxX - minX + 2*margin),
 		height: round1(max(y-layerGap+margin, 2*margin)),
+		cuts:   cuts,
 	}
 	for i, nd := range nodes {
 		L.w[i] = verts[i].w

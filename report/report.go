@@ -8,6 +8,7 @@ import (
 	"html"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -128,10 +129,13 @@ type renderer struct {
 	results []numdebug.Result
 	views   [2]*graphView
 	buf     bytes.Buffer
+	cur     *bytes.Buffer       // where w writes: buf, or a band's markup
+	bands   map[string][]string // per graph key, each band's SVG markup
+	bandOf  map[string][]int    // per graph key, each node's band
 }
 
 func newRenderer(p *Page) *renderer {
-	r := &renderer{p: p}
+	r := &renderer{p: p, bands: map[string][]string{}, bandOf: map[string][]int{}}
 	if p.Comparison != nil {
 		r.results = p.Comparison.Results
 	}
@@ -365,8 +369,11 @@ func sortKey(v float64) string {
 }
 
 func (r *renderer) w(s ...string) {
+	if r.cur == nil {
+		r.cur = &r.buf
+	}
 	for _, x := range s {
-		r.buf.WriteString(x)
+		r.cur.WriteString(x)
 	}
 }
 
@@ -433,47 +440,102 @@ func (r *renderer) fields(id, title string, fs []Field) {
 	r.w("</table></div>\n")
 }
 
-// graph writes one graph's pane: its SVG with one <g class="n"> per node
-// (data-i is the node's index in graph order) and all edges in one path.
+// bandHeight is about how high one band of a drawing is. A drawing is
+// cut into bands between layers; the page holds each band's SVG markup in
+// its data and the script draws a band when it scrolls into view, so a
+// page of 12,000 nodes opens as fast as a small one (the browser parses
+// and lays out only what is on screen).
+const bandHeight = 2400
+
+// graph writes one graph's pane: a stack of empty band boxes, each as
+// high as its slice of the drawing. Each band's markup is one SVG whose
+// viewBox is its slice, with one <g class="n"> per node of its layers
+// (data-i is the node's index in graph order) and one path of the edges
+// that cross it; it goes into the page's data (see data).
 func (r *renderer) graph(v *graphView) {
 	L := v.lay
 	r.w("<div class=\"pane\" id=\"pane-", v.key, "\"><h2>", v.title, " <span class=\"count\">", strconv.Itoa(len(L.nodes)), " nodes</span></h2>\n")
-	r.w("<div class=\"scroll\">\n<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"svg-", v.key, "\" data-g=\"", v.key, "\" width=\"", ff(L.width), "\" height=\"", ff(L.height), "\" viewBox=\"0 0 ", ff(L.width), " ", ff(L.height), "\">\n")
-	var e strings.Builder
-	for _, pts := range L.edges {
-		for k, pt := range pts {
-			if k == 0 {
-				e.WriteByte('M')
-			} else {
-				e.WriteByte('L')
-			}
-			e.WriteString(ff(pt.x))
-			e.WriteByte(' ')
-			e.WriteString(ff(pt.y))
+	r.w("<div class=\"scroll\">\n<div class=\"graph\" id=\"svg-", v.key, "\" data-g=\"", v.key, "\">\n")
+	tops := L.bands(bandHeight)
+	band := func(y float64) int { // the band holding y
+		k, _ := slices.BinarySearch(tops, y)
+		if k == len(tops) || tops[k] > y {
+			k--
 		}
+		return max(k, 0)
 	}
-	r.w("<path class=\"edges\" d=\"", e.String(), "\"/>\n")
+	nodes := make([][]int, len(tops))
+	bandOf := make([]int, len(L.nodes))
 	for i := range L.nodes {
-		cls := "n s0"
-		if ri := v.result[i]; ri >= 0 {
-			cls = "n " + sqnrClass(r.results[ri].SQNR)
-		}
-		if k := v.qdq[i]; k != "" {
-			cls += " qdq " + k
-		}
-		if v.hist[i] != "" {
-			cls += " obs"
-		}
-		x, y, w, h := L.x[i], L.y[i], L.w[i], L.h[i]
-		r.w("<g class=\"", cls, "\" data-i=\"", strconv.Itoa(i), "\"><rect x=\"", ff(x), "\" y=\"", ff(y), "\" width=\"", ff(w), "\" height=\"", ff(h), "\" rx=\"4\"/>")
-		r.w("<text x=\"", ff(round1(x+w/2)), "\" y=\"", ff(y+14), "\">", esc(clip(v.label[i], w)), "</text>")
-		r.w("<text class=\"op\" x=\"", ff(round1(x+w/2)), "\" y=\"", ff(y+27), "\">", esc(clip(v.sub[i], w)), "</text>")
-		if v.qp[i] != "" {
-			r.w("<text class=\"qp\" x=\"", ff(round1(x+w/2)), "\" y=\"", ff(y+41), "\">", esc(clip(v.qp[i], w)), "</text>")
-		}
-		r.w("</g>\n")
+		k := band(L.y[i])
+		nodes[k] = append(nodes[k], i)
+		bandOf[i] = k
 	}
-	r.w("</svg>\n</div></div>\n")
+	r.bandOf[v.key] = bandOf
+	paths := make([]strings.Builder, len(tops))
+	for _, pts := range L.edges {
+		lo, hi := pts[0].y, pts[0].y
+		for _, pt := range pts {
+			lo, hi = min(lo, pt.y), max(hi, pt.y)
+		}
+		for k := band(lo); k <= band(hi); k++ {
+			e := &paths[k]
+			for j, pt := range pts {
+				if j == 0 {
+					e.WriteByte('M')
+				} else {
+					e.WriteByte('L')
+				}
+				e.WriteString(ff(pt.x))
+				e.WriteByte(' ')
+				e.WriteString(ff(pt.y))
+			}
+		}
+	}
+	var markup bytes.Buffer
+	for k, top := range tops {
+		bottom := L.height
+		if k+1 < len(tops) {
+			bottom = tops[k+1]
+		}
+		h := ff(round1(bottom - top))
+		r.w("<div class=\"band\" data-b=\"", strconv.Itoa(k), "\" style=\"width:", ff(L.width), "px;height:", h, "px\"></div>\n")
+		markup.Reset()
+		r.cur = &markup
+		r.w("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"", ff(L.width), "\" height=\"", h, "\" viewBox=\"0 ", ff(top), " ", ff(L.width), " ", h, "\">\n")
+		r.w("<path class=\"edges\" d=\"", paths[k].String(), "\"/>\n")
+		for _, i := range nodes[k] {
+			r.node(v, i)
+		}
+		r.w("</svg>")
+		r.cur = &r.buf
+		r.bands[v.key] = append(r.bands[v.key], markup.String())
+	}
+	r.w("</div>\n</div></div>\n")
+}
+
+// node writes node i's box: a rect and two or three lines of text.
+func (r *renderer) node(v *graphView, i int) {
+	L := v.lay
+	cls := "n s0"
+	if ri := v.result[i]; ri >= 0 {
+		cls = "n " + sqnrClass(r.results[ri].SQNR)
+	}
+	if k := v.qdq[i]; k != "" {
+		cls += " qdq " + k
+	}
+	if v.hist[i] != "" {
+		cls += " obs"
+	}
+	x, y, w, h := L.x[i], L.y[i], L.w[i], L.h[i]
+	r.w("<g class=\"", cls, "\" data-i=\"", strconv.Itoa(i), "\"><rect x=\"", ff(x), "\" y=\"", ff(y), "\" width=\"", ff(w), "\" height=\"", ff(h), "\" rx=\"4\"/>")
+	cx := ff(round1(x + w/2))
+	r.w("<text x=\"", cx, "\" y=\"", ff(y+14), "\">", esc(clip(v.label[i], w)), "</text>")
+	r.w("<text class=\"op\" x=\"", cx, "\" y=\"", ff(y+27), "\">", esc(clip(v.sub[i], w)), "</text>")
+	if v.qp[i] != "" {
+		r.w("<text class=\"qp\" x=\"", cx, "\" y=\"", ff(y+41), "\">", esc(clip(v.qp[i], w)), "</text>")
+	}
+	r.w("</g>\n")
 }
 
 // clip shortens s to fit a box of width w.
@@ -534,6 +596,8 @@ type jsonData struct {
 	Graphs  map[string][]jsonNode `json:"graphs"`
 	Results []jsonResult          `json:"results"`
 	Hist    map[string]jsonHist   `json:"hist"`
+	// Bands holds per graph each band's SVG markup.
+	Bands map[string][]string `json:"bands"`
 }
 
 type jsonNode struct {
@@ -541,6 +605,7 @@ type jsonNode struct {
 	Line string `json:"l"`
 	R    int    `json:"r"`
 	H    string `json:"h,omitempty"`
+	B    int    `json:"b"` // the node's band
 }
 
 type jsonResult struct {
@@ -565,12 +630,12 @@ type jsonHist struct {
 }
 
 func (r *renderer) data() ([]byte, error) {
-	d := jsonData{Graphs: map[string][]jsonNode{}, Hist: map[string]jsonHist{}}
+	d := jsonData{Graphs: map[string][]jsonNode{}, Hist: map[string]jsonHist{}, Bands: r.bands}
 	nodeIndex := [2]map[string]int{{}, {}}
 	for gi, v := range r.views {
 		nodes := make([]jsonNode, len(v.lay.nodes))
 		for i, n := range v.lay.nodes {
-			nodes[i] = jsonNode{Name: n.Name(), Line: fxgraph.FormatNode(n), R: v.result[i], H: v.hist[i]}
+			nodes[i] = jsonNode{Name: n.Name(), Line: fxgraph.FormatNode(n), R: v.result[i], H: v.hist[i], B: r.bandOf[v.key][i]}
 			nodeIndex[gi][n.Name()] = i
 		}
 		d.Graphs[v.key] = nodes
@@ -610,11 +675,17 @@ func (r *renderer) data() ([]byte, error) {
 	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(true) // "</script>" in a name cannot end the element
+	enc.SetEscapeHTML(false) // the markup stays short; "</" is escaped below
 	if err := enc.Encode(d); err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+	// Nothing in the data can end the script element or open an HTML
+	// comment in it: "</" is written "<\/" and "<!" "\u003c!" (the same
+	// JSON strings).
+	out := bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+	out = bytes.ReplaceAll(out, []byte("</"), []byte(`<\/`))
+	out = bytes.ReplaceAll(out, []byte("<!"), []byte(`\u003c!`))
+	return out, nil
 }
 
 // downsample sums counts into at most n bars of (nearly) equal width.
