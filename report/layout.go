@@ -122,10 +122,11 @@ func layoutGraph(g *fxgraph.Graph, width, height func(*fxgraph.Node) float64) *l
 		up, down []int // neighbours in the layer above and below
 		w        float64
 		layer    int
+		side     bool // a constant node, or a virtual node on its edge
 	}
 	verts := make([]vertex, n, n+n/2)
 	for i, nd := range nodes {
-		verts[i] = vertex{w: width(nd), layer: layer[i]}
+		verts[i] = vertex{w: width(nd), layer: layer[i], side: constant[i]}
 	}
 	type edge struct {
 		chain []int // vertices from source to target
@@ -137,7 +138,7 @@ func layoutGraph(g *fxgraph.Graph, width, height func(*fxgraph.Node) float64) *l
 			chain := []int{i}
 			if span > 1 && span <= maxSpan {
 				for l := layer[i] + 1; l < layer[s]; l++ {
-					verts = append(verts, vertex{w: dummyW, layer: l})
+					verts = append(verts, vertex{w: dummyW, layer: l, side: constant[i]})
 					chain = append(chain, len(verts)-1)
 				}
 			}
@@ -218,7 +219,16 @@ func layoutGraph(g *fxgraph.Graph, width, height func(*fxgraph.Node) float64) *l
 			x += verts[v].w + nodeGap
 		}
 	}
+	// A node on the data path follows its data-path neighbours only, so
+	// the main chain of a deep network is drawn straight with its weights
+	// beside it.
 	want := make([]float64, len(verts))
+	type pool struct {
+		w, wt float64 // total weight, total weight x target
+		n     int
+	}
+	var blocks []pool
+	offs := make([]float64, len(verts))
 	place := func(l int, up bool) {
 		vs := order[l]
 		if len(vs) == 0 {
@@ -229,33 +239,58 @@ func layoutGraph(g *fxgraph.Graph, width, height func(*fxgraph.Node) float64) *l
 			if up {
 				nb = verts[v].up
 			}
-			if len(nb) == 0 {
+			s, k := 0.0, 0
+			for _, u := range nb {
+				if !verts[u].side || verts[v].side {
+					s += cx[u]
+					k++
+				}
+			}
+			if k == 0 {
+				for _, u := range nb {
+					s += cx[u]
+					k++
+				}
+			}
+			if k == 0 {
 				want[v] = cx[v]
 				continue
 			}
-			s := 0.0
-			for _, u := range nb {
-				s += cx[u]
-			}
-			want[v] = s / float64(len(nb))
+			want[v] = s / float64(k)
 		}
-		// Left to right, each node at its wish or just right of the
-		// previous one; then shift the layer so the average node is at
-		// its wish.
-		right := 0.0
-		shift := 0.0
+		// The positions closest to the wishes (least squares, data-path
+		// nodes weighing far more than side nodes) that keep the layer's
+		// order and gaps: with off the packed offsets, y = x - off must
+		// be non-decreasing, a weighted isotonic regression, solved in
+		// linear time by pooling adjacent violators.
+		off := 0.0
+		blocks = blocks[:0]
 		for k, v := range vs {
-			c := want[v]
-			if k > 0 && c-verts[v].w/2 < right+nodeGap {
-				c = right + nodeGap + verts[v].w/2
+			if k > 0 {
+				off += verts[vs[k-1]].w/2 + nodeGap + verts[v].w/2
 			}
-			cx[v] = c
-			right = c + verts[v].w/2
-			shift += c - want[v]
+			offs[k] = off
+			wt := 1.0
+			if !verts[v].side {
+				wt = 1e6
+			}
+			blocks = append(blocks, pool{w: wt, wt: wt * (want[v] - off), n: 1})
+			for len(blocks) > 1 {
+				a, b := blocks[len(blocks)-2], blocks[len(blocks)-1]
+				if a.wt/a.w <= b.wt/b.w {
+					break
+				}
+				blocks = blocks[:len(blocks)-2]
+				blocks = append(blocks, pool{w: a.w + b.w, wt: a.wt + b.wt, n: a.n + b.n})
+			}
 		}
-		shift /= float64(len(vs))
-		for _, v := range vs {
-			cx[v] -= shift
+		k := 0
+		for _, bl := range blocks {
+			y := bl.wt / bl.w
+			for range bl.n {
+				cx[vs[k]] = y + offs[k]
+				k++
+			}
 		}
 	}
 	for range placeIter {
