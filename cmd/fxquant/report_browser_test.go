@@ -179,6 +179,16 @@ func TestReportBrowser(t *testing.T) {
 		t.Errorf("sorted by SQNR, the first row is %q, want %q (%.2f dB)", first, worst.FloatNode, worst.SQNR)
 	}
 
+	// Search: typing a name filters the table, Enter selects the first row.
+	must(chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS("#filter"), "linear_1\r")))
+	name, err = chromedp.Run(ctx, chromedp.Text(chromedp.CSS(".d-name")))
+	must(err)
+	shown, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#shown")))
+	must(err)
+	if name != "linear_1" || shown != "1 of "+strconv.Itoa(len(cmp.Results))+" rows" {
+		t.Errorf("after searching linear_1: details show %q, the table %q; want linear_1 and 1 of %d rows", name, shown, len(cmp.Results))
+	}
+
 	// Back to the page as it opens, with relu selected, for the screenshot.
 	must(chromedp.Do(ctx, chromedp.Navigate("file://"+page), chromedp.WaitVisible(chromedp.CSS("#svg-q")),
 		chromedp.Click(reluBox), chromedp.WaitVisible(chromedp.CSS("#d-hist"))))
