@@ -186,5 +186,15 @@ filter.addEventListener("keydown",function(ev){
   });
 });
 applyFilter();
+// Start each graph at its first input, horizontally centred on it.
+["f","q"].forEach(function(g){
+  for(var i=0;i<D.graphs[g].length;i++){
+    if(D.graphs[g][i].l.indexOf("] = placeholder[")>=0){
+      var e=nodeEl(g,i),p=panes[g];
+      if(e){var b=e.getBBox();p.scrollLeft=Math.max(0,b.x+b.width/2-p.clientWidth/2);}
+      return;
+    }
+  }
+});
 })();
 `
