@@ -98,3 +98,20 @@ func TestReportUsage(t *testing.T) {
 		t.Error("a failed report wrote its page")
 	}
 }
+
+// report takes run's flags; -h says that its -o is the HTML page, and the
+// usage text lists the command.
+func TestReportHelp(t *testing.T) {
+	var out bytes.Buffer
+	if code := run([]string{"report", "-h"}, strings.NewReader(""), &out, &out); code != 0 {
+		t.Fatalf("report -h: exit %d\n%s", code, out.String())
+	}
+	for _, s := range []string{"usage: fxquant report [FILE] [run flags] [-o REPORT.html]", "write the HTML report to this file (default report.html)", "-calibration-data", "-reference"} {
+		if !strings.Contains(out.String(), s) {
+			t.Errorf("report -h lacks %q:\n%s", s, out.String())
+		}
+	}
+	if !strings.Contains(usageText, "fxquant report [FILE] [run flags] [-o REPORT.html]") {
+		t.Error("the usage text does not list report")
+	}
+}

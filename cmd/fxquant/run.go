@@ -75,6 +75,9 @@ func parseRunFlagsFor(e *env, name string, args []string) (*runConfig, error) {
 	fs.BoolVar(&c.byTarget, "annotate-by-target", false, "quantize every cat and adaptive_avg_pool2d (torchao finds them through source partitions)")
 	fs.BoolVar(&c.ownChains, "own-activation-chains", false, "int4-groupwise: give each linear its own activation chain, so every linear is rewritten")
 	fs.BoolVar(&c.force, "force", false, "run an input that fails verification, and write -o even when the result fails it (with a warning)")
+	if name == "report" {
+		fs.Lookup("o").Usage = "write the HTML report to this file (default " + defaultReportFile + ")"
+	}
 	pos, err := parseFlags(e, fs, args)
 	if err != nil {
 		return nil, err
