@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/fxquant/fxquant/fxgraph"
 	"github.com/fxquant/fxquant/numdebug"
@@ -538,13 +539,14 @@ func (r *renderer) node(v *graphView, i int) {
 	r.w("</g>\n")
 }
 
-// clip shortens s to fit a box of width w.
+// clip shortens s to fit a box of width w, on a rune boundary.
 func clip(s string, w float64) string {
 	n := int((w - 10) / charW)
-	if len(s) <= n || n < 4 {
+	if n < 4 || utf8.RuneCountInString(s) <= n {
 		return s
 	}
-	return s[:n-1] + "…"
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
 }
 
 // table writes the sortable per-node table: one row per comparison

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/fxquant/fxquant/convert"
 	"github.com/fxquant/fxquant/fxgraph"
@@ -328,6 +329,21 @@ func TestEscaping(t *testing.T) {
 func TestNeedsBothGraphs(t *testing.T) {
 	if _, err := HTML(&Page{Float: fxgraph.New()}); err == nil {
 		t.Error("HTML without the quantized graph did not fail")
+	}
+	if _, err := HTML(&Page{Float: fxgraph.New(), Quant: fxgraph.New()}); err != nil {
+		t.Errorf("two empty graphs: %v", err)
+	}
+}
+
+// A long name is cut on a rune boundary, with an ellipsis.
+func TestClip(t *testing.T) {
+	s := strings.Repeat("é", 40)
+	got := clip(s, 100) // (100-10)/6.6 = 13 runes at most
+	if !utf8.ValidString(got) || utf8.RuneCountInString(got) != 13 || !strings.HasSuffix(got, "…") {
+		t.Errorf("clip = %q", got)
+	}
+	if clip("short", 100) != "short" {
+		t.Error("a short name was cut")
 	}
 }
 
