@@ -391,6 +391,7 @@ func (r *renderer) render() ([]byte, error) {
 	r.w("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>", esc(title), "</title>\n")
 	r.w("<style>\n", pageCSS, "</style>\n</head>\n<body>\n")
 	r.w("<header><h1>", esc(title), "</h1></header>\n")
+	r.w("<noscript><p class=\"note\">This page draws its graphs with JavaScript, which is off.</p></noscript>\n")
 
 	// Colours, and the node that adds most error.
 	r.w("<section id=\"legend\">")
