@@ -18,7 +18,7 @@ svg .edges{fill:none;stroke:#8a96a3;stroke-width:1}
 g.n{cursor:pointer}g.n rect{stroke:#555;stroke-width:1}
 g.n text{font:11px sans-serif;fill:#111;text-anchor:middle;pointer-events:none}
 g.n text.op{fill:#444}g.n text.qp{fill:#5a2a8a;font-size:10px}
-g.qdq rect{stroke:#7b3fb5;stroke-width:2;stroke-dasharray:4 2}
+g.qdq rect{stroke:#7b3fb5;stroke-width:2;stroke-dasharray:4 2}g.ref rect{stroke-dasharray:1 2}
 g.obs rect{stroke-width:1.5}
 g.sel rect{stroke:#0057d9;stroke-width:3;stroke-dasharray:none}
 g.s0 rect{fill:#f2f2f2}.sw.s0,tr.s0 td{background:#f2f2f2}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/fxquant/fxquant/convert"
 	"github.com/fxquant/fxquant/fxgraph"
 	"github.com/fxquant/fxquant/numdebug"
 	"github.com/fxquant/fxquant/observers"
@@ -133,10 +134,17 @@ type renderer struct {
 	cur     *bytes.Buffer       // where w writes: buf, or a band's markup
 	bands   map[string][]string // per graph key, each band's SVG markup
 	bandOf  map[string][]int    // per graph key, each node's band
+	// byObserver maps an observer node's name to its histogram's key.
+	byObserver map[string]string
 }
 
 func newRenderer(p *Page) *renderer {
-	r := &renderer{p: p, bands: map[string][]string{}, bandOf: map[string][]int{}}
+	r := &renderer{p: p, bands: map[string][]string{}, bandOf: map[string][]int{}, byObserver: map[string]string{}}
+	for k, h := range p.Histograms {
+		if h != nil && h.Observer != "" {
+			r.byObserver[h.Observer] = k
+		}
+	}
 	if p.Comparison != nil {
 		r.results = p.Comparison.Results
 	}
@@ -165,11 +173,21 @@ func (r *renderer) view(key, title string, g *fxgraph.Graph, byName map[string]i
 		}
 		v.result = append(v.result, i)
 		kind := qdqKind(n)
+		qp := qparamsLabel(n, kind)
+		hist := r.histKey(n, kind)
+		if obs := refQDQObserver(n, kind); obs != "" {
+			// The last node of a quantize or dequantize that the
+			// reference representation decomposed.
+			kind, qp = "ref", "from "+obs
+			if hist == "" {
+				hist = r.byObserver[obs]
+			}
+		}
 		v.qdq = append(v.qdq, kind)
-		v.hist = append(v.hist, r.histKey(n, kind))
+		v.hist = append(v.hist, hist)
 		v.label = append(v.label, n.Name())
 		v.sub = append(v.sub, opLabel(n))
-		v.qp = append(v.qp, qparamsLabel(n, kind))
+		v.qp = append(v.qp, qp)
 	}
 	k := 0
 	idx := map[*fxgraph.Node]int{}
@@ -216,6 +234,22 @@ func (r *renderer) histKey(n *fxgraph.Node, kind string) string {
 		}
 	}
 	return ""
+}
+
+// refQDQObserver returns, for a node that is not itself a q/dq call but
+// whose from_node record says convert created it for an observer (the
+// node that ends a quantize or dequantize rewritten to the reference
+// representation: to(div, round, add, clamp) or mul(sub(...))), the
+// observer's name; otherwise "".
+func refQDQObserver(n *fxgraph.Node, kind string) string {
+	if kind != "" || n.Op() != fxgraph.CallFunction || n.Meta == nil || !strings.Contains(n.Meta.FromNode, convert.ReplaceObserverPassName) {
+		return ""
+	}
+	src, err := convert.ParseFromNode(n.Meta.FromNode)
+	if err != nil || len(src) == 0 || src[0].PassName != convert.ReplaceObserverPassName {
+		return ""
+	}
+	return src[0].Name
 }
 
 // qdqKind says whether n is a quantize ("q"), dequantize ("dq") or
@@ -396,7 +430,7 @@ func (r *renderer) render() ([]byte, error) {
 	// Colours, and the node that adds most error.
 	r.w("<section id=\"legend\">")
 	r.w("<span class=\"lg\"><span class=\"sw s5\"></span>SQNR &ge; 40 dB <span class=\"sw s4\"></span>30&ndash;40 <span class=\"sw s3\"></span>20&ndash;30 <span class=\"sw s2\"></span>10&ndash;20 <span class=\"sw s1\"></span>&lt; 10 <span class=\"sw s0\"></span>no number</span>\n")
-	r.w("<span class=\"lg\"><span class=\"sw s0 qsw\"></span>quantize / dequantize (qparams on the third line)</span>\n")
+	r.w("<span class=\"lg\"><span class=\"sw s0 qsw\"></span>quantize / dequantize with its qparams (dotted: the end of one the reference representation decomposed)</span>\n")
 	if p.Comparison == nil {
 		note := p.Note
 		if note == "" {

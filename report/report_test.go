@@ -360,3 +360,48 @@ func TestSQNRClass(t *testing.T) {
 }
 
 var _ = numdebug.ErrNotImplemented
+
+// In the reference representation the quantize of x is decomposed
+// (div, round, to, add, clamp, to): its last node, which convert created
+// for x's observer, is marked, names the observer and shows x's histogram.
+func TestReferenceQDQMarked(t *testing.T) {
+	float := mlp(1, false)
+	g, _ := float.Clone()
+	q := convert.NewXNNPACKQuantizer(convert.SymmetricQuantizationConfig(convert.DefaultSymmetricConfigOptions()))
+	if err := convert.Prepare(g, q); err != nil {
+		t.Fatal(err)
+	}
+	if err := convert.Calibrate(g, batches(2), nil); err != nil {
+		t.Fatal(err)
+	}
+	hists := ObserverHistograms(g)
+	obs := hists["x"].Observer
+	if err := convert.Convert(g, convert.ConvertOptions{ReferenceRepresentation: true}); err != nil {
+		t.Fatal(err)
+	}
+	r := newRenderer(&Page{Float: float, Quant: g, Histograms: hists})
+	v := r.views[1]
+	found := false
+	for i, n := range v.lay.nodes {
+		if v.qdq[i] != "ref" {
+			continue
+		}
+		if n.Op() != fxgraph.CallFunction || qdqKind(n) != "" {
+			t.Errorf("%s marked as a decomposed q/dq", n.Name())
+		}
+		// The first one in graph order ends the quantize of x.
+		if !found {
+			found = true
+			in, _ := n.Arg(0).(*fxgraph.Node)
+			if n.Target().String() != "aten.to.dtype" || in == nil || in.Target().String() != "aten.clamp.default" && in.Target().String() != "aten.clamp" {
+				t.Errorf("first decomposed q/dq %s = %v(%v), want to(clamp(...))", n.Name(), n.Target(), in)
+			}
+			if v.qp[i] != "from "+obs || v.hist[i] != "x" {
+				t.Errorf("%s: third line %q, histogram %q; want \"from %s\" and x", n.Name(), v.qp[i], v.hist[i], obs)
+			}
+		}
+	}
+	if !found {
+		t.Error("no decomposed q/dq marked")
+	}
+}
