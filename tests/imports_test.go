@@ -57,6 +57,8 @@ var impRules = []importRule{
 	{pkg: "convert", may: impJoin([]string{"reftransform", "constfold", "metadata", "observers", "typed", "fxgraph/interp"}, impFxgraph, impOps)},
 	{pkg: "numdebug", may: impJoin([]string{"fxgraph/interp"}, impFxgraph, impOps)},
 	{pkg: "pt2", may: impJoin(impFxgraph, impOps, impAtomic)},
+	// report draws the graphs and the debugger's numbers as one HTML page.
+	{pkg: "report", may: impJoin([]string{"numdebug", "observers", "convert"}, impFxgraph, impOps)},
 	// typed (spec/typed-rewrites.md) is a pass package like reftransform;
 	// it is not in STYLE.md 2.1's table, so its layer is set here.
 	{pkg: "typed", may: impJoin([]string{"metadata"}, impFxgraph, impOps)},

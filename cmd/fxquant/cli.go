@@ -37,6 +37,7 @@ var commands = []command{
 	{"diff", cmdDiff},
 	{"dot", cmdDot},
 	{"match", cmdMatch},
+	{"report", cmdReport},
 }
 
 // synopses holds each subcommand's arguments for its usage line.
@@ -47,6 +48,7 @@ var synopses = map[string]string{
 	"diff":   "[--allow-opaque] A B",
 	"dot":    "[--allow-opaque] FILE",
 	"match":  "--pattern PATTERN FILE [--match-output] [--match-placeholder] [--keep-overlapping] [--ignore-literals]",
+	"report": "[FILE] [run flags] [-o REPORT.html]",
 }
 
 const usageText = `fxquant: PT2E quantization graphs without Python
@@ -59,6 +61,10 @@ usage:
   fxquant dot FILE              the graph as deterministic Graphviz DOT
   fxquant match --pattern PATTERN FILE [flags]
                                 print each match of PATTERN's graph in FILE, then the count
+  fxquant report [FILE] [run flags] [-o REPORT.html]
+                                run, then write an HTML page (default report.html): both
+                                graphs side by side coloured by per-node SQNR, q/dq qparams,
+                                a sortable per-node table, activation histograms
   fxquant help                  this text
 
 FILE is a .pt2 archive, an export JSON program (.json) or a graph in the golden
@@ -114,7 +120,9 @@ match flags:
   --keep-overlapping       keep matches that share nodes
   --ignore-literals        let literal arguments of the pattern match anything
 
-run, print, verify, diff, dot and match accept --allow-opaque: read operators the
+report takes run's flags; its -o names the HTML page.
+
+run, print, verify, diff, dot, match and report accept --allow-opaque: read operators the
 registry does not know instead of failing.
 
 exit status: 0 success, 1 failure (or problems found, or graphs differ), 2 bad usage

@@ -223,11 +223,15 @@ func quantizedNodes(g *fxgraph.Graph) int {
 	return count
 }
 
+// compareGraphs is the per-node comparison of run and report:
+// numdebug.Compare. Tests may replace it.
+var compareGraphs = numdebug.Compare
+
 // measure compares the float and the quantized graph on the eval batches,
 // and warns on stderr when convert quantized nothing (the SQNR is then inf
 // dB, which must not read as a perfect quantization).
 func (r *runResult) measure(eval [][]*tensor.Tensor, stderr io.Writer) {
-	r.cmp, r.sqnrErr = numdebug.Compare(r.float, r.quant, eval)
+	r.cmp, r.sqnrErr = compareGraphs(r.float, r.quant, eval)
 	r.nothingQuantized = quantizedNodes(r.quant) == quantizedNodes(r.float)
 	if r.nothingQuantized {
 		fmt.Fprintf(stderr, "fxquant run: warning: nothing was quantized: the converted graph has no quantize or dequantize node and no quantized value (%s annotated no node)\n", r.cfg.quantizer)

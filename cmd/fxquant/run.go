@@ -50,10 +50,19 @@ type runConfig struct {
 
 	// qopts: --quantizer-config, --per-tensor, --no-fold, --packet-affine-ops (qconfig.go)
 	qopts quantFlags
+	// onCalibrated, when set, sees the calibrated graph (observers still
+	// in place) and the batches before convert ("fxquant report").
+	onCalibrated func(prepared *fxgraph.Graph, batches [][]*tensor.Tensor)
 }
 
 func parseRunFlags(e *env, args []string) (*runConfig, error) {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	return parseRunFlagsFor(e, "run", args)
+}
+
+// parseRunFlagsFor parses run's flags for the subcommand name (run,
+// report), which names the flag set in messages.
+func parseRunFlagsFor(e *env, name string, args []string) (*runConfig, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	c := &runConfig{}
 	fs.StringVar(&c.quantizer, "quantizer", "xnnpack-static", "xnnpack-static, xnnpack-dynamic, x86-inductor-static, x86-inductor-dynamic or int4-groupwise:G")
 	fs.BoolVar(&c.reference, "reference", false, "rewrite to the reference representation after convert")
@@ -72,6 +81,9 @@ func parseRunFlags(e *env, args []string) (*runConfig, error) {
 	fs.BoolVar(&c.ownChains, "own-activation-chains", false, "int4-groupwise: give each linear its own activation chain, so every linear is rewritten")
 	c.qopts.register(fs)
 	fs.BoolVar(&c.force, "force", false, "run an input that fails verification, and write -o even when the result fails it (with a warning)")
+	if name == "report" {
+		fs.Lookup("o").Usage = "write the HTML report to this file (default " + defaultReportFile + ")"
+	}
 	pos, err := parseFlags(e, fs, args)
 	if err != nil {
 		return nil, err
@@ -278,6 +290,9 @@ func runPipeline(c *runConfig, stderr io.Writer) (*runResult, error) {
 	bar := newProgressBar(stderr, "calibrating", c.progress)
 	if err := convert.Calibrate(qg, batches, bar.update); err != nil {
 		return nil, stageError(in.name, "calibrate", err)
+	}
+	if c.onCalibrated != nil {
+		c.onCalibrated(qg, batches)
 	}
 	if err := convert.Convert(qg, c.qopts.convertOptions(convert.ConvertOptions{ReferenceRepresentation: c.reference, Buffers: buffers})); err != nil {
 		return nil, stageError(in.name, "convert", err)

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fxquant/fxquant/fxgraph"
+	"github.com/fxquant/fxquant/numdebug"
+	"github.com/fxquant/fxquant/ops/tensor"
+)
+
+// "fxquant report" with no argument reports on the embedded model and
+// writes report.html in the current directory; a second run writes the
+// same bytes.
+func TestReportDefault(t *testing.T) {
+	withComparison(t)
+	t.Chdir(t.TempDir())
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"report"}, strings.NewReader(""), &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "wrote report.html") || !strings.Contains(stdout.String(), "SQNR:") {
+		t.Errorf("stdout:\n%s", stdout.String())
+	}
+	first, err := os.ReadFile("report.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := pipelineGraphs(t)
+	for _, s := range []string{
+		"<title>fxquant report: &lt;embedded mlp.float.pt2&gt;</title>",
+		`Float graph <span class="count">` + itoa(want.float.Len()) + " nodes",
+		`Quantized graph <span class="count">` + itoa(want.quant.Len()) + " nodes",
+		"quantizer", "xnnpack-static", `<table id="node-table">`,
+	} {
+		if !bytes.Contains(first, []byte(s)) {
+			t.Errorf("report.html lacks %q", s)
+		}
+	}
+	if code := run([]string{"report"}, strings.NewReader(""), &stdout, &stderr); code != 0 {
+		t.Fatalf("second run: exit %d\n%s", code, stderr.String())
+	}
+	second, _ := os.ReadFile("report.html")
+	if !bytes.Equal(first, second) {
+		t.Error("two reports of the same run differ")
+	}
+}
+
+// A failing comparison still gives a page, uncoloured, that says why; the
+// command warns and succeeds.
+func TestReportComparisonFails(t *testing.T) {
+	old := compareGraphs
+	compareGraphs = func(*fxgraph.Graph, *fxgraph.Graph, [][]*tensor.Tensor) (*numdebug.Comparison, error) {
+		return nil, errors.New("no handles")
+	}
+	t.Cleanup(func() { compareGraphs = old })
+	out := filepath.Join(t.TempDir(), "r.html")
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"report", "--no-progress", "-o", out}, strings.NewReader(""), &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "warning: the per-node comparison failed: no handles") {
+		t.Errorf("stderr: %s", stderr.String())
+	}
+	page, _ := os.ReadFile(out)
+	if !bytes.Contains(page, []byte("Nodes are not coloured: the per-node comparison failed: no handles")) {
+		t.Error("the page does not say why its nodes are not coloured")
+	}
+}
+
+func TestReportUsage(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "m.pt2")
+	if err := os.WriteFile(in, embeddedModel, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"report", in, "extra"}, exitUsage, `unexpected argument "extra"`},
+		{[]string{"report", "--quantizer", "nope"}, exitUsage, `--quantizer "nope"`},
+		{[]string{"report", in, "-o", in}, exitUsage, "-o"},
+		{[]string{"report", filepath.Join(dir, "missing.pt2"), "-o", filepath.Join(dir, "r.html")}, exitFail, "missing.pt2"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(c.args, strings.NewReader(""), &stdout, &stderr)
+		if code != c.code || !strings.Contains(stderr.String(), c.msg) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d mentioning %q", c.args, code, stderr.String(), c.code, c.msg)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "r.html")); err == nil {
+		t.Error("a failed report wrote its page")
+	}
+}
+
+// report takes run's flags; -h says that its -o is the HTML page, and the
+// usage text lists the command.
+func TestReportHelp(t *testing.T) {
+	var out bytes.Buffer
+	if code := run([]string{"report", "-h"}, strings.NewReader(""), &out, &out); code != 0 {
+		t.Fatalf("report -h: exit %d\n%s", code, out.String())
+	}
+	for _, s := range []string{"usage: fxquant report [FILE] [run flags] [-o REPORT.html]", "write the HTML report to this file (default report.html)", "-calibration-data", "-reference"} {
+		if !strings.Contains(out.String(), s) {
+			t.Errorf("report -h lacks %q:\n%s", s, out.String())
+		}
+	}
+	if !strings.Contains(usageText, "fxquant report [FILE] [run flags] [-o REPORT.html]") {
+		t.Error("the usage text does not list report")
+	}
+}
