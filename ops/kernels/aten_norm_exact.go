@@ -35,6 +35,35 @@ const avx2Lanes = 8
 // correct (float64 has more than 24+1 extra bits). NaN and infinities
 // propagate as in IEEE arithmetic.
 func FMA32(x, y, z float32) float32 {
+	// Rounding the float64 sum to float32 can only differ from rounding
+	// the exact sum when the float64 sum is a float32 halfway point (a
+	// float64 nearer the exact sum than a midpoint between them would be
+	// that midpoint) or lies in float32's subnormal range; everything
+	// else, infinities and NaN included, is settled here, inlined.
+	s := float64(x)*float64(y) + float64(z)
+	if b := math.Float64bits(s); b&0x1fffffff != 0x10000000 && b&0x7ff0000000000000 >= 0x3810000000000000 {
+		return float32(s)
+	}
+	return fma32RoundToOdd(x, y, z)
+}
+
+// fma32Try is the inlinable fast path of [FMA32]: r is x·y + z rounded
+// once when ok; otherwise call FMA32. Hot loops write
+//
+//	r, ok := fma32Try(x, y, z)
+//	if !ok {
+//		r = FMA32(x, y, z)
+//	}
+//
+// because FMA32 itself (a call in its body) is too big to inline.
+func fma32Try(x, y, z float32) (r float32, ok bool) {
+	s := float64(x)*float64(y) + float64(z)
+	b := math.Float64bits(s)
+	return float32(s), b&0x1fffffff != 0x10000000 && b&0x7ff0000000000000 >= 0x3810000000000000
+}
+
+// fma32RoundToOdd is the general path of [FMA32].
+func fma32RoundToOdd(x, y, z float32) float32 {
 	p := float64(x) * float64(y) // exact: 24+24 bits fit in 53
 	c := float64(z)
 	s := p + c
@@ -184,9 +213,12 @@ func rowwiseMoments(x []float32) (mean, variance float32) {
 	n := N / avx2Lanes
 	m := (n + kChunk - 1) / kChunk
 	depth := ceilLog2(m)
-	m0s := make([]int, depth)
-	m1s := make([]lanes, depth)
-	m2s := make([]lanes, depth)
+	var m0a [8]int
+	var m1a, m2a [8]lanes
+	m0s, m1s, m2s := m0a[:], m1a[:], m2a[:]
+	if depth > len(m0a) {
+		m0s, m1s, m2s = make([]int, depth), make([]lanes, depth), make([]lanes, depth)
+	}
 	var cvec [kChunk]float32
 	for j := range cvec {
 		cvec[j] = 1 / float32(j+1)
@@ -195,12 +227,27 @@ func rowwiseMoments(x []float32) (mean, variance float32) {
 		base := x[i*kChunk*avx2Lanes:]
 		cnt := min(kChunk, n-i*kChunk)
 		var m1, m2 lanes
-		for j := 0; j < cnt; j++ {
-			v := base[j*avx2Lanes:]
+		goCnt := cnt
+		if useAVX2 && cnt > 0 {
+			welfordAVX2(&base[0], cnt, &cvec[0], &m1, &m2)
+			goCnt = 0
+		}
+		for j := 0; j < goCnt; j++ {
+			v := base[j*avx2Lanes : (j+1)*avx2Lanes]
+			c := cvec[j]
 			for l := 0; l < avx2Lanes; l++ {
 				d := v[l] - m1[l]
-				m1[l] = FMA32(d, cvec[j], m1[l])
-				m2[l] = FMA32(d, v[l]-m1[l], m2[l])
+				a, ok := fma32Try(d, c, m1[l])
+				if !ok {
+					a = FMA32(d, c, m1[l])
+				}
+				m1[l] = a
+				e := v[l] - a
+				b, ok := fma32Try(d, e, m2[l])
+				if !ok {
+					b = FMA32(d, e, m2[l])
+				}
+				m2[l] = b
 			}
 		}
 		addMomentsVec(cnt, &m1, &m2, &m0s[0], &m1s[0], &m2s[0])

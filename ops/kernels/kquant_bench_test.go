@@ -116,7 +116,7 @@ func BenchmarkKQuant(b *testing.B) {
 	run("dequantize_affine/int8-row", func() (*tensor.Tensor, error) {
 		return DequantizeAffine(qa, []int{1, k}, s8, z8, tensor.Int8, -128, 127, tensor.Float32)
 	})
-	s4 := must(kqScales(n * k / 32).Reshape(n, k/32))
+	s4 := must(kqScales(n*k/32).Reshape(n, k/32))
 	z4 := tensor.MustZeros(tensor.Int32, n, k/32)
 	run("quantize_affine/int4-g32", func() (*tensor.Tensor, error) {
 		return QuantizeAffine(x, []int{1, 32}, s4, z4, tensor.Int8, -8, 7)

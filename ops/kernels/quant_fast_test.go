@@ -20,7 +20,7 @@ func TestForRunsMatchesChunks(t *testing.T) {
 		{[]int{3, 4, 8}, []int{3, 2, 4}},
 		{[]int{2, 3, 4, 6}, []int{1, 3, 2, 3}},
 		{[]int{2, 3, 4, 6}, []int{2, 1, 4, 1}},
-		{[]int{300, 512}, []int{1, 512}},  // many rows: split across goroutines
+		{[]int{300, 512}, []int{1, 512}}, // many rows: split across goroutines
 		{[]int{1 << 17}, []int{1 << 17}}, // one qparam, split by ranges
 		{[]int{2, 0, 4}, []int{1, 1, 4}},
 	}

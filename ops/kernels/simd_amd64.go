@@ -1,0 +1,30 @@
+//go:build amd64 && !purego
+
+package kernels
+
+import "golang.org/x/sys/cpu"
+
+// useAVX2 selects the AVX2+FMA assembly kernels of simd_amd64.s at run
+// time. Each computes, lane by lane, exactly the float32 operations of its
+// pure-Go counterpart (a hardware fused multiply-add is the single
+// rounding [FMA32] emulates), so both give the same bits; the tests run
+// both and compare. Building with -tags purego leaves only the Go code.
+var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+// expSubAVX2 sets dst[i] = sleefExpf(src[i] - m) for i < n, n a multiple of 8.
+//
+//go:noescape
+func expSubAVX2(dst, src *float32, n int, m float32)
+
+// welfordAVX2 runs cnt Welford updates of rowwiseMoments on the 8 lanes
+// m1, m2: for vector j of v, d = v - m1, m1 = fma(d, c[j], m1),
+// m2 = fma(d, v - m1, m2).
+//
+//go:noescape
+func welfordAVX2(v *float32, cnt int, c *float32, m1, m2 *lanes)
+
+// layerNormOutAVX2 sets y[i] = fma((x[i] - m) * rstd, w[i], b[i]) for
+// i < n, n a multiple of 8.
+//
+//go:noescape
+func layerNormOutAVX2(y, x, w, b *float32, n int, m, rstd float32)

@@ -1,0 +1,16 @@
+//go:build !amd64 || purego
+
+package kernels
+
+// useAVX2 is false without the amd64 assembly: the pure-Go loops run.
+var useAVX2 = false
+
+func expSubAVX2(dst, src *float32, n int, m float32) { panic("kernels: no AVX2 kernels in this build") }
+
+func welfordAVX2(v *float32, cnt int, c *float32, m1, m2 *lanes) {
+	panic("kernels: no AVX2 kernels in this build")
+}
+
+func layerNormOutAVX2(y, x, w, b *float32, n int, m, rstd float32) {
+	panic("kernels: no AVX2 kernels in this build")
+}
