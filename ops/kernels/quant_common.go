@@ -323,6 +323,10 @@ func (l *qLayout) chunks(fn func(start, end, q int)) {
 // when zpBefore), clamped to [lo, hi]. NaN gives 0.
 func quantChunk32[T qint](dst []T, src []float32, inv, zp, lo, hi float32, zpBefore bool) {
 	dst = dst[:len(src)]
+	if useAVX2 && !zpBefore && len(src) >= 8 {
+		n8 := quantChunkAVX2(dst, src, inv, zp, lo, hi)
+		dst, src = dst[n8:], src[n8:]
+	}
 	if zpBefore {
 		for i, x := range src {
 			dst[i] = T(clampQuantizedBranchless(float32(math.RoundToEven(float64(float32(x*inv)+zp))), lo, hi))
@@ -532,6 +536,10 @@ func dqRun[T qint](d *qDequant, src []T, r32 []float32, r64 []float64) {
 // float32(q) - float32(zp). Both are identical whenever |q|, |zp| < 2**24.
 func dequantChunk32[T qint](dst []float32, src []T, zp float64, scale float32, intDiff bool) {
 	dst = dst[:len(src)]
+	if useAVX2 && len(src) >= 8 {
+		n8 := dequantChunkAVX2(dst, src, zp, scale, intDiff)
+		dst, src = dst[n8:], src[n8:]
+	}
 	if intDiff {
 		z := int64(zp)
 		for i, q := range src {

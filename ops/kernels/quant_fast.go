@@ -3,6 +3,7 @@ package kernels
 import (
 	"runtime"
 	"sync"
+	"unsafe"
 )
 
 // Row-blocked, parallel drivers of the float32 quantize and dequantize
@@ -111,4 +112,51 @@ func toFloat32s(v []float64) []float32 {
 		out[i] = float32(f)
 	}
 	return out
+}
+
+// quantChunkAVX2 quantizes the leading multiple of 8 elements of an int8
+// or uint8 chunk with the AVX2 kernel (the operations of quantChunk32:
+// VROUNDPS rounds half to even like math.RoundToEven, and the min/max
+// keep NaN for the final NaN -> 0) and returns how many it did: 0 for
+// other dtypes.
+func quantChunkAVX2[T qint](dst []T, src []float32, inv, zp, lo, hi float32) int {
+	n8 := len(src) &^ 7
+	switch d := any(dst).(type) {
+	case []int8:
+		if lo >= -128 && hi <= 127 {
+			quantizeAVX2((*byte)(unsafe.Pointer(&d[0])), &src[0], n8, inv, zp, lo, hi, false)
+			return n8
+		}
+	case []uint8:
+		if lo >= 0 && hi <= 255 {
+			quantizeAVX2(&d[0], &src[0], n8, inv, zp, lo, hi, true)
+			return n8
+		}
+	}
+	return 0
+}
+
+// dequantChunkAVX2 dequantizes the leading multiple of 8 elements of an
+// int8 or uint8 chunk with the AVX2 kernel and returns how many it did.
+// float32(q) - float32(zp) is exact for 8-bit q and |zp| <= 2**23, so it
+// equals the integer difference of the intDiff path there.
+func dequantChunkAVX2[T qint](dst []float32, src []T, zp float64, scale float32, intDiff bool) int {
+	n8 := len(src) &^ 7
+	z := float32(zp)
+	if intDiff {
+		iz := int64(zp)
+		if iz < -(1<<23) || iz > 1<<23 {
+			return 0
+		}
+		z = float32(iz)
+	}
+	switch s := any(src).(type) {
+	case []int8:
+		dequantizeAVX2(&dst[0], (*byte)(unsafe.Pointer(&s[0])), n8, z, scale, false)
+		return n8
+	case []uint8:
+		dequantizeAVX2(&dst[0], &s[0], n8, z, scale, true)
+		return n8
+	}
+	return 0
 }

@@ -28,3 +28,16 @@ func welfordAVX2(v *float32, cnt int, c *float32, m1, m2 *lanes)
 //
 //go:noescape
 func layerNormOutAVX2(y, x, w, b *float32, n int, m, rstd float32)
+
+// quantizeAVX2 sets dst[i] = clamp(round_half_even(src[i]*inv) + zp, lo,
+// hi) (NaN gives 0) as int8, or uint8 when unsigned, for i < n, n a
+// multiple of 8; [lo, hi] must lie within the dtype's range.
+//
+//go:noescape
+func quantizeAVX2(dst *byte, src *float32, n int, inv, zp, lo, hi float32, unsigned bool)
+
+// dequantizeAVX2 sets dst[i] = (float32(src[i]) - zp) * scale for int8
+// (or uint8 when unsigned) src, i < n, n a multiple of 8.
+//
+//go:noescape
+func dequantizeAVX2(dst *float32, src *byte, n int, zp, scale float32, unsigned bool)

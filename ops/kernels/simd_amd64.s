@@ -247,3 +247,84 @@ lnloop:
 lndone:
 	VZEROUPPER
 	RET
+
+// func quantizeAVX2(dst *byte, src *float32, n int, inv, zp, lo, hi float32, unsigned bool)
+// dst[i] = clamp(round_half_even(src[i]*inv) + zp, lo, hi) as int8 (or
+// uint8), NaN -> 0; n a multiple of 8 and [lo, hi] within the dtype.
+TEXT ·quantizeAVX2(SB), NOSPLIT, $0-41
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS inv+24(FP), Y12
+	VBROADCASTSS zp+28(FP), Y13
+	VBROADCASTSS lo+32(FP), Y14
+	VBROADCASTSS hi+36(FP), Y15
+	MOVBLZX unsigned+40(FP), AX
+	TESTQ CX, CX
+	JZ qdone
+
+qloop:
+	VMULPS (SI), Y12, Y0      // x * inv
+	VROUNDPS $0, Y0, Y0       // nearest even
+	VADDPS Y13, Y0, Y0        // + zp
+	VMAXPS Y0, Y14, Y0        // lo > v ? lo : v (NaN stays)
+	VMINPS Y0, Y15, Y0        // hi < v ? hi : v (NaN stays)
+	VCMPPS $3, Y0, Y0, Y1     // NaN
+	VANDNPS Y0, Y1, Y0        // NaN -> 0
+	VCVTTPS2DQ Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPACKSSDW X1, X0, X0      // 8 int16
+	TESTQ AX, AX
+	JNZ qunsigned
+	VPACKSSWB X0, X0, X0
+	JMP qstore
+
+qunsigned:
+	VPACKUSWB X0, X0, X0
+
+qstore:
+	MOVQ X0, (DI)
+	ADDQ $32, SI
+	ADDQ $8, DI
+	SUBQ $8, CX
+	JNZ qloop
+
+qdone:
+	VZEROUPPER
+	RET
+
+// func dequantizeAVX2(dst *float32, src *byte, n int, zp, scale float32, unsigned bool)
+// dst[i] = (float32(src[i]) - zp) * scale for int8 (or uint8) src; n a
+// multiple of 8.
+TEXT ·dequantizeAVX2(SB), NOSPLIT, $0-33
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS zp+24(FP), Y14
+	VBROADCASTSS scale+28(FP), Y15
+	MOVBLZX unsigned+32(FP), AX
+	TESTQ CX, CX
+	JZ dqdone
+
+dqloop:
+	TESTQ AX, AX
+	JNZ dqunsigned
+	VPMOVSXBD (SI), Y0
+	JMP dqconv
+
+dqunsigned:
+	VPMOVZXBD (SI), Y0
+
+dqconv:
+	VCVTDQ2PS Y0, Y0
+	VSUBPS Y14, Y0, Y0
+	VMULPS Y15, Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $8, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JNZ dqloop
+
+dqdone:
+	VZEROUPPER
+	RET

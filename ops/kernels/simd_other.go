@@ -14,3 +14,11 @@ func welfordAVX2(v *float32, cnt int, c *float32, m1, m2 *lanes) {
 func layerNormOutAVX2(y, x, w, b *float32, n int, m, rstd float32) {
 	panic("kernels: no AVX2 kernels in this build")
 }
+
+func quantizeAVX2(dst *byte, src *float32, n int, inv, zp, lo, hi float32, unsigned bool) {
+	panic("kernels: no AVX2 kernels in this build")
+}
+
+func dequantizeAVX2(dst *float32, src *byte, n int, zp, scale float32, unsigned bool) {
+	panic("kernels: no AVX2 kernels in this build")
+}

@@ -159,3 +159,68 @@ func TestKernelsSameBitsWithoutAVX2(t *testing.T) {
 		}
 	}
 }
+
+func TestQuantizeAVX2MatchesGo(t *testing.T) {
+	needAVX2(t)
+	r := rand.New(rand.NewPCG(9, 10))
+	src := specialFloats(r, 4099)
+	params := []struct{ inv, zp, lo, hi float32 }{
+		{50, 3, -128, 127}, {1 / 0.013, 0, -8, 7}, {7.5, -4, -128, 127}, {0.5, 0, -128, 127},
+		{float32(math.Inf(1)), 0, -128, 127}, {1e30, 2, -1, 1}, {3, 128, 0, 255}, {100, 0, 0, 15},
+	}
+	for _, p := range params {
+		for _, u8 := range []bool{false, true} {
+			lo, hi := p.lo, p.hi
+			if u8 && lo < 0 {
+				lo, hi = 0, 255
+			}
+			useAVX2 = true
+			a8, au := make([]int8, len(src)), make([]uint8, len(src))
+			quantChunk32(a8, src, p.inv, p.zp, lo, hi, false)
+			quantChunk32(au, src, p.inv, p.zp, lo, hi, false)
+			useAVX2 = false
+			g8, gu := make([]int8, len(src)), make([]uint8, len(src))
+			quantChunk32(g8, src, p.inv, p.zp, lo, hi, false)
+			quantChunk32(gu, src, p.inv, p.zp, lo, hi, false)
+			useAVX2 = true
+			for i := range src {
+				if (!u8 && a8[i] != g8[i]) || (u8 && au[i] != gu[i]) {
+					t.Fatalf("quantize %g (inv %g zp %g [%g, %g]): AVX2 %d/%d, Go %d/%d", src[i], p.inv, p.zp, lo, hi, a8[i], au[i], g8[i], gu[i])
+				}
+			}
+		}
+	}
+}
+
+func TestDequantizeAVX2MatchesGo(t *testing.T) {
+	needAVX2(t)
+	r := rand.New(rand.NewPCG(11, 12))
+	n := 1029
+	q8, qu := make([]int8, n), make([]uint8, n)
+	for i := range q8 {
+		q8[i], qu[i] = int8(r.IntN(256)-128), uint8(r.IntN(256))
+	}
+	for _, zp := range []float64{0, 3, -128, 255, 1 << 23, -(1 << 23), 1<<23 + 1, 2.5} {
+		for _, scale := range []float32{0.02, 1.5e-7, float32(math.Inf(1)), 3} {
+			for _, intDiff := range []bool{false, true} {
+				if intDiff && zp != math.Trunc(zp) {
+					continue
+				}
+				var got [2][]float32
+				for k, avx := range []bool{true, false} {
+					useAVX2 = avx
+					a, b := make([]float32, n), make([]float32, n)
+					dequantChunk32(a, q8, zp, scale, intDiff)
+					dequantChunk32(b, qu, zp, scale, intDiff)
+					got[k] = append(a, b...)
+				}
+				useAVX2 = true
+				for i := range got[0] {
+					if !sameBits(got[0][i], got[1][i]) && !(got[0][i] != got[0][i] && got[1][i] != got[1][i]) {
+						t.Fatalf("dequantize element %d (zp %g scale %g intDiff %v): AVX2 %g, Go %g", i, zp, scale, intDiff, got[0][i], got[1][i])
+					}
+				}
+			}
+		}
+	}
+}
