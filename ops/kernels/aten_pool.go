@@ -138,7 +138,18 @@ func maxPoolPlanes[T float32 | int64](p pool2d, xd []T, lowest T, isNaN func(T) 
 	planes := p.N * p.C
 	y := make([]T, planes*p.Ho*p.Wo)
 	idx := make([]int64, len(y))
-	for pl := 0; pl < planes; pl++ {
+	// isNaN only tells floats from integers: v != v is the same test,
+	// inlined, and false for every integer.
+	_ = isNaN
+	// planes are independent: split them across cores (same bits)
+	splitWork(planes, max(1, parallelGrain/max(p.H*p.W, 1)), func(pl0, pl1 int) {
+		maxPoolRange(p, xd, lowest, y, idx, pl0, pl1)
+	})
+	return y, idx
+}
+
+func maxPoolRange[T float32 | int64](p pool2d, xd []T, lowest T, y []T, idx []int64, pl0, pl1 int) {
+	for pl := pl0; pl < pl1; pl++ {
 		in := xd[pl*p.H*p.W:]
 		for oy := 0; oy < p.Ho; oy++ {
 			hs := oy*p.sh - p.ph
@@ -157,7 +168,7 @@ func maxPoolPlanes[T float32 | int64](p pool2d, xd []T, lowest T, isNaN func(T) 
 				for h := hs; h < he; h += p.dh {
 					for w := ws; w < we; w += p.dw {
 						v := in[h*p.W+w]
-						if v > best || isNaN(v) {
+						if v > best || v != v {
 							best, bi = v, int64(h*p.W+w)
 						}
 					}
@@ -167,7 +178,6 @@ func maxPoolPlanes[T float32 | int64](p pool2d, xd []T, lowest T, isNaN func(T) 
 			}
 		}
 	}
-	return y, idx
 }
 
 // AvgPool2d is aten.avg_pool2d: the mean of each window. The window sum
@@ -192,7 +202,15 @@ func AvgPool2d(x *tensor.Tensor, kernel, stride, padding []int, ceil, countInclu
 	}
 	planes := p.N * p.C
 	y := make([]float32, planes*p.Ho*p.Wo)
-	for pl := 0; pl < planes; pl++ {
+	// planes are independent: split them across cores (same bits)
+	splitWork(planes, max(1, parallelGrain/max(p.H*p.W, 1)), func(pl0, pl1 int) {
+		avgPoolRange(p, xd, y, pl0, pl1, countIncludePad, divisorOverride)
+	})
+	return fromFloat32(x.DType(), p.outShape(), y), nil
+}
+
+func avgPoolRange(p pool2d, xd, y []float32, pl0, pl1 int, countIncludePad bool, divisorOverride int) {
+	for pl := pl0; pl < pl1; pl++ {
 		in := xd[pl*p.H*p.W:]
 		for oy := 0; oy < p.Ho; oy++ {
 			for ox := 0; ox < p.Wo; ox++ {
@@ -222,7 +240,6 @@ func AvgPool2d(x *tensor.Tensor, kernel, stride, padding []int, ceil, countInclu
 			}
 		}
 	}
-	return fromFloat32(x.DType(), p.outShape(), y), nil
 }
 
 // AdaptiveAvgPool2d is aten.adaptive_avg_pool2d: output cell (i, j) is the
@@ -270,9 +287,11 @@ func AdaptiveAvgPool2d(x *tensor.Tensor, outputSize []int) (*tensor.Tensor, erro
 	if oh == 1 && ow == 1 {
 		// mean_out: sum_out(...).div_(H·W).
 		div := float32(H * W)
-		for pl := 0; pl < planes; pl++ {
-			y[pl] = cascadeSum(xd[pl*H*W:(pl+1)*H*W]) / div
-		}
+		splitWork(planes, max(1, parallelGrain/max(H*W, 1)), func(pl0, pl1 int) {
+			for pl := pl0; pl < pl1; pl++ {
+				y[pl] = cascadeSum(xd[pl*H*W:(pl+1)*H*W]) / div
+			}
+		})
 		out := append(shape[:len(shape)-2:len(shape)-2], 1, 1)
 		return fromFloat32(x.DType(), out, y), nil
 	}
