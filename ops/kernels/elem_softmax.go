@@ -134,7 +134,12 @@ func softmaxLastDim(y, x []float32, logOut bool) {
 		return
 	}
 	r := 1 / reduceAllSum(y)
-	for i := range y {
+	i := 0
+	if n8 := len(y) &^ 7; useAVX2 && n8 > 0 {
+		scaleAVX2(&y[0], n8, r)
+		i = n8
+	}
+	for ; i < len(y); i++ {
 		y[i] *= r
 	}
 }
@@ -163,12 +168,16 @@ func reduceAllMax(data []float32) float32 {
 		return reduceAll(data, identity, vecMaximum)
 	}
 	var acc [8]float32
-	copy(acc[:], data[:8])
 	d := 8
-	for ; d < n-n%8; d += 8 {
-		v := data[d : d+8]
-		for l := range acc {
-			acc[l] = max(acc[l], v[l])
+	if nv := n / 8; useAVX2 && !maxLanesAVX2(&data[0], nv, (*lanes)(&acc)) {
+		d = nv * 8
+	} else {
+		copy(acc[:], data[:8])
+		for ; d < n-n%8; d += 8 {
+			v := data[d : d+8]
+			for l := range acc {
+				acc[l] = max(acc[l], v[l])
+			}
 		}
 	}
 	for l := 0; l < n-d; l++ {
@@ -185,12 +194,17 @@ func reduceAllSum(data []float32) float32 {
 		return reduceAll(data, identity, vecAdd)
 	}
 	var acc [8]float32
-	copy(acc[:], data[:8])
 	d := 8
-	for ; d < n-n%8; d += 8 {
-		v := data[d : d+8]
-		for l := range acc {
-			acc[l] += v[l]
+	if nv := n / 8; useAVX2 {
+		sumLanesAVX2(&data[0], nv, (*lanes)(&acc))
+		d = nv * 8
+	} else {
+		copy(acc[:], data[:8])
+		for ; d < n-n%8; d += 8 {
+			v := data[d : d+8]
+			for l := range acc {
+				acc[l] += v[l]
+			}
 		}
 	}
 	for l := 0; l < n-d; l++ {

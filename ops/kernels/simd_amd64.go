@@ -41,3 +41,20 @@ func quantizeAVX2(dst *byte, src *float32, n int, inv, zp, lo, hi float32, unsig
 //
 //go:noescape
 func dequantizeAVX2(dst *float32, src *byte, n int, zp, scale float32, unsigned bool)
+
+// sumLanesAVX2 sets acc to x[0:8] plus, lane by lane in order, the
+// vectors x[8k:8k+8] for 0 < k < nvec (nvec >= 1).
+//
+//go:noescape
+func sumLanesAVX2(x *float32, nvec int, acc *lanes)
+
+// maxLanesAVX2 is sumLanesAVX2 with Go's max (for numbers) in place of
+// +; it reports whether any element is NaN, and acc is then unusable.
+//
+//go:noescape
+func maxLanesAVX2(x *float32, nvec int, acc *lanes) (nan bool)
+
+// scaleAVX2 multiplies y[i] by r for i < n, n a multiple of 8.
+//
+//go:noescape
+func scaleAVX2(y *float32, n int, r float32)

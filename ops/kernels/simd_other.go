@@ -22,3 +22,11 @@ func quantizeAVX2(dst *byte, src *float32, n int, inv, zp, lo, hi float32, unsig
 func dequantizeAVX2(dst *float32, src *byte, n int, zp, scale float32, unsigned bool) {
 	panic("kernels: no AVX2 kernels in this build")
 }
+
+func sumLanesAVX2(x *float32, nvec int, acc *lanes) { panic("kernels: no AVX2 kernels in this build") }
+
+func maxLanesAVX2(x *float32, nvec int, acc *lanes) bool {
+	panic("kernels: no AVX2 kernels in this build")
+}
+
+func scaleAVX2(y *float32, n int, r float32) { panic("kernels: no AVX2 kernels in this build") }

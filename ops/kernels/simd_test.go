@@ -224,3 +224,48 @@ func TestDequantizeAVX2MatchesGo(t *testing.T) {
 		}
 	}
 }
+
+func TestReduceAVX2MatchesGo(t *testing.T) {
+	needAVX2(t)
+	r := rand.New(rand.NewPCG(13, 14))
+	negZero := float32(math.Copysign(0, -1))
+	for trial := 0; trial < 3000; trial++ {
+		n := 8 + r.IntN(90)
+		x := make([]float32, n)
+		for i := range x {
+			switch r.IntN(4) {
+			case 0: // signed zeros decide max's sign of zero
+				x[i] = []float32{0, negZero}[r.IntN(2)]
+			case 1:
+				if trial%7 == 0 {
+					x[i] = specialFloats(r, 1)[0]
+					break
+				}
+				fallthrough
+			default:
+				x[i] = float32(r.NormFloat64())
+			}
+		}
+		var got, want []float32
+		for k, avx := range []bool{true, false} {
+			useAVX2 = avx
+			res := []float32{reduceAllMax(x), reduceAllSum(x)}
+			for _, log := range []bool{false, true} {
+				y := make([]float32, n)
+				softmaxLastDim(y, x, log)
+				res = append(res, y...)
+			}
+			if k == 0 {
+				got = res
+			} else {
+				want = res
+			}
+		}
+		useAVX2 = true
+		for k := range got {
+			if !sameBits(got[k], want[k]) {
+				t.Fatalf("trial %d result %d (max, sum, softmax, log_softmax) of %v: AVX2 %g (%#x), Go %g (%#x)", trial, k, x, got[k], math.Float32bits(got[k]), want[k], math.Float32bits(want[k]))
+			}
+		}
+	}
+}
