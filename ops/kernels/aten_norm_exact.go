@@ -171,6 +171,46 @@ func rowSum(x []float32, size, w int) lanes {
 	return p[0]
 }
 
+// addLanes adds the 8 floats of u to dst lane by lane.
+func addLanes(dst *lanes, u []float32) {
+	u = u[:avx2Lanes]
+	dst[0] += u[0]
+	dst[1] += u[1]
+	dst[2] += u[2]
+	dst[3] += u[3]
+	dst[4] += u[4]
+	dst[5] += u[5]
+	dst[6] += u[6]
+	dst[7] += u[7]
+}
+
+// rowSumSmall8 is rowSum(x, size, 8) for size < 64, where multiRowSum's
+// size/4 rows stay below its smallest level step (16): each of its four
+// columns is 0 plus its units in order, plus the three empty levels (+0,
+// which only turns -0 into +0, so one addition does); then the leftover units go to column 0
+// and columns 1..3 are added to it.
+func rowSumSmall8(x []float32, size int) lanes {
+	rows := size / 4
+	var p [4]lanes
+	for i := 0; i < rows; i++ {
+		for k := 0; k < 4; k++ {
+			addLanes(&p[k], x[(i*4+k)*avx2Lanes:])
+		}
+	}
+	// x + 0 + 0 + 0 == x + 0 for every float32 (only -0 changes, once)
+	var zero lanes
+	for k := 0; k < 4; k++ {
+		addLanes(&p[k], zero[:])
+	}
+	for i := rows * 4; i < size; i++ {
+		addLanes(&p[0], x[i*avx2Lanes:])
+	}
+	for k := 1; k < 4; k++ {
+		addLanes(&p[0], p[k][:])
+	}
+	return p[0]
+}
+
 // cascadeSum returns the float32 sum of x in the order of ATen's
 // cascade_sum for a contiguous inner reduction (SumKernel.cpp): with at
 // least 8 values, vectorized_inner_sum sums the 8-float vectors by
@@ -182,7 +222,12 @@ func cascadeSum(x []float32) float32 {
 	var sum float32
 	if len(x) >= avx2Lanes {
 		nv := len(x) / avx2Lanes
-		v := rowSum(x, nv, avx2Lanes)
+		var v lanes
+		if nv < 4*16 {
+			v = rowSumSmall8(x, nv)
+		} else {
+			v = rowSum(x, nv, avx2Lanes)
+		}
 		var acc float32
 		for _, t := range x[nv*avx2Lanes:] {
 			acc += t

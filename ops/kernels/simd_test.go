@@ -269,3 +269,29 @@ func TestReduceAVX2MatchesGo(t *testing.T) {
 		}
 	}
 }
+
+// rowSumSmall8 must be rowSum's order for every size it takes.
+func TestRowSumSmall8MatchesRowSum(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	negZero := float32(math.Copysign(0, -1))
+	for trial := 0; trial < 2000; trial++ {
+		size := 1 + trial%63
+		x := make([]float32, size*8)
+		for i := range x {
+			switch r.IntN(5) {
+			case 0:
+				x[i] = negZero
+			case 1:
+				x[i] = float32(r.NormFloat64() * 1e6)
+			default:
+				x[i] = float32(r.NormFloat64())
+			}
+		}
+		got, want := rowSumSmall8(x, size), rowSum(x, size, 8)
+		for l := range got {
+			if !sameBits(got[l], want[l]) {
+				t.Fatalf("size %d lane %d: %g, want %g", size, l, got[l], want[l])
+			}
+		}
+	}
+}
