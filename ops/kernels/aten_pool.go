@@ -114,7 +114,7 @@ func MaxPool2d(x *tensor.Tensor, kernel, stride, padding, dilation []int, ceil b
 		if err != nil {
 			return nil, nil, fmt.Errorf("max_pool2d: %w", err)
 		}
-		y, idx := maxPoolPlanes(p, xd, math.MinInt64, func(int64) bool { return false })
+		y, idx := maxPoolPlanes(p, xd, math.MinInt64)
 		o, err := fromInt64(dt, shape, y)
 		if err != nil {
 			return nil, nil, fmt.Errorf("max_pool2d: argument \"self\": %w", err)
@@ -125,22 +125,19 @@ func MaxPool2d(x *tensor.Tensor, kernel, stride, padding, dilation []int, ceil b
 	if err != nil {
 		return nil, nil, fmt.Errorf("max_pool2d: %w", err)
 	}
-	y, idx := maxPoolPlanes(p, xd, float32(math.Inf(-1)), func(v float32) bool { return v != v })
+	y, idx := maxPoolPlanes(p, xd, float32(math.Inf(-1)))
 	return fromFloat32(x.DType(), shape, y), tensor.MustFromData(tensor.Int64, shape, idx), nil
 }
 
 // maxPoolPlanes runs max pooling over every N·C plane of the contiguous
 // values xd: each window starts from lowest with the index of its first
 // in-bounds element, and an element replaces the running maximum when it
-// is greater or isNaN reports it NaN (PyTorch's `val > maxval ||
-// isnan(val)`).
-func maxPoolPlanes[T float32 | int64](p pool2d, xd []T, lowest T, isNaN func(T) bool) ([]T, []int64) {
+// is greater or is NaN, v != v (PyTorch's `val > maxval || isnan(val)`;
+// never true for integers). Planes are split across cores.
+func maxPoolPlanes[T float32 | int64](p pool2d, xd []T, lowest T) ([]T, []int64) {
 	planes := p.N * p.C
 	y := make([]T, planes*p.Ho*p.Wo)
 	idx := make([]int64, len(y))
-	// isNaN only tells floats from integers: v != v is the same test,
-	// inlined, and false for every integer.
-	_ = isNaN
 	// planes are independent: split them across cores (same bits)
 	splitWork(planes, max(1, parallelGrain/max(p.H*p.W, 1)), func(pl0, pl1 int) {
 		maxPoolRange(p, xd, lowest, y, idx, pl0, pl1)
