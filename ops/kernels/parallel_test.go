@@ -61,7 +61,7 @@ func TestParallelKernelsSameBits(t *testing.T) {
 	runtime.GOMAXPROCS(prev)
 	for k := range one {
 		for i := range one[k] {
-			if !sameBits(one[k][i], many[k][i]) {
+			if !bitsEqual32(one[k][i], many[k][i]) {
 				t.Fatalf("output %d element %d: 1 thread %g, 4 threads %g", k, i, one[k][i], many[k][i])
 			}
 		}

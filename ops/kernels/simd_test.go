@@ -39,7 +39,7 @@ func specialFloats(r *rand.Rand, n int) []float32 {
 	return v
 }
 
-func sameBits(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) }
+func bitsEqual32(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) }
 
 func TestExpSubAVX2MatchesGo(t *testing.T) {
 	needAVX2(t)
@@ -49,7 +49,7 @@ func TestExpSubAVX2MatchesGo(t *testing.T) {
 	for _, m := range []float32{0, 3.5, -2.25, 50, float32(math.Inf(1)), float32(math.NaN())} {
 		expSubAVX2(&y[0], &x[0], len(x), m)
 		for i, v := range x {
-			if want := sleefExpf(v - m); !sameBits(y[i], want) {
+			if want := sleefExpf(v - m); !bitsEqual32(y[i], want) {
 				t.Fatalf("exp(%g - %g): AVX2 %g (%#x), Go %g (%#x)", v, m, y[i], math.Float32bits(y[i]), want, math.Float32bits(want))
 			}
 		}
@@ -87,7 +87,7 @@ func TestWelfordAVX2MatchesGo(t *testing.T) {
 			}
 		}
 		for l := range a1 {
-			if !sameBits(a1[l], g1[l]) || !sameBits(a2[l], g2[l]) {
+			if !bitsEqual32(a1[l], g1[l]) || !bitsEqual32(a2[l], g2[l]) {
 				t.Fatalf("trial %d lane %d: AVX2 (%g, %g), Go (%g, %g)", trial, l, a1[l], a2[l], g1[l], g2[l])
 			}
 		}
@@ -105,7 +105,7 @@ func TestLayerNormOutAVX2MatchesGo(t *testing.T) {
 		layerNormOutAVX2(&y[0], &x[0], &w[0], &b[0], n, m, rstd)
 		for i := range x {
 			want := FMA32(float32((x[i]-m)*rstd), w[i], b[i])
-			if !sameBits(y[i], want) && !(y[i] != y[i] && want != want) {
+			if !bitsEqual32(y[i], want) && !(y[i] != y[i] && want != want) {
 				t.Fatalf("element %d: AVX2 %g, Go %g", i, y[i], want)
 			}
 		}
@@ -152,7 +152,7 @@ func TestKernelsSameBitsWithoutAVX2(t *testing.T) {
 		useAVX2 = true
 		for k := range fast {
 			for i := range fast[k] {
-				if !sameBits(fast[k][i], slow[k][i]) {
+				if !bitsEqual32(fast[k][i], slow[k][i]) {
 					t.Fatalf("shape %v output %d element %d: AVX2 %g, Go %g", shape, k, i, fast[k][i], slow[k][i])
 				}
 			}
@@ -216,7 +216,7 @@ func TestDequantizeAVX2MatchesGo(t *testing.T) {
 				}
 				useAVX2 = true
 				for i := range got[0] {
-					if !sameBits(got[0][i], got[1][i]) && !(got[0][i] != got[0][i] && got[1][i] != got[1][i]) {
+					if !bitsEqual32(got[0][i], got[1][i]) && !(got[0][i] != got[0][i] && got[1][i] != got[1][i]) {
 						t.Fatalf("dequantize element %d (zp %g scale %g intDiff %v): AVX2 %g, Go %g", i, zp, scale, intDiff, got[0][i], got[1][i])
 					}
 				}
@@ -263,7 +263,7 @@ func TestReduceAVX2MatchesGo(t *testing.T) {
 		}
 		useAVX2 = true
 		for k := range got {
-			if !sameBits(got[k], want[k]) {
+			if !bitsEqual32(got[k], want[k]) {
 				t.Fatalf("trial %d result %d (max, sum, softmax, log_softmax) of %v: AVX2 %g (%#x), Go %g (%#x)", trial, k, x, got[k], math.Float32bits(got[k]), want[k], math.Float32bits(want[k]))
 			}
 		}
@@ -289,7 +289,7 @@ func TestRowSumSmall8MatchesRowSum(t *testing.T) {
 		}
 		got, want := rowSumSmall8(x, size), rowSum(x, size, 8)
 		for l := range got {
-			if !sameBits(got[l], want[l]) {
+			if !bitsEqual32(got[l], want[l]) {
 				t.Fatalf("size %d lane %d: %g, want %g", size, l, got[l], want[l])
 			}
 		}
