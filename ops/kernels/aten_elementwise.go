@@ -257,6 +257,40 @@ func int64Values(name string, o Operand, shape []int) ([]int64, bool, error) {
 	return out, scalar, err
 }
 
+// int32Operand reports whether o is an int32 tensor or an integer or
+// bool scalar.
+func int32Operand(o Operand) bool {
+	if o.T != nil {
+		return o.T.DType() == tensor.Int32
+	}
+	switch o.S.(type) {
+	case int64, bool:
+		return true
+	}
+	return false
+}
+
+// int32Values is int64Values for int32 tensors, without widening; a
+// scalar wraps to int32 (the arithmetic is modulo 2**32 either way).
+func int32Values(name string, o Operand, shape []int) ([]int32, bool, error) {
+	if o.T == nil {
+		v, s, err := int64Values(name, o, shape)
+		if err != nil {
+			return nil, false, err
+		}
+		return []int32{int32(v[0])}, s, nil
+	}
+	t, scalar, err := expandOperand(name, o.T, shape)
+	if err != nil {
+		return nil, false, err
+	}
+	d, err := tensor.Data[int32](t)
+	if err != nil {
+		return nil, false, fmt.Errorf("argument %q: %w", name, err)
+	}
+	return d, scalar, nil
+}
+
 func toInt64s(name string, t *tensor.Tensor) ([]int64, error) {
 	c := t.Contiguous()
 	out := make([]int64, c.Numel())
@@ -400,6 +434,13 @@ func Binary(op BinaryOp, a, b Operand, alpha any) (*tensor.Tensor, error) {
 			return nil, err
 		}
 		return fromFloat32(dt, shape, out), nil
+	case dt == tensor.Int32 && int32Operand(a) && int32Operand(b):
+		// int32 arithmetic wraps like the int64 result cast to int32
+		out, err := zipBinaryFast(name, a, b, shape, n, int32Values, op, false, alphaI)
+		if err != nil {
+			return nil, err
+		}
+		return tensor.FromData(dt, shape, out)
 	case dt.IsInteger() && !(dt == tensor.Bool):
 		out, err := zipBinaryFast(name, a, b, shape, n, int64Values, op, false, alphaI)
 		if err != nil {
@@ -498,7 +539,7 @@ func Binary(op BinaryOp, a, b Operand, alpha any) (*tensor.Tensor, error) {
 // x + alpha*y (alpha[0], the signed alpha), x * y, max and min. An
 // operand that broadcasts as a scalar is read at index 0 through a zero
 // mask.
-func zipBinaryFast[T float32 | int64](name string, a, b Operand, shape []int, n int,
+func zipBinaryFast[T float32 | int64 | int32](name string, a, b Operand, shape []int, n int,
 	values func(string, Operand, []int) ([]T, bool, error), op BinaryOp, sub bool, alpha ...int64) ([]T, error) {
 	av, as, err := values("self", a, shape)
 	if err != nil {

@@ -187,3 +187,37 @@ func BenchmarkKPool(b *testing.B) {
 		c.report(b, 4*xg.Numel())
 	})
 }
+
+// BenchmarkKBinary: element-wise add on 4M int32 elements (the integer
+// arithmetic of the reference representation) and a broadcast float32 mul.
+func BenchmarkKBinary(b *testing.B) {
+	const n = 1 << 22
+	r := rand.New(rand.NewPCG(10, 10))
+	iv := make([]int32, n)
+	for i := range iv {
+		iv[i] = int32(r.IntN(256) - 128)
+	}
+	xi := tensor.MustFromData(tensor.Int32, []int{n}, iv)
+	b.Run("add_int32/4M", func(b *testing.B) {
+		b.ReportAllocs()
+		c := startCPU()
+		for b.Loop() {
+			if _, err := Binary(OpAdd, T(xi), T(xi), nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+		c.report(b, 4*n)
+	})
+	xf := kqFloats(11, 1024, n/1024)
+	row := kqFloats(12, n/1024)
+	b.Run("mul_f32_broadcast/4M", func(b *testing.B) {
+		b.ReportAllocs()
+		c := startCPU()
+		for b.Loop() {
+			if _, err := Binary(OpMul, T(xf), T(row), nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+		c.report(b, 4*n)
+	})
+}
