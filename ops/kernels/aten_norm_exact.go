@@ -243,6 +243,15 @@ func cascadeSum(x []float32) float32 {
 	return out + sum
 }
 
+// welfordRecip holds 1/(j+1) in float32 for the Welford steps of a
+// chunk of 16 vectors (ATen's c_vecs).
+var welfordRecip = func() (c [16]float32) {
+	for j := range c {
+		c[j] = 1 / float32(j+1)
+	}
+	return c
+}()
+
 // rowwiseMoments is ATen's RowwiseMoments (moments_utils.h, ddof 0) on the
 // AVX2 kernels: the mean and the population variance of x in float32.
 // Whole 8-float vectors are taken in chunks of kChunkSize = 16; each chunk
@@ -264,10 +273,7 @@ func rowwiseMoments(x []float32) (mean, variance float32) {
 	if depth > len(m0a) {
 		m0s, m1s, m2s = make([]int, depth), make([]lanes, depth), make([]lanes, depth)
 	}
-	var cvec [kChunk]float32
-	for j := range cvec {
-		cvec[j] = 1 / float32(j+1)
-	}
+	cvec := &welfordRecip
 	for i := 0; i < m; i++ {
 		base := x[i*kChunk*avx2Lanes:]
 		cnt := min(kChunk, n-i*kChunk)
