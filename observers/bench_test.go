@@ -18,6 +18,8 @@ func benchInput(n int) *tensor.Tensor {
 	return tensor.F32([]int{n}, v...)
 }
 
+func benchInputFrom(v []float32) *tensor.Tensor { return tensor.F32([]int{len(v)}, v...) }
+
 func BenchmarkMinMaxObserve(b *testing.B) {
 	for _, n := range []int{1 << 10, 1 << 20} {
 		x := benchInput(n)

@@ -181,6 +181,7 @@ func (o *HistogramObserver) SearchRange() (newMin, newMax float32, err error) {
 		run += float64(h)
 		c[i] = float32(run)
 	}
+	qe := newQuantErr(o.hist, o.minVal, o.maxVal, o.dstNBins)
 	alpha, beta := 0.0, 1.0
 	start, end := 0, B-1
 	best := math.Inf(1)
@@ -207,7 +208,7 @@ func (o *HistogramObserver) SearchRange() (newMin, newMax float32, err error) {
 		if cs == start && ce == end {
 			continue
 		}
-		e := o.quantError(cs, ce)
+		e := qe.eval(cs, ce)
 		if e > best {
 			break
 		}
@@ -221,49 +222,164 @@ func (o *HistogramObserver) SearchRange() (newMin, newMax float32, err error) {
 	return newMin, newMax, nil
 }
 
-// quantError is _compute_quantization_error(s, e) of spec 2.5.
-func (o *HistogramObserver) quantError(s, e int) float64 {
-	B := o.bins
-	D := o.dstNBins
-	bw64 := (float64(o.maxVal) - float64(o.minVal)) / float64(B)
-	dw := bw64 * float64(e-s+1) / D
+// quantErr evaluates _compute_quantization_error(s, e) of spec 2.5 for
+// one histogram, the way PyTorch does: whole-array operations over the
+// bins, each element rounded to float32 after every step. What does not
+// depend on (s, e) is computed once: the density hist / bin_width and the
+// bin offsets (i - s) * bin_width, which depend on i - s only and so are
+// windows of one table.
+type quantErr struct {
+	B        int
+	D        float64   // dst_nbins
+	bw64     float64   // bin_width as Python computes it
+	bw       float32   // the same as ATen's float32 scalar
+	dens     []float32 // histogram / bin_width
+	off, end []float32 // off[B-1+k] = float32(k) * bw, end = off + bw, k in -(B-1)..B-1
+	kb, ke   []float32 // dst_bin_of_begin, dst_bin_of_end
+	norm     []float32
+}
+
+func newQuantErr(hist []float32, minVal, maxVal float32, dstNBins float64) *quantErr {
+	B := len(hist)
+	bw64 := (float64(maxVal) - float64(minVal)) / float64(B)
+	q := &quantErr{B: B, D: dstNBins, bw64: bw64, bw: float32(bw64),
+		dens: make([]float32, B), off: make([]float32, 2*B-1), end: make([]float32, 2*B-1),
+		kb: make([]float32, B), ke: make([]float32, B), norm: make([]float32, B)}
+	for i, h := range hist {
+		q.dens[i] = h / q.bw
+	}
+	for k := range q.off {
+		sb := float32(float32(k-(B-1)) * q.bw)
+		q.off[k] = sb
+		q.end[k] = sb + q.bw
+	}
+	return q
+}
+
+// cube32 is v*v*v in float32, rounded after each product.
+func cube32(v float32) float32 {
+	sq := float32(v * v)
+	return float32(sq * v)
+}
+
+// eval is _compute_quantization_error(s, e).
+func (q *quantErr) eval(s, e int) float64 {
+	B := q.B
+	dw := q.bw64 * float64(e-s+1) / q.D
 	if dw == 0 {
 		return 0
 	}
-	BW, DW, H := float32(bw64), float32(dw), float32(dw/2)
-	dmax := float32(D - 1)
-	clamp := func(v float32) float32 {
-		if v != v {
-			return v
-		}
-		return min(max(v, 0), dmax)
-	}
-	cube := func(v float32) float32 {
-		sq := float32(v * v)
-		return float32(sq * v)
-	}
-	g := func(dens, p, q float32) float32 {
-		d := cube(q) - cube(p)
-		return float32(dens * float32(d/3))
-	}
-	n := make([]float32, B)
-	gMid := func(dens float32) float32 { return g(dens, -H, H) }
-	for i := 0; i < B; i++ {
-		sb := float32(float32(i-s) * BW)
-		se := sb + BW
-		kb := clamp(floorDiv32(sb, DW))
-		ke := clamp(floorDiv32(se, DW))
-		cb := float32((kb + 0.5) * DW)
-		ce := float32(ke*DW) + H
-		dens := o.hist[i] / BW
+	DW, H := float32(dw), float32(dw/2)
+	dmax := float32(q.D - 1)
+	sb := q.off[B-1-s : 2*B-1-s]
+	se := q.end[B-1-s : 2*B-1-s]
+	// dst_bin_of_begin / _end = clamp(div(src_bin_begin / _end, dst_bin_width, "floor"), 0, dst_nbins-1)
+	floorDivClamp(q.kb, sb, DW, dmax)
+	floorDivClamp(q.ke, se, DW, dmax)
+	cubeH, cubeNegH := cube32(H), cube32(-H)
+	// _get_norm(-dw/2, dw/2, density) = density * ((h^3 - (-h)^3) / 3)
+	mid := float32(float32(cubeH-cubeNegH) / 3)
+	kb, ke, dens, n := q.kb[:B], q.ke[:B], q.dens[:B], q.norm[:B]
+	sb, se = sb[:B], se[:B]
+	for i := range n {
+		d := dens[i]
+		cb := float32(float32(kb[i]+0.5) * DW)
+		ce := float32(ke[i]*DW) + H
+		p := sb[i] - cb
+		t1 := float32(d * float32(float32(cubeH-cube32(p))/3))
+		k := (ke[i] - kb[i]) - 1
+		t2 := float32(k * float32(d*mid))
+		r := se[i] - ce
+		t3 := float32(d * float32(float32(cube32(r)-cubeNegH)/3))
 		var acc float32
-		acc = acc + g(dens, sb-cb, H)
-		k := (ke - kb) - 1
-		acc = acc + float32(k*gMid(dens))
-		acc = acc + g(dens, -H, se-ce)
+		acc = acc + t1
+		acc = acc + t2
+		acc = acc + t3
 		n[i] = acc
 	}
 	return float64(atenSum(n))
+}
+
+// floorDivClamp sets dst[i] = clamp(torch.div(src[i], b, rounding_mode=
+// "floor"), 0, hi) for float32 src and a float32 divisor b (NaN passes the
+// clamp). A finite positive b takes the fast path of [fmod32]; anything
+// else goes through [floorDiv32].
+func floorDivClamp(dst, src []float32, b, hi float32) {
+	dst = dst[:len(src)]
+	if !(b > 0) || math.IsInf(float64(b), 0) {
+		for i, a := range src {
+			dst[i] = clamp0(floorDiv32(a, b), hi)
+		}
+		return
+	}
+	if !(hi < 1<<20) {
+		for i, a := range src {
+			dst[i] = clamp0(floorDivPos32(a, b), hi)
+		}
+		return
+	}
+	// Finite elements the clamp decides skip the division. a < 0 gives at most
+	// -1 (fmod's remainder makes (a - m) / b <= 0, then 1 is subtracted or
+	// the quotient is a negative integer), clamped to 0. a/b >= hi + 3
+	// gives n = trunc(a/b) >= hi + 2 and d within n*2**-23 of n, so at
+	// least min(n-1, 2**20-1) >= hi, clamped to hi; th over-estimates
+	// b*(hi+3) by 2**-20 relative, more than its float64 rounding.
+	th := float64(b) * (float64(hi) + 3) * (1 + 1.0/(1<<20))
+	for i, a := range src {
+		switch {
+		case a < 0 && a >= -math.MaxFloat32:
+			dst[i] = 0
+		case float64(a) >= th && a <= math.MaxFloat32:
+			dst[i] = hi
+		default:
+			dst[i] = clamp0(floorDivPos32(a, b), hi)
+		}
+	}
+}
+
+func clamp0(v, hi float32) float32 {
+	if v != v {
+		return v
+	}
+	return min(max(v, 0), hi)
+}
+
+// floorDivPos32 is [floorDiv32] for a finite b > 0: the same float32
+// steps, with the exact remainder from [fmod32] instead of math.Mod.
+func floorDivPos32(a, b float32) float32 {
+	m := fmod32(a, b)
+	d := (a - m) / b
+	if m < 0 { // m != 0 and its sign differs from b's
+		d = d - 1
+	}
+	if d == 0 {
+		return float32(math.Copysign(0, float64(a/b)))
+	}
+	f := float32(math.Floor(float64(d)))
+	if d-f > 0.5 {
+		f = f + 1
+	}
+	return f
+}
+
+// fmod32 is C's fmodf(a, b) for finite b > 0: the exact remainder a -
+// trunc(a/b)*b, with a's sign. For |a/b| < 2**28 the float64 quotient
+// truncates to the exact one (a non-integer quotient of float32s lies at
+// least 2**-24 from an integer, further than float64's rounding error
+// there), the product n*b fits float64's 53 bits and the difference is
+// the representable exact remainder; larger quotients, infinities and
+// NaN go to math.Mod.
+func fmod32(a, b float32) float32 {
+	q := float64(a) / float64(b)
+	if !(math.Abs(q) < 1<<28) {
+		return float32(math.Mod(float64(a), float64(b)))
+	}
+	n := math.Trunc(q)
+	r := float64(a) - n*float64(b)
+	if r == 0 {
+		return float32(math.Copysign(0, float64(a)))
+	}
+	return float32(r)
 }
 
 // floorDiv32 is torch.div(a, b, rounding_mode="floor") on float32.
@@ -376,9 +492,26 @@ func rebin(h []float32, a, b, lo, hi float32) []float32 {
 	ls := linspace(a, b, n+1)
 	edges := linspace(lo, hi, B+1)
 	r := make([]float32, B)
+	// bucketize(c, edges, right=True) - 1 is the number of edges <= c,
+	// minus one. For sorted edges a cursor that moves from the previous
+	// midpoint's answer finds the same count as a binary search, in
+	// O(1) steps for increasing midpoints.
+	sorted := slices.IsSorted(edges)
+	e := 0 // edges[:e] <= c < edges[e:] for the current midpoint
 	for j := 0; j < n; j++ {
 		c := ls[j] + half
-		k := sort.Search(len(edges), func(i int) bool { return edges[i] > c }) - 1
+		var k int
+		if sorted && c == c {
+			for e < len(edges) && edges[e] <= c {
+				e++
+			}
+			for e > 0 && edges[e-1] > c {
+				e--
+			}
+			k = e - 1
+		} else {
+			k = sort.Search(len(edges), func(i int) bool { return edges[i] > c }) - 1
+		}
 		k = max(0, min(B-1, k))
 		sub := h[j/histogramUpsample] / histogramUpsample
 		r[k] = r[k] + sub

@@ -257,6 +257,40 @@ func int64Values(name string, o Operand, shape []int) ([]int64, bool, error) {
 	return out, scalar, err
 }
 
+// int32Operand reports whether o is an int32 tensor or an integer or
+// bool scalar.
+func int32Operand(o Operand) bool {
+	if o.T != nil {
+		return o.T.DType() == tensor.Int32
+	}
+	switch o.S.(type) {
+	case int64, bool:
+		return true
+	}
+	return false
+}
+
+// int32Values is int64Values for int32 tensors, without widening; a
+// scalar wraps to int32 (the arithmetic is modulo 2**32 either way).
+func int32Values(name string, o Operand, shape []int) ([]int32, bool, error) {
+	if o.T == nil {
+		v, s, err := int64Values(name, o, shape)
+		if err != nil {
+			return nil, false, err
+		}
+		return []int32{int32(v[0])}, s, nil
+	}
+	t, scalar, err := expandOperand(name, o.T, shape)
+	if err != nil {
+		return nil, false, err
+	}
+	d, err := tensor.Data[int32](t)
+	if err != nil {
+		return nil, false, fmt.Errorf("argument %q: %w", name, err)
+	}
+	return d, scalar, nil
+}
+
 func toInt64s(name string, t *tensor.Tensor) ([]int64, error) {
 	c := t.Contiguous()
 	out := make([]int64, c.Numel())
@@ -393,6 +427,26 @@ func Binary(op BinaryOp, a, b Operand, alpha any) (*tensor.Tensor, error) {
 		hasAlpha = true
 	}
 	switch {
+	case isFloatCompute(dt) && (!hasAlpha || alphaF == 1 || alphaF == -1 || (op != OpAdd && op != OpSub)):
+		// the common cases in plain loops (no function value per element)
+		out, err := zipBinaryFast(name, a, b, shape, n, float32Values, op, alphaF == -1)
+		if err != nil {
+			return nil, err
+		}
+		return fromFloat32(dt, shape, out), nil
+	case dt == tensor.Int32 && int32Operand(a) && int32Operand(b):
+		// int32 arithmetic wraps like the int64 result cast to int32
+		out, err := zipBinaryFast(name, a, b, shape, n, int32Values, op, false, alphaI)
+		if err != nil {
+			return nil, err
+		}
+		return tensor.FromData(dt, shape, out)
+	case dt.IsInteger() && !(dt == tensor.Bool):
+		out, err := zipBinaryFast(name, a, b, shape, n, int64Values, op, false, alphaI)
+		if err != nil {
+			return nil, err
+		}
+		return fromInt64(dt, shape, out)
 	case isFloatCompute(dt):
 		alpha32 := float32(alphaF)
 		out, err := zipOperands(name, a, b, shape, n, float32Values, func(x, y float32) float32 {
@@ -477,6 +531,85 @@ func Binary(op BinaryOp, a, b Operand, alpha any) (*tensor.Tensor, error) {
 		return fromInt64(dt, shape, out)
 	}
 	return nil, fmt.Errorf("%s: %w: result dtype %s", name, ErrUnsupportedDType, dt)
+}
+
+// zipBinaryFast is zipOperands with op's arithmetic written out per
+// loop: for float32, x + y (x - y when sub), x * y, x / y and the
+// NaN-propagating maximum/minimum of Binary's closure; for int64,
+// x + alpha*y (alpha[0], the signed alpha), x * y, max and min. An
+// operand that broadcasts as a scalar is read at index 0 through a zero
+// mask.
+func zipBinaryFast[T float32 | int64 | int32](name string, a, b Operand, shape []int, n int,
+	values func(string, Operand, []int) ([]T, bool, error), op BinaryOp, sub bool, alpha ...int64) ([]T, error) {
+	av, as, err := values("self", a, shape)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	bv, bs, err := values("other", b, shape)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	out := make([]T, n)
+	am, bm := -1, -1
+	if as {
+		am = 0
+	}
+	if bs {
+		bm = 0
+	}
+	if n > 0 {
+		_, _ = av[(n-1)&am], bv[(n-1)&bm]
+	}
+	var nan T // the float32 NaN Binary's closure returns
+	_, isFloat := any(nan).(float32)
+	if isFloat {
+		nan = any(float32(math.NaN())).(T)
+	}
+	switch op {
+	case OpAdd, OpSub:
+		switch {
+		case isFloat && sub:
+			for i := range out {
+				out[i] = av[i&am] - bv[i&bm]
+			}
+		case isFloat || alpha[0] == 1:
+			for i := range out {
+				out[i] = av[i&am] + bv[i&bm]
+			}
+		default:
+			k := T(alpha[0])
+			for i := range out {
+				out[i] = av[i&am] + k*bv[i&bm]
+			}
+		}
+	case OpMul:
+		for i := range out {
+			out[i] = av[i&am] * bv[i&bm]
+		}
+	case OpDiv:
+		for i := range out {
+			out[i] = av[i&am] / bv[i&bm]
+		}
+	case OpMaximum:
+		for i := range out {
+			x, y := av[i&am], bv[i&bm]
+			if x != x || y != y {
+				out[i] = nan
+				continue
+			}
+			out[i] = max(x, y)
+		}
+	default: // OpMinimum
+		for i := range out {
+			x, y := av[i&am], bv[i&bm]
+			if x != x || y != y {
+				out[i] = nan
+				continue
+			}
+			out[i] = min(x, y)
+		}
+	}
+	return out, nil
 }
 
 // zipOperands reads a (as "self") and b (as "other") with values, each

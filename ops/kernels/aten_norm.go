@@ -78,22 +78,45 @@ func LayerNorm(input *tensor.Tensor, normalizedShape []int, weight, bias *tensor
 	ms := make([]float32, rows)
 	rs := make([]float32, rows)
 	e := float32(eps)
-	for r := 0; r < rows; r++ {
-		row := xd[r*inner : (r+1)*inner]
-		m, v := rowwiseMoments(row)
-		rstdv := 1 / float32(math.Sqrt(float64(v+e)))
-		ms[r], rs[r] = m, rstdv
-		for i, x := range row {
-			w, b := float32(1), float32(0)
-			if wd != nil {
-				w = wd[i]
-			}
-			if bd != nil {
-				b = bd[i]
-			}
-			y[r*inner+i] = FMA32(float32((x-m)*rstdv), w, b)
+	if wd == nil { // weight 1 and bias 0 go through the same fused step
+		wd = make([]float32, inner)
+		for i := range wd {
+			wd[i] = 1
 		}
 	}
+	if bd == nil {
+		bd = make([]float32, inner)
+	}
+	wd, bd = wd[:inner], bd[:inner]
+	// Rows are independent: split them across cores (same bits).
+	splitWork(rows, max(1, parallelGrain/max(inner, 1)), func(r0, r1 int) {
+		for r := r0; r < r1; r++ {
+			row := xd[r*inner : (r+1)*inner]
+			m, v := rowwiseMoments(row)
+			rstdv := 1 / float32(math.Sqrt(float64(v+e)))
+			ms[r], rs[r] = m, rstdv
+			yr := y[r*inner : (r+1)*inner]
+			if n8 := inner &^ 7; useAVX2 && n8 > 0 {
+				layerNormOutAVX2(&yr[0], &row[0], &wd[0], &bd[0], n8, m, rstdv)
+				row = row[n8:]
+				yr = yr[n8:]
+				wd, bd := wd[n8:], bd[n8:]
+				for i, x := range row {
+					t := float32((x - m) * rstdv)
+					yr[i] = FMA32(t, wd[i], bd[i])
+				}
+				continue
+			}
+			for i, x := range row {
+				t := float32((x - m) * rstdv)
+				o, ok := fma32Try(t, wd[i], bd[i])
+				if !ok {
+					o = FMA32(t, wd[i], bd[i])
+				}
+				yr[i] = o
+			}
+		}
+	})
 	statShape := append([]int(nil), shape[:len(shape)-k]...)
 	for range k {
 		statShape = append(statShape, 1)

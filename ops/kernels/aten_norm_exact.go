@@ -35,6 +35,35 @@ const avx2Lanes = 8
 // correct (float64 has more than 24+1 extra bits). NaN and infinities
 // propagate as in IEEE arithmetic.
 func FMA32(x, y, z float32) float32 {
+	// Rounding the float64 sum to float32 can only differ from rounding
+	// the exact sum when the float64 sum is a float32 halfway point (a
+	// float64 nearer the exact sum than a midpoint between them would be
+	// that midpoint) or lies in float32's subnormal range; everything
+	// else, infinities and NaN included, is settled here, inlined.
+	s := float64(x)*float64(y) + float64(z)
+	if b := math.Float64bits(s); b&0x1fffffff != 0x10000000 && b&0x7ff0000000000000 >= 0x3810000000000000 {
+		return float32(s)
+	}
+	return fma32RoundToOdd(x, y, z)
+}
+
+// fma32Try is the inlinable fast path of [FMA32]: r is x·y + z rounded
+// once when ok; otherwise call FMA32. Hot loops write
+//
+//	r, ok := fma32Try(x, y, z)
+//	if !ok {
+//		r = FMA32(x, y, z)
+//	}
+//
+// because FMA32 itself (a call in its body) is too big to inline.
+func fma32Try(x, y, z float32) (r float32, ok bool) {
+	s := float64(x)*float64(y) + float64(z)
+	b := math.Float64bits(s)
+	return float32(s), b&0x1fffffff != 0x10000000 && b&0x7ff0000000000000 >= 0x3810000000000000
+}
+
+// fma32RoundToOdd is the general path of [FMA32].
+func fma32RoundToOdd(x, y, z float32) float32 {
 	p := float64(x) * float64(y) // exact: 24+24 bits fit in 53
 	c := float64(z)
 	s := p + c
@@ -142,6 +171,46 @@ func rowSum(x []float32, size, w int) lanes {
 	return p[0]
 }
 
+// addLanes adds the 8 floats of u to dst lane by lane.
+func addLanes(dst *lanes, u []float32) {
+	u = u[:avx2Lanes]
+	dst[0] += u[0]
+	dst[1] += u[1]
+	dst[2] += u[2]
+	dst[3] += u[3]
+	dst[4] += u[4]
+	dst[5] += u[5]
+	dst[6] += u[6]
+	dst[7] += u[7]
+}
+
+// rowSumSmall8 is rowSum(x, size, 8) for size < 64, where multiRowSum's
+// size/4 rows stay below its smallest level step (16): each of its four
+// columns is 0 plus its units in order, plus the three empty levels (+0,
+// which only turns -0 into +0, so one addition does); then the leftover units go to column 0
+// and columns 1..3 are added to it.
+func rowSumSmall8(x []float32, size int) lanes {
+	rows := size / 4
+	var p [4]lanes
+	for i := 0; i < rows; i++ {
+		for k := 0; k < 4; k++ {
+			addLanes(&p[k], x[(i*4+k)*avx2Lanes:])
+		}
+	}
+	// x + 0 + 0 + 0 == x + 0 for every float32 (only -0 changes, once)
+	var zero lanes
+	for k := 0; k < 4; k++ {
+		addLanes(&p[k], zero[:])
+	}
+	for i := rows * 4; i < size; i++ {
+		addLanes(&p[0], x[i*avx2Lanes:])
+	}
+	for k := 1; k < 4; k++ {
+		addLanes(&p[0], p[k][:])
+	}
+	return p[0]
+}
+
 // cascadeSum returns the float32 sum of x in the order of ATen's
 // cascade_sum for a contiguous inner reduction (SumKernel.cpp): with at
 // least 8 values, vectorized_inner_sum sums the 8-float vectors by
@@ -153,7 +222,12 @@ func cascadeSum(x []float32) float32 {
 	var sum float32
 	if len(x) >= avx2Lanes {
 		nv := len(x) / avx2Lanes
-		v := rowSum(x, nv, avx2Lanes)
+		var v lanes
+		if nv < 4*16 {
+			v = rowSumSmall8(x, nv)
+		} else {
+			v = rowSum(x, nv, avx2Lanes)
+		}
 		var acc float32
 		for _, t := range x[nv*avx2Lanes:] {
 			acc += t
@@ -168,6 +242,15 @@ func cascadeSum(x []float32) float32 {
 	var out float32
 	return out + sum
 }
+
+// welfordRecip holds 1/(j+1) in float32 for the Welford steps of a
+// chunk of 16 vectors (ATen's c_vecs).
+var welfordRecip = func() (c [16]float32) {
+	for j := range c {
+		c[j] = 1 / float32(j+1)
+	}
+	return c
+}()
 
 // rowwiseMoments is ATen's RowwiseMoments (moments_utils.h, ddof 0) on the
 // AVX2 kernels: the mean and the population variance of x in float32.
@@ -184,23 +267,38 @@ func rowwiseMoments(x []float32) (mean, variance float32) {
 	n := N / avx2Lanes
 	m := (n + kChunk - 1) / kChunk
 	depth := ceilLog2(m)
-	m0s := make([]int, depth)
-	m1s := make([]lanes, depth)
-	m2s := make([]lanes, depth)
-	var cvec [kChunk]float32
-	for j := range cvec {
-		cvec[j] = 1 / float32(j+1)
+	var m0a [8]int
+	var m1a, m2a [8]lanes
+	m0s, m1s, m2s := m0a[:], m1a[:], m2a[:]
+	if depth > len(m0a) {
+		m0s, m1s, m2s = make([]int, depth), make([]lanes, depth), make([]lanes, depth)
 	}
+	cvec := &welfordRecip
 	for i := 0; i < m; i++ {
 		base := x[i*kChunk*avx2Lanes:]
 		cnt := min(kChunk, n-i*kChunk)
 		var m1, m2 lanes
-		for j := 0; j < cnt; j++ {
-			v := base[j*avx2Lanes:]
+		goCnt := cnt
+		if useAVX2 && cnt > 0 {
+			welfordAVX2(&base[0], cnt, &cvec[0], &m1, &m2)
+			goCnt = 0
+		}
+		for j := 0; j < goCnt; j++ {
+			v := base[j*avx2Lanes : (j+1)*avx2Lanes]
+			c := cvec[j]
 			for l := 0; l < avx2Lanes; l++ {
 				d := v[l] - m1[l]
-				m1[l] = FMA32(d, cvec[j], m1[l])
-				m2[l] = FMA32(d, v[l]-m1[l], m2[l])
+				a, ok := fma32Try(d, c, m1[l])
+				if !ok {
+					a = FMA32(d, c, m1[l])
+				}
+				m1[l] = a
+				e := v[l] - a
+				b, ok := fma32Try(d, e, m2[l])
+				if !ok {
+					b = FMA32(d, e, m2[l])
+				}
+				m2[l] = b
 			}
 		}
 		addMomentsVec(cnt, &m1, &m2, &m0s[0], &m1s[0], &m2s[0])

@@ -114,7 +114,7 @@ func MaxPool2d(x *tensor.Tensor, kernel, stride, padding, dilation []int, ceil b
 		if err != nil {
 			return nil, nil, fmt.Errorf("max_pool2d: %w", err)
 		}
-		y, idx := maxPoolPlanes(p, xd, math.MinInt64, func(int64) bool { return false })
+		y, idx := maxPoolPlanes(p, xd, math.MinInt64)
 		o, err := fromInt64(dt, shape, y)
 		if err != nil {
 			return nil, nil, fmt.Errorf("max_pool2d: argument \"self\": %w", err)
@@ -125,20 +125,28 @@ func MaxPool2d(x *tensor.Tensor, kernel, stride, padding, dilation []int, ceil b
 	if err != nil {
 		return nil, nil, fmt.Errorf("max_pool2d: %w", err)
 	}
-	y, idx := maxPoolPlanes(p, xd, float32(math.Inf(-1)), func(v float32) bool { return v != v })
+	y, idx := maxPoolPlanes(p, xd, float32(math.Inf(-1)))
 	return fromFloat32(x.DType(), shape, y), tensor.MustFromData(tensor.Int64, shape, idx), nil
 }
 
 // maxPoolPlanes runs max pooling over every N·C plane of the contiguous
 // values xd: each window starts from lowest with the index of its first
 // in-bounds element, and an element replaces the running maximum when it
-// is greater or isNaN reports it NaN (PyTorch's `val > maxval ||
-// isnan(val)`).
-func maxPoolPlanes[T float32 | int64](p pool2d, xd []T, lowest T, isNaN func(T) bool) ([]T, []int64) {
+// is greater or is NaN, v != v (PyTorch's `val > maxval || isnan(val)`;
+// never true for integers). Planes are split across cores.
+func maxPoolPlanes[T float32 | int64](p pool2d, xd []T, lowest T) ([]T, []int64) {
 	planes := p.N * p.C
 	y := make([]T, planes*p.Ho*p.Wo)
 	idx := make([]int64, len(y))
-	for pl := 0; pl < planes; pl++ {
+	// planes are independent: split them across cores (same bits)
+	splitWork(planes, max(1, parallelGrain/max(p.H*p.W, 1)), func(pl0, pl1 int) {
+		maxPoolRange(p, xd, lowest, y, idx, pl0, pl1)
+	})
+	return y, idx
+}
+
+func maxPoolRange[T float32 | int64](p pool2d, xd []T, lowest T, y []T, idx []int64, pl0, pl1 int) {
+	for pl := pl0; pl < pl1; pl++ {
 		in := xd[pl*p.H*p.W:]
 		for oy := 0; oy < p.Ho; oy++ {
 			hs := oy*p.sh - p.ph
@@ -157,7 +165,7 @@ func maxPoolPlanes[T float32 | int64](p pool2d, xd []T, lowest T, isNaN func(T) 
 				for h := hs; h < he; h += p.dh {
 					for w := ws; w < we; w += p.dw {
 						v := in[h*p.W+w]
-						if v > best || isNaN(v) {
+						if v > best || v != v {
 							best, bi = v, int64(h*p.W+w)
 						}
 					}
@@ -167,7 +175,6 @@ func maxPoolPlanes[T float32 | int64](p pool2d, xd []T, lowest T, isNaN func(T) 
 			}
 		}
 	}
-	return y, idx
 }
 
 // AvgPool2d is aten.avg_pool2d: the mean of each window. The window sum
@@ -192,7 +199,15 @@ func AvgPool2d(x *tensor.Tensor, kernel, stride, padding []int, ceil, countInclu
 	}
 	planes := p.N * p.C
 	y := make([]float32, planes*p.Ho*p.Wo)
-	for pl := 0; pl < planes; pl++ {
+	// planes are independent: split them across cores (same bits)
+	splitWork(planes, max(1, parallelGrain/max(p.H*p.W, 1)), func(pl0, pl1 int) {
+		avgPoolRange(p, xd, y, pl0, pl1, countIncludePad, divisorOverride)
+	})
+	return fromFloat32(x.DType(), p.outShape(), y), nil
+}
+
+func avgPoolRange(p pool2d, xd, y []float32, pl0, pl1 int, countIncludePad bool, divisorOverride int) {
+	for pl := pl0; pl < pl1; pl++ {
 		in := xd[pl*p.H*p.W:]
 		for oy := 0; oy < p.Ho; oy++ {
 			for ox := 0; ox < p.Wo; ox++ {
@@ -222,7 +237,6 @@ func AvgPool2d(x *tensor.Tensor, kernel, stride, padding []int, ceil, countInclu
 			}
 		}
 	}
-	return fromFloat32(x.DType(), p.outShape(), y), nil
 }
 
 // AdaptiveAvgPool2d is aten.adaptive_avg_pool2d: output cell (i, j) is the
@@ -270,9 +284,11 @@ func AdaptiveAvgPool2d(x *tensor.Tensor, outputSize []int) (*tensor.Tensor, erro
 	if oh == 1 && ow == 1 {
 		// mean_out: sum_out(...).div_(H·W).
 		div := float32(H * W)
-		for pl := 0; pl < planes; pl++ {
-			y[pl] = cascadeSum(xd[pl*H*W:(pl+1)*H*W]) / div
-		}
+		splitWork(planes, max(1, parallelGrain/max(H*W, 1)), func(pl0, pl1 int) {
+			for pl := pl0; pl < pl1; pl++ {
+				y[pl] = cascadeSum(xd[pl*H*W:(pl+1)*H*W]) / div
+			}
+		})
 		out := append(shape[:len(shape)-2:len(shape)-2], 1, 1)
 		return fromFloat32(x.DType(), out, y), nil
 	}

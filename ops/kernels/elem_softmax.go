@@ -51,9 +51,12 @@ func softmaxImpl(op string, x *tensor.Tensor, dim int, logOut bool) (*tensor.Ten
 				softmaxLastDimReduced(y[o*D:(o+1)*D], xd[o*D:(o+1)*D], logOut, round)
 			}
 		case d == len(shape)-1:
-			for o := 0; o < outer; o++ {
-				softmaxLastDim(y[o*D:(o+1)*D], xd[o*D:(o+1)*D], logOut)
-			}
+			// rows are independent: split them across cores (same bits)
+			splitWork(outer, max(1, parallelGrain/max(D, 1)), func(o0, o1 int) {
+				for o := o0; o < o1; o++ {
+					softmaxLastDim(y[o*D:(o+1)*D], xd[o*D:(o+1)*D], logOut)
+				}
+			})
 		case logOut:
 			logSoftmaxInner(y, xd, outer, D, inner)
 		case x.DType() != tensor.Float32:
@@ -119,22 +122,95 @@ func reduceLanes(acc [8]float32, op func(a, b float32) float32) float32 {
 func identity(v float32) float32 { return v }
 
 func softmaxLastDim(y, x []float32, logOut bool) {
-	m := reduceAll(x, identity, vecMaximum)
+	m := reduceAllMax(x)
+	// exp(x - m) into y, then the sum of y: the same values in the same
+	// order as reduce_all over the mapped row.
+	expSubInto(y, x, m)
 	if logOut {
-		sum := reduceAll(x, func(v float32) float32 { return softmaxExp(v - m) }, vecAdd)
-		ls := sleefLogf(sum)
+		ls := sleefLogf(reduceAllSum(y))
 		for i, v := range x {
 			y[i] = v - m - ls
 		}
 		return
 	}
-	for i, v := range x {
-		y[i] = softmaxExp(v - m)
+	r := 1 / reduceAllSum(y)
+	i := 0
+	if n8 := len(y) &^ 7; useAVX2 && n8 > 0 {
+		scaleAVX2(&y[0], n8, r)
+		i = n8
 	}
-	r := 1 / reduceAll(y, identity, vecAdd)
-	for i := range y {
+	for ; i < len(y); i++ {
 		y[i] *= r
 	}
+}
+
+// expSubInto sets y[i] = softmaxExp(x[i] - m), whole vectors of 8 with the
+// AVX2 kernel when the CPU has it.
+func expSubInto(y, x []float32, m float32) {
+	y = y[:len(x)]
+	i := 0
+	if useAVX2 {
+		if n8 := len(x) &^ 7; n8 > 0 {
+			expSubAVX2(&y[0], &x[0], n8, m)
+			i = n8
+		}
+	}
+	for ; i < len(x); i++ {
+		y[i] = softmaxExp(x[i] - m)
+	}
+}
+
+// reduceAllMax is reduceAll(data, identity, vecMaximum) without the
+// function values (vecMaximum is the builtin max: NaN wins, +0 over -0).
+func reduceAllMax(data []float32) float32 {
+	n := len(data)
+	if n < 8 {
+		return reduceAll(data, identity, vecMaximum)
+	}
+	var acc [8]float32
+	d := 8
+	if nv := n / 8; useAVX2 && !maxLanesAVX2(&data[0], nv, (*lanes)(&acc)) {
+		d = nv * 8
+	} else {
+		copy(acc[:], data[:8])
+		for ; d < n-n%8; d += 8 {
+			v := data[d : d+8]
+			for l := range acc {
+				acc[l] = max(acc[l], v[l])
+			}
+		}
+	}
+	for l := 0; l < n-d; l++ {
+		acc[l] = max(acc[l], data[d+l])
+	}
+	return reduceLanes(acc, vecMaximum)
+}
+
+// reduceAllSum is reduceAll(data, identity, vecAdd) without the function
+// values.
+func reduceAllSum(data []float32) float32 {
+	n := len(data)
+	if n < 8 {
+		return reduceAll(data, identity, vecAdd)
+	}
+	var acc [8]float32
+	d := 8
+	if nv := n / 8; useAVX2 {
+		sumLanesAVX2(&data[0], nv, (*lanes)(&acc))
+		d = nv * 8
+	} else {
+		copy(acc[:], data[:8])
+		for ; d < n-n%8; d += 8 {
+			v := data[d : d+8]
+			for l := range acc {
+				acc[l] += v[l]
+			}
+		}
+	}
+	for l := 0; l < n-d; l++ {
+		acc[l] += data[d+l]
+	}
+	return reduceLanes(acc, vecAdd)
 }
 
 func softmaxInner(y, x []float32, outer, D, inner int) {

@@ -323,15 +323,31 @@ func (l *qLayout) chunks(fn func(start, end, q int)) {
 // when zpBefore), clamped to [lo, hi]. NaN gives 0.
 func quantChunk32[T qint](dst []T, src []float32, inv, zp, lo, hi float32, zpBefore bool) {
 	dst = dst[:len(src)]
+	if useAVX2 && !zpBefore && len(src) >= 8 {
+		n8 := quantChunkAVX2(dst, src, inv, zp, lo, hi)
+		dst, src = dst[n8:], src[n8:]
+	}
 	if zpBefore {
 		for i, x := range src {
-			dst[i] = T(clampQuantized(float32(math.RoundToEven(float64(float32(x*inv)+zp))), lo, hi))
+			dst[i] = T(clampQuantizedBranchless(float32(math.RoundToEven(float64(float32(x*inv)+zp))), lo, hi))
 		}
 		return
 	}
 	for i, x := range src {
-		dst[i] = T(clampQuantized(float32(math.RoundToEven(float64(x*inv)))+zp, lo, hi))
+		dst[i] = T(clampQuantizedBranchless(float32(math.RoundToEven(float64(x*inv)))+zp, lo, hi))
 	}
+}
+
+// clampQuantizedBranchless is clampQuantized for float32 with the min and
+// max instructions instead of compare-and-branch (values beyond the range
+// are common with narrow ranges such as int4, and mispredicted branches
+// cost more than the arithmetic); only NaN takes a branch.
+func clampQuantizedBranchless(v, lo, hi float32) float32 {
+	c := min(max(v, lo), hi)
+	if c != c {
+		return 0
+	}
+	return c
 }
 
 // quantChunk64 is quantChunk32 in float64.
@@ -410,8 +426,11 @@ func qRunInto[T qint](q *qQuant, dst []T, x qfloats) {
 		})
 		return
 	}
-	q.lay.chunks(func(a, b, k int) {
-		quantChunk32(dst[a:b], src[a:b], float32(q.inv[k]), float32(q.zp[k]), lo, hi, q.zpBefore)
+	inv32, zp32 := toFloat32s(q.inv), toFloat32s(q.zp)
+	q.lay.forRuns(func(a, b, k int) {
+		quantChunk32(dst[a:b], src[a:b], inv32[k], zp32[k], lo, hi, q.zpBefore)
+	}, func(a, b, k int) {
+		quantVec32(dst[a:b], src[a:b], inv32[k:k+b-a], zp32[k:k+b-a], lo, hi, q.zpBefore)
 	})
 }
 
@@ -485,6 +504,19 @@ func (d *qDequant) run(q *tensor.Tensor, out tensor.DType) (*tensor.Tensor, erro
 }
 
 func dqRun[T qint](d *qDequant, src []T, r32 []float32, r64 []float64) {
+	if !d.f64 {
+		s32 := toFloat32s(d.scale)
+		zp := d.zp
+		if zp == nil {
+			zp = make([]float64, len(s32))
+		}
+		d.lay.forRuns(func(a, b, k int) {
+			dequantChunk32(r32[a:b], src[a:b], zp[k], s32[k], d.intDiff)
+		}, func(a, b, k int) {
+			dequantVec32(r32[a:b], src[a:b], zp[k:k+b-a], s32[k:k+b-a], d.intDiff)
+		})
+		return
+	}
 	d.lay.chunks(func(a, b, k int) {
 		zp := 0.0
 		if d.zp != nil {
@@ -504,6 +536,10 @@ func dqRun[T qint](d *qDequant, src []T, r32 []float32, r64 []float64) {
 // float32(q) - float32(zp). Both are identical whenever |q|, |zp| < 2**24.
 func dequantChunk32[T qint](dst []float32, src []T, zp float64, scale float32, intDiff bool) {
 	dst = dst[:len(src)]
+	if useAVX2 && len(src) >= 8 {
+		n8 := dequantChunkAVX2(dst, src, zp, scale, intDiff)
+		dst, src = dst[n8:], src[n8:]
+	}
 	if intDiff {
 		z := int64(zp)
 		for i, q := range src {

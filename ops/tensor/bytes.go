@@ -217,6 +217,9 @@ func (t *Tensor) At(idx ...int) (float64, error) {
 // Int64s returns every element of an integer or bool tensor as int64, in
 // row-major order. It fails for other dtypes.
 func (t *Tensor) Int64s() ([]int64, error) {
+	if v, ok := t.fastInt64s(); ok {
+		return v, nil
+	}
 	out := make([]int64, 0, t.Numel())
 	switch s := t.data.(type) {
 	case []int8:

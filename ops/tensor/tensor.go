@@ -350,6 +350,9 @@ func Data[T Elem](t *Tensor) ([]T, error) {
 // Float16, BFloat16 and float8 bit patterns are decoded; bool is 0 or 1;
 // complex types are an error.
 func (t *Tensor) Float64s() ([]float64, error) {
+	if v, ok := t.fastFloat64s(); ok {
+		return v, nil
+	}
 	out := make([]float64, 0, t.Numel())
 	var err error
 	t.Indices(func(p int) {

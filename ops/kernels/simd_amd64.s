@@ -1,0 +1,424 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// AVX2+FMA kernels selected by useAVX2 (simd_amd64.go). Every lane runs
+// the float32 operations of the Go code it replaces, in the same order;
+// VFMADD is the single-rounding fused multiply-add that FMA32 emulates.
+
+// Sleef expf constants of sleefExpf (elem_libm.go), each broadcast to 8
+// lanes.
+// 0: rln2
+DATA expc<>+0(SB)/4, $0x3fb8aa3b
+DATA expc<>+4(SB)/4, $0x3fb8aa3b
+DATA expc<>+8(SB)/4, $0x3fb8aa3b
+DATA expc<>+12(SB)/4, $0x3fb8aa3b
+DATA expc<>+16(SB)/4, $0x3fb8aa3b
+DATA expc<>+20(SB)/4, $0x3fb8aa3b
+DATA expc<>+24(SB)/4, $0x3fb8aa3b
+DATA expc<>+28(SB)/4, $0x3fb8aa3b
+// 32: nl2u
+DATA expc<>+32(SB)/4, $0xbf317200
+DATA expc<>+36(SB)/4, $0xbf317200
+DATA expc<>+40(SB)/4, $0xbf317200
+DATA expc<>+44(SB)/4, $0xbf317200
+DATA expc<>+48(SB)/4, $0xbf317200
+DATA expc<>+52(SB)/4, $0xbf317200
+DATA expc<>+56(SB)/4, $0xbf317200
+DATA expc<>+60(SB)/4, $0xbf317200
+// 64: nl2l
+DATA expc<>+64(SB)/4, $0xb5bfbe8e
+DATA expc<>+68(SB)/4, $0xb5bfbe8e
+DATA expc<>+72(SB)/4, $0xb5bfbe8e
+DATA expc<>+76(SB)/4, $0xb5bfbe8e
+DATA expc<>+80(SB)/4, $0xb5bfbe8e
+DATA expc<>+84(SB)/4, $0xb5bfbe8e
+DATA expc<>+88(SB)/4, $0xb5bfbe8e
+DATA expc<>+92(SB)/4, $0xb5bfbe8e
+// 96: c0
+DATA expc<>+96(SB)/4, $0x39502bda
+DATA expc<>+100(SB)/4, $0x39502bda
+DATA expc<>+104(SB)/4, $0x39502bda
+DATA expc<>+108(SB)/4, $0x39502bda
+DATA expc<>+112(SB)/4, $0x39502bda
+DATA expc<>+116(SB)/4, $0x39502bda
+DATA expc<>+120(SB)/4, $0x39502bda
+DATA expc<>+124(SB)/4, $0x39502bda
+// 128: c1
+DATA expc<>+128(SB)/4, $0x3ab696c9
+DATA expc<>+132(SB)/4, $0x3ab696c9
+DATA expc<>+136(SB)/4, $0x3ab696c9
+DATA expc<>+140(SB)/4, $0x3ab696c9
+DATA expc<>+144(SB)/4, $0x3ab696c9
+DATA expc<>+148(SB)/4, $0x3ab696c9
+DATA expc<>+152(SB)/4, $0x3ab696c9
+DATA expc<>+156(SB)/4, $0x3ab696c9
+// 160: c2
+DATA expc<>+160(SB)/4, $0x3c0888a6
+DATA expc<>+164(SB)/4, $0x3c0888a6
+DATA expc<>+168(SB)/4, $0x3c0888a6
+DATA expc<>+172(SB)/4, $0x3c0888a6
+DATA expc<>+176(SB)/4, $0x3c0888a6
+DATA expc<>+180(SB)/4, $0x3c0888a6
+DATA expc<>+184(SB)/4, $0x3c0888a6
+DATA expc<>+188(SB)/4, $0x3c0888a6
+// 192: c3
+DATA expc<>+192(SB)/4, $0x3d2aaa7a
+DATA expc<>+196(SB)/4, $0x3d2aaa7a
+DATA expc<>+200(SB)/4, $0x3d2aaa7a
+DATA expc<>+204(SB)/4, $0x3d2aaa7a
+DATA expc<>+208(SB)/4, $0x3d2aaa7a
+DATA expc<>+212(SB)/4, $0x3d2aaa7a
+DATA expc<>+216(SB)/4, $0x3d2aaa7a
+DATA expc<>+220(SB)/4, $0x3d2aaa7a
+// 224: c4
+DATA expc<>+224(SB)/4, $0x3e2aaaab
+DATA expc<>+228(SB)/4, $0x3e2aaaab
+DATA expc<>+232(SB)/4, $0x3e2aaaab
+DATA expc<>+236(SB)/4, $0x3e2aaaab
+DATA expc<>+240(SB)/4, $0x3e2aaaab
+DATA expc<>+244(SB)/4, $0x3e2aaaab
+DATA expc<>+248(SB)/4, $0x3e2aaaab
+DATA expc<>+252(SB)/4, $0x3e2aaaab
+// 256: c5
+DATA expc<>+256(SB)/4, $0x3f000000
+DATA expc<>+260(SB)/4, $0x3f000000
+DATA expc<>+264(SB)/4, $0x3f000000
+DATA expc<>+268(SB)/4, $0x3f000000
+DATA expc<>+272(SB)/4, $0x3f000000
+DATA expc<>+276(SB)/4, $0x3f000000
+DATA expc<>+280(SB)/4, $0x3f000000
+DATA expc<>+284(SB)/4, $0x3f000000
+// 288: one
+DATA expc<>+288(SB)/4, $0x3f800000
+DATA expc<>+292(SB)/4, $0x3f800000
+DATA expc<>+296(SB)/4, $0x3f800000
+DATA expc<>+300(SB)/4, $0x3f800000
+DATA expc<>+304(SB)/4, $0x3f800000
+DATA expc<>+308(SB)/4, $0x3f800000
+DATA expc<>+312(SB)/4, $0x3f800000
+DATA expc<>+316(SB)/4, $0x3f800000
+// 320: m104
+DATA expc<>+320(SB)/4, $0xc2d00000
+DATA expc<>+324(SB)/4, $0xc2d00000
+DATA expc<>+328(SB)/4, $0xc2d00000
+DATA expc<>+332(SB)/4, $0xc2d00000
+DATA expc<>+336(SB)/4, $0xc2d00000
+DATA expc<>+340(SB)/4, $0xc2d00000
+DATA expc<>+344(SB)/4, $0xc2d00000
+DATA expc<>+348(SB)/4, $0xc2d00000
+// 352: p100
+DATA expc<>+352(SB)/4, $0x42c80000
+DATA expc<>+356(SB)/4, $0x42c80000
+DATA expc<>+360(SB)/4, $0x42c80000
+DATA expc<>+364(SB)/4, $0x42c80000
+DATA expc<>+368(SB)/4, $0x42c80000
+DATA expc<>+372(SB)/4, $0x42c80000
+DATA expc<>+376(SB)/4, $0x42c80000
+DATA expc<>+380(SB)/4, $0x42c80000
+// 384: inf
+DATA expc<>+384(SB)/4, $0x7f800000
+DATA expc<>+388(SB)/4, $0x7f800000
+DATA expc<>+392(SB)/4, $0x7f800000
+DATA expc<>+396(SB)/4, $0x7f800000
+DATA expc<>+400(SB)/4, $0x7f800000
+DATA expc<>+404(SB)/4, $0x7f800000
+DATA expc<>+408(SB)/4, $0x7f800000
+DATA expc<>+412(SB)/4, $0x7f800000
+// 416: bias
+DATA expc<>+416(SB)/4, $0x0000007f
+DATA expc<>+420(SB)/4, $0x0000007f
+DATA expc<>+424(SB)/4, $0x0000007f
+DATA expc<>+428(SB)/4, $0x0000007f
+DATA expc<>+432(SB)/4, $0x0000007f
+DATA expc<>+436(SB)/4, $0x0000007f
+DATA expc<>+440(SB)/4, $0x0000007f
+DATA expc<>+444(SB)/4, $0x0000007f
+GLOBL expc<>(SB), RODATA|NOPTR, $448
+
+// func expSubAVX2(dst, src *float32, n int, m float32)
+TEXT ·expSubAVX2(SB), NOSPLIT, $0-28
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS m+24(FP), Y15
+	TESTQ CX, CX
+	JZ expdone
+
+exploop:
+	VMOVUPS (SI), Y0
+	VSUBPS Y15, Y0, Y0                 // d = x - m
+	VMULPS expc<>+0(SB), Y0, Y1        // d * rln2
+	VCVTPS2DQ Y1, Y1                   // q (nearest even)
+	VCVTDQ2PS Y1, Y2                   // qf
+	VMOVAPS Y0, Y3
+	VFMADD231PS expc<>+32(SB), Y2, Y3  // s = qf*(-l2u) + d
+	VFMADD231PS expc<>+64(SB), Y2, Y3  // s = qf*(-l2l) + s
+	VMOVUPS expc<>+96(SB), Y4          // u = c0
+	VFMADD213PS expc<>+128(SB), Y3, Y4 // u = s*u + c1
+	VFMADD213PS expc<>+160(SB), Y3, Y4
+	VFMADD213PS expc<>+192(SB), Y3, Y4
+	VFMADD213PS expc<>+224(SB), Y3, Y4
+	VFMADD213PS expc<>+256(SB), Y3, Y4 // u = s*u + 0.5
+	VMULPS Y3, Y3, Y5                  // t = s*s
+	VFMADD213PS Y3, Y5, Y4             // u = t*u + s
+	VADDPS expc<>+288(SB), Y4, Y4      // u = 1 + u
+	VPSRAD $1, Y1, Y5                  // q1 = q >> 1
+	VPSUBD Y5, Y1, Y6                  // q2 = q - q1
+	VPADDD expc<>+416(SB), Y5, Y5
+	VPSLLD $23, Y5, Y5                 // 2^q1
+	VPADDD expc<>+416(SB), Y6, Y6
+	VPSLLD $23, Y6, Y6                 // 2^q2
+	VMULPS Y5, Y4, Y4
+	VMULPS Y6, Y4, Y4                  // u * 2^q1 * 2^q2
+	VCMPPS $1, expc<>+320(SB), Y0, Y7  // d < -104
+	VANDNPS Y4, Y7, Y4                 // -> 0
+	VMOVUPS expc<>+352(SB), Y8
+	VCMPPS $1, Y0, Y8, Y7              // 100 < d
+	VBLENDVPS Y7, expc<>+384(SB), Y4, Y4 // -> +inf
+	VCMPPS $3, Y0, Y0, Y7              // d is NaN
+	VBLENDVPS Y7, Y0, Y4, Y4           // -> d
+	VMOVUPS Y4, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JNZ exploop
+
+expdone:
+	VZEROUPPER
+	RET
+
+// func welfordAVX2(v *float32, cnt int, c *float32, m1, m2 *lanes)
+TEXT ·welfordAVX2(SB), NOSPLIT, $0-40
+	MOVQ v+0(FP), SI
+	MOVQ cnt+8(FP), CX
+	MOVQ c+16(FP), DX
+	MOVQ m1+24(FP), R8
+	MOVQ m2+32(FP), R9
+	VMOVUPS (R8), Y0
+	VMOVUPS (R9), Y1
+	TESTQ CX, CX
+	JZ wdone
+
+wloop:
+	VMOVUPS (SI), Y2
+	VBROADCASTSS (DX), Y3
+	VSUBPS Y0, Y2, Y4       // d = v - m1
+	VFMADD231PS Y3, Y4, Y0  // m1 = d*c + m1
+	VSUBPS Y0, Y2, Y5       // e = v - m1
+	VFMADD231PS Y5, Y4, Y1  // m2 = d*e + m2
+	ADDQ $32, SI
+	ADDQ $4, DX
+	DECQ CX
+	JNZ wloop
+
+wdone:
+	VMOVUPS Y0, (R8)
+	VMOVUPS Y1, (R9)
+	VZEROUPPER
+	RET
+
+// func layerNormOutAVX2(y, x, w, b *float32, n int, m, rstd float32)
+TEXT ·layerNormOutAVX2(SB), NOSPLIT, $0-48
+	MOVQ y+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ w+16(FP), R8
+	MOVQ b+24(FP), R9
+	MOVQ n+32(FP), CX
+	VBROADCASTSS m+40(FP), Y14
+	VBROADCASTSS rstd+44(FP), Y15
+	TESTQ CX, CX
+	JZ lndone
+
+lnloop:
+	VMOVUPS (SI), Y0
+	VSUBPS Y14, Y0, Y0        // x - m
+	VMULPS Y15, Y0, Y0        // * rstd
+	VMOVUPS (R8), Y1
+	VFMADD213PS (R9), Y1, Y0  // t*w + b
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	ADDQ $32, R8
+	ADDQ $32, R9
+	SUBQ $8, CX
+	JNZ lnloop
+
+lndone:
+	VZEROUPPER
+	RET
+
+// func quantizeAVX2(dst *byte, src *float32, n int, inv, zp, lo, hi float32, unsigned bool)
+// dst[i] = clamp(round_half_even(src[i]*inv) + zp, lo, hi) as int8 (or
+// uint8), NaN -> 0; n a multiple of 8 and [lo, hi] within the dtype.
+TEXT ·quantizeAVX2(SB), NOSPLIT, $0-41
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS inv+24(FP), Y12
+	VBROADCASTSS zp+28(FP), Y13
+	VBROADCASTSS lo+32(FP), Y14
+	VBROADCASTSS hi+36(FP), Y15
+	MOVBLZX unsigned+40(FP), AX
+	TESTQ CX, CX
+	JZ qdone
+
+qloop:
+	VMULPS (SI), Y12, Y0      // x * inv
+	VROUNDPS $0, Y0, Y0       // nearest even
+	VADDPS Y13, Y0, Y0        // + zp
+	VMAXPS Y0, Y14, Y0        // lo > v ? lo : v (NaN stays)
+	VMINPS Y0, Y15, Y0        // hi < v ? hi : v (NaN stays)
+	VCMPPS $3, Y0, Y0, Y1     // NaN
+	VANDNPS Y0, Y1, Y0        // NaN -> 0
+	VCVTTPS2DQ Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPACKSSDW X1, X0, X0      // 8 int16
+	TESTQ AX, AX
+	JNZ qunsigned
+	VPACKSSWB X0, X0, X0
+	JMP qstore
+
+qunsigned:
+	VPACKUSWB X0, X0, X0
+
+qstore:
+	MOVQ X0, (DI)
+	ADDQ $32, SI
+	ADDQ $8, DI
+	SUBQ $8, CX
+	JNZ qloop
+
+qdone:
+	VZEROUPPER
+	RET
+
+// func dequantizeAVX2(dst *float32, src *byte, n int, zp, scale float32, unsigned bool)
+// dst[i] = (float32(src[i]) - zp) * scale for int8 (or uint8) src; n a
+// multiple of 8.
+TEXT ·dequantizeAVX2(SB), NOSPLIT, $0-33
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS zp+24(FP), Y14
+	VBROADCASTSS scale+28(FP), Y15
+	MOVBLZX unsigned+32(FP), AX
+	TESTQ CX, CX
+	JZ dqdone
+
+dqloop:
+	TESTQ AX, AX
+	JNZ dqunsigned
+	VPMOVSXBD (SI), Y0
+	JMP dqconv
+
+dqunsigned:
+	VPMOVZXBD (SI), Y0
+
+dqconv:
+	VCVTDQ2PS Y0, Y0
+	VSUBPS Y14, Y0, Y0
+	VMULPS Y15, Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $8, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JNZ dqloop
+
+dqdone:
+	VZEROUPPER
+	RET
+
+// func sumLanesAVX2(x *float32, nvec int, acc *lanes)
+// acc = x[0:8]; acc += x[8k:8k+8] for k = 1..nvec-1, lane by lane.
+TEXT ·sumLanesAVX2(SB), NOSPLIT, $0-24
+	MOVQ x+0(FP), SI
+	MOVQ nvec+8(FP), CX
+	MOVQ acc+16(FP), DI
+	VMOVUPS (SI), Y0
+	ADDQ $32, SI
+	DECQ CX
+	JLE sdone
+
+sloop:
+	VADDPS (SI), Y0, Y0
+	ADDQ $32, SI
+	DECQ CX
+	JNZ sloop
+
+sdone:
+	VMOVUPS Y0, (DI)
+	VZEROUPPER
+	RET
+
+// func maxLanesAVX2(x *float32, nvec int, acc *lanes) (nan bool)
+// acc = x[0:8]; acc = max(acc, x[8k:8k+8]) lane by lane with Go's max
+// for numbers (+0 over -0: the AND of both operand orders of VMAXPS);
+// nan reports a NaN anywhere, and then acc is not meaningful.
+TEXT ·maxLanesAVX2(SB), NOSPLIT, $0-25
+	MOVQ x+0(FP), SI
+	MOVQ nvec+8(FP), CX
+	MOVQ acc+16(FP), DI
+	VMOVUPS (SI), Y0
+	VCMPPS $3, Y0, Y0, Y3     // NaN lanes seen so far
+	ADDQ $32, SI
+	DECQ CX
+	JLE mdone
+
+mloop:
+	VMOVUPS (SI), Y1
+	VCMPPS $3, Y1, Y1, Y4
+	VORPS Y4, Y3, Y3
+	VMAXPS Y1, Y0, Y2         // acc > v ? acc : v
+	VMAXPS Y0, Y1, Y0         // v > acc ? v : acc
+	VANDPS Y2, Y0, Y0
+	ADDQ $32, SI
+	DECQ CX
+	JNZ mloop
+
+mdone:
+	VMOVUPS Y0, (DI)
+	VMOVMSKPS Y3, AX
+	TESTL AX, AX
+	SETNE nan+24(FP)
+	VZEROUPPER
+	RET
+
+// func scaleAVX2(y *float32, n int, r float32)
+// y[i] *= r for i < n, n a multiple of 8.
+TEXT ·scaleAVX2(SB), NOSPLIT, $0-20
+	MOVQ y+0(FP), DI
+	MOVQ n+8(FP), CX
+	VBROADCASTSS r+16(FP), Y15
+	TESTQ CX, CX
+	JZ scdone
+
+scloop:
+	VMULPS (DI), Y15, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JNZ scloop
+
+scdone:
+	VZEROUPPER
+	RET
+
+// func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
+TEXT ·cpuid(SB), NOSPLIT, $0-24
+	MOVL eaxArg+0(FP), AX
+	MOVL ecxArg+4(FP), CX
+	CPUID
+	MOVL AX, eax+8(FP)
+	MOVL BX, ebx+12(FP)
+	MOVL CX, ecx+16(FP)
+	MOVL DX, edx+20(FP)
+	RET
+
+// func xgetbv() (eax, edx uint32)
+TEXT ·xgetbv(SB), NOSPLIT, $0-8
+	MOVL $0, CX
+	XGETBV
+	MOVL AX, eax+0(FP)
+	MOVL DX, edx+4(FP)
+	RET
