@@ -1,0 +1,229 @@
+package tests
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fxquant/fxquant/convert"
+	"github.com/fxquant/fxquant/fxgraph"
+	"github.com/fxquant/fxquant/ops"
+	"github.com/fxquant/fxquant/ops/tensor"
+	"github.com/fxquant/fxquant/pt2"
+)
+
+// qatDir holds the QAT fixtures (testdata/qat/README.md): float programs
+// exported in train mode, torchao's prepared program (re-exported: the
+// trainable form), that program trained by PyTorch, and torchao's convert
+// of the trained state.
+const qatDir = "testdata/qat"
+
+var qatModels = []string{"convbnrelu", "mlp"}
+
+func readUnlifted(t *testing.T, path string) *fxgraph.Graph {
+	t.Helper()
+	p, err := pt2.ReadFile(path, nil)
+	require.NoError(t, err, path)
+	g, err := p.Unlifted()
+	require.NoError(t, err, path)
+	return g
+}
+
+// graphMatcher compares two graphs structurally, from their outputs back:
+// same ops and targets, the same literal arguments (floats bit for bit),
+// get_attr tensors equal bit for bit, placeholders by name. Node names and
+// program order may differ (torchao's re-export renames nodes).
+type graphMatcher struct {
+	a, b *fxgraph.Graph
+	memo map[[2]*fxgraph.Node]bool
+}
+
+func (m *graphMatcher) node(x, y *fxgraph.Node) error {
+	k := [2]*fxgraph.Node{x, y}
+	if m.memo[k] {
+		return nil
+	}
+	if x.Op() != y.Op() {
+		return fmt.Errorf("%s vs %s: op %s vs %s", x.Name(), y.Name(), x.Op(), y.Op())
+	}
+	switch x.Op() {
+	case fxgraph.Placeholder:
+		if x.TargetName() != y.TargetName() {
+			return fmt.Errorf("placeholder %s vs %s", x.TargetName(), y.TargetName())
+		}
+	case fxgraph.GetAttr:
+		va, _ := m.a.Attr(x.TargetName())
+		vb, _ := m.b.Attr(y.TargetName())
+		ta, ok1 := va.(*tensor.Tensor)
+		tb, ok2 := vb.(*tensor.Tensor)
+		if !ok1 || !ok2 {
+			return fmt.Errorf("get_attr %s vs %s: not tensors", x.TargetName(), y.TargetName())
+		}
+		if err := tensor.Diff(ta.Contiguous(), tb.Contiguous()); err != nil {
+			return fmt.Errorf("get_attr %s (fxquant) vs %s (torchao): %w", x.TargetName(), y.TargetName(), err)
+		}
+	case fxgraph.CallFunction, fxgraph.Output:
+		if x.Op() == fxgraph.CallFunction && fmt.Sprint(x.Target()) != fmt.Sprint(y.Target()) {
+			return fmt.Errorf("%s vs %s: target %v vs %v", x.Name(), y.Name(), x.Target(), y.Target())
+		}
+		if err := m.values(x.Args(), y.Args()); err != nil {
+			return fmt.Errorf("%s (%v) vs %s: %w", x.Name(), x.Target(), y.Name(), err)
+		}
+		kx, ky := x.Kwargs(), y.Kwargs()
+		if len(kx) != len(ky) {
+			return fmt.Errorf("%s vs %s: kwargs %v vs %v", x.Name(), y.Name(), kx, ky)
+		}
+		for i := range kx {
+			if kx[i].Name != ky[i].Name {
+				return fmt.Errorf("%s vs %s: kwarg %s vs %s", x.Name(), y.Name(), kx[i].Name, ky[i].Name)
+			}
+			if err := m.value(kx[i].Value, ky[i].Value); err != nil {
+				return fmt.Errorf("%s vs %s: kwarg %s: %w", x.Name(), y.Name(), kx[i].Name, err)
+			}
+		}
+	default:
+		return fmt.Errorf("%s: unexpected op %s", x.Name(), x.Op())
+	}
+	m.memo[k] = true
+	return nil
+}
+
+func (m *graphMatcher) values(xs, ys []ops.Value) error {
+	if len(xs) != len(ys) {
+		return fmt.Errorf("%d args vs %d: %v vs %v", len(xs), len(ys), xs, ys)
+	}
+	for i := range xs {
+		if err := m.value(xs[i], ys[i]); err != nil {
+			return fmt.Errorf("arg %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+func (m *graphMatcher) value(x, y ops.Value) error {
+	switch xv := x.(type) {
+	case *fxgraph.Node:
+		yv, ok := y.(*fxgraph.Node)
+		if !ok || xv == nil || yv == nil {
+			if xv == nil && yv == nil {
+				return nil
+			}
+			return fmt.Errorf("node %v vs %v", x, y)
+		}
+		return m.node(xv, yv)
+	case ops.List:
+		yv, ok := y.(ops.List)
+		if !ok {
+			return fmt.Errorf("list %v vs %v", x, y)
+		}
+		return m.values(xv, yv)
+	case ops.Tuple:
+		yv, ok := y.(ops.Tuple)
+		if !ok {
+			return fmt.Errorf("tuple %v vs %v", x, y)
+		}
+		return m.values(xv, yv)
+	case float64:
+		yv, ok := y.(float64)
+		if !ok || math.Float64bits(xv) != math.Float64bits(yv) {
+			return fmt.Errorf("float %v vs %v", x, y)
+		}
+		return nil
+	}
+	if !reflect.DeepEqual(x, y) {
+		return fmt.Errorf("literal %v (%T) vs %v (%T)", x, x, y, y)
+	}
+	return nil
+}
+
+// callCounts counts the call_function nodes by target.
+func callCounts(g *fxgraph.Graph) map[string]int {
+	c := map[string]int{}
+	for n := range g.All() {
+		if n.Op() == fxgraph.CallFunction {
+			c[fmt.Sprint(n.Target())]++
+		}
+	}
+	return c
+}
+
+// assertSameGraph checks got (fxquant) against want (torchao).
+func assertSameGraph(t *testing.T, got, want *fxgraph.Graph) {
+	t.Helper()
+	assert.Equal(t, callCounts(want), callCounts(got), "call_function nodes by target")
+	og, ok1 := got.OutputNode()
+	ow, ok2 := want.OutputNode()
+	require.True(t, ok1 && ok2)
+	m := &graphMatcher{a: got, b: want, memo: map[[2]*fxgraph.Node]bool{}}
+	assert.NoError(t, m.node(og, ow))
+}
+
+// TestQATConvertEqualsTorchao: the program torchao prepared (XNNPACK,
+// is_qat=True), trained in PyTorch and exported again, converted by
+// fxquant (MoveToEval, ConvertQAT) equals torchao's
+// move_exported_model_to_eval + convert_pt2e of the same trained state:
+// q/dq placement, qparams bit for bit, conv+BN folded weights and biases and
+// the int8 weights bit for bit.
+func TestQATConvertEqualsTorchao(t *testing.T) {
+	for _, name := range qatModels {
+		t.Run(name, func(t *testing.T) {
+			g := readUnlifted(t, filepath.Join(qatDir, name+".trained.pt2"))
+			convert.MoveToEval(g)
+			require.NoError(t, convert.ConvertQAT(g, convert.ConvertOptions{}))
+			require.NoError(t, fxgraph.Verify(g, fxgraph.VerifyOptions{}))
+			want := readUnlifted(t, filepath.Join(qatDir, name+".torchao_converted.pt2"))
+			assertSameGraph(t, g, want)
+			keys := []string{}
+			for k := range callCounts(g) {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			t.Logf("%s: %v", name, callCounts(g))
+		})
+	}
+}
+
+// TestQATMatcherDetectsDifferences: the comparison above fails when the
+// graph is not converted the same way (no MoveToEval: dropout stays in
+// train mode with p=0.25) or a folded weight differs in one bit.
+func TestQATMatcherDetectsDifferences(t *testing.T) {
+	want := readUnlifted(t, filepath.Join(qatDir, "mlp.torchao_converted.pt2"))
+	g := readUnlifted(t, filepath.Join(qatDir, "mlp.trained.pt2"))
+	require.NoError(t, convert.ConvertQAT(g, convert.ConvertOptions{}))
+	og, _ := g.OutputNode()
+	ow, _ := want.OutputNode()
+	err := (&graphMatcher{a: g, b: want, memo: map[[2]*fxgraph.Node]bool{}}).node(og, ow)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "float 0.25 vs 0.5")
+
+	cw := readUnlifted(t, filepath.Join(qatDir, "convbnrelu.torchao_converted.pt2"))
+	c := readUnlifted(t, filepath.Join(qatDir, "convbnrelu.trained.pt2"))
+	convert.MoveToEval(c)
+	require.NoError(t, convert.ConvertQAT(c, convert.ConvertOptions{}))
+	flipped := false
+	for n := range c.All() {
+		if n.Op() == fxgraph.GetAttr && !flipped {
+			v, _ := c.Attr(n.TargetName())
+			if tt, ok := v.(*tensor.Tensor); ok && tt.DType() == tensor.Float32 {
+				d, err := tensor.Data[float32](tt.Contiguous())
+				require.NoError(t, err)
+				d = append([]float32(nil), d...)
+				d[0] = math.Nextafter32(d[0], float32(math.Inf(1)))
+				nt, err := tensor.FromData(tensor.Float32, tt.Shape(), d)
+				require.NoError(t, err)
+				c.SetAttr(n.TargetName(), nt)
+				flipped = true
+			}
+		}
+	}
+	require.True(t, flipped)
+	og, _ = c.OutputNode()
+	ow, _ = cw.OutputNode()
+	assert.Error(t, (&graphMatcher{a: c, b: cw, memo: map[[2]*fxgraph.Node]bool{}}).node(og, ow))
+}
