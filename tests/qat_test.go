@@ -227,3 +227,40 @@ func TestQATMatcherDetectsDifferences(t *testing.T) {
 	ow, _ = cw.OutputNode()
 	assert.Error(t, (&graphMatcher{a: c, b: cw, memo: map[[2]*fxgraph.Node]bool{}}).node(og, ow))
 }
+
+// xnnpackQAT is XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_qat=True)).
+func xnnpackQAT(t *testing.T) *convert.XNNPACKQuantizer {
+	c, err := convert.SymmetricQATConfig(convert.DefaultSymmetricConfigOptions())
+	require.NoError(t, err)
+	return convert.NewXNNPACKQuantizer(c)
+}
+
+// TestQATPrepareEqualsTorchao: fxquant's PrepareQAT of the float program
+// (exported in train mode) equals torch.export of torchao's
+// prepare_qat_pt2e: the conv+BN fold simulation, the fused fake-quantize
+// ops with their literal arguments, and their initial state buffers bit for
+// bit.
+func TestQATPrepareEqualsTorchao(t *testing.T) {
+	for _, name := range qatModels {
+		t.Run(name, func(t *testing.T) {
+			g := readUnlifted(t, filepath.Join(qatDir, name+".float.pt2"))
+			require.NoError(t, convert.PrepareQAT(g, xnnpackQAT(t), convert.PrepareOptions{}))
+			require.NoError(t, fxgraph.Verify(g, fxgraph.VerifyOptions{}))
+			want := readUnlifted(t, filepath.Join(qatDir, name+".torchao_prepared.pt2"))
+			assertSameGraph(t, g, want)
+			assert.Equal(t, attrNames(want), attrNames(g), "state names (the state_dict PyTorch sees)")
+		})
+	}
+}
+
+// attrNames lists the tensor attributes a get_attr node reads, sorted.
+func attrNames(g *fxgraph.Graph) []string {
+	var out []string
+	for n := range g.All() {
+		if n.Op() == fxgraph.GetAttr {
+			out = append(out, n.TargetName())
+		}
+	}
+	sort.Strings(out)
+	return out
+}
