@@ -254,6 +254,9 @@ func FuseConvBNQAT(g *fxgraph.Graph) error {
 			if bias != nil {
 				zeros = g.CallKw(zerosLikeOp, []ops.Value{bias}, []fxgraph.Kwarg{
 					{Name: "dtype", Value: tensor.Float32}, {Name: "pin_memory", Value: false}})
+				if bt, ok := bias.TensorType(); ok { // zeros_like has no result-type rule
+					zeros.SetType(ops.Plain(tensor.Float32, bt.Shape...))
+				}
 			}
 			restore()
 			if err := g.MoveBefore(conv, bn); err != nil {
@@ -330,6 +333,7 @@ func PrepareQAT(g *fxgraph.Graph, q *XNNPACKQuantizer, opts PrepareOptions) erro
 	if err := PrepareWithOptions(c, qatQuantizer{q: q, reg: reg}, opts); err != nil {
 		return fmt.Errorf("prepare qat: %w", err)
 	}
+	fxgraph.InferMissingTypes(c, reg) // the fusion's nodes, which fake quantizers take the type of
 	n, err := MaterializeFakeQuants(c)
 	if err != nil {
 		return fmt.Errorf("prepare qat: %w", err)

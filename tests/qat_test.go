@@ -1,11 +1,16 @@
 package tests
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -263,4 +268,158 @@ func attrNames(g *fxgraph.Graph) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// qatTrainRecord is one model's entry in fxquant_train.json, written by
+// check_fx.py: fxquant's prepare-qat output loaded and trained in PyTorch
+// beside torchao's prepared program.
+type qatTrainRecord struct {
+	Loads          bool      `json:"loads"`
+	SameKeys       bool      `json:"same_state_keys_as_torchao"`
+	InitialEqual   bool      `json:"initial_state_equal_bitwise"`
+	ForwardEqual   bool      `json:"forward_equal_bitwise_before_training"`
+	Losses         []float64 `json:"losses"`
+	TorchaoLosses  []float64 `json:"torchao_losses"`
+	LossesEqual    bool      `json:"losses_equal"`
+	TrainedEqual   bool      `json:"trained_state_equal_bitwise"`
+	TrainedMinMaxs any       `json:"trained_min_max"`
+}
+
+// TestQATRoundTrip: fxquant's prepare-qat output, written as a .pt2,
+// equals torchao's prepared program (so PyTorch trains the same thing); the
+// recorded PyTorch run (check_fx.py) loaded it, trained it with the
+// fixtures' loop and got torchao's losses and trained state bit for bit;
+// and fxquant's convert of that trained program equals torchao's convert.
+func TestQATRoundTrip(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(qatDir, "fxquant_train.json"))
+	require.NoError(t, err)
+	var recs map[string]qatTrainRecord
+	require.NoError(t, json.Unmarshal(data, &recs))
+	for _, name := range qatModels {
+		t.Run(name, func(t *testing.T) {
+			p, err := pt2.ReadFile(filepath.Join(qatDir, name+".float.pt2"), nil)
+			require.NoError(t, err)
+			g, err := p.Unlifted()
+			require.NoError(t, err)
+			require.NoError(t, convert.PrepareQAT(g, xnnpackQAT(t), convert.PrepareOptions{}))
+			wp, err := p.WithGraph(g)
+			require.NoError(t, err)
+			var buf bytes.Buffer
+			require.NoError(t, wp.WriteArchive(&buf, nil))
+			back, err := pt2.Read(buf.Bytes(), nil)
+			require.NoError(t, err)
+			bg, err := back.Unlifted()
+			require.NoError(t, err)
+			want := readUnlifted(t, filepath.Join(qatDir, name+".torchao_prepared.pt2"))
+			assertSameGraph(t, bg, want)
+			assert.Equal(t, attrNames(want), attrNames(bg))
+
+			r, ok := recs[name]
+			require.True(t, ok)
+			assert.True(t, r.Loads && r.SameKeys && r.InitialEqual && r.ForwardEqual && r.LossesEqual && r.TrainedEqual, "%+v", r)
+			var ref struct {
+				Losses []float64 `json:"losses"`
+			}
+			data, err := os.ReadFile(filepath.Join(qatDir, name+".torchao.json"))
+			require.NoError(t, err)
+			require.NoError(t, json.Unmarshal(data, &ref))
+			assert.Equal(t, ref.Losses, r.Losses, "gen.py's torchao training run and check_fx.py's fxquant run")
+
+			tg := readUnlifted(t, filepath.Join(qatDir, name+".fxquant_trained.pt2"))
+			convert.MoveToEval(tg)
+			require.NoError(t, convert.ConvertQAT(tg, convert.ConvertOptions{}))
+			assertSameGraph(t, tg, readUnlifted(t, filepath.Join(qatDir, name+".torchao_converted.pt2")))
+		})
+	}
+}
+
+// TestQATErrors: a prepared program that never trained (min_val +inf), a
+// program without fake quantizers, and per-module configs are refused with
+// errors naming the node or the reason; the graph stays as it was.
+func TestQATErrors(t *testing.T) {
+	g := readUnlifted(t, filepath.Join(qatDir, "mlp.torchao_prepared.pt2"))
+	before := fxgraph.Format(g)
+	err := convert.ConvertQAT(g, convert.ConvertOptions{})
+	require.ErrorIs(t, err, convert.ErrQAT)
+	assert.Contains(t, err.Error(), `fake quantize node "fused_moving_avg_obs_fake_quant"`)
+	assert.Contains(t, err.Error(), "never observed data")
+	assert.Equal(t, before, fxgraph.Format(g), "a failed ConvertQAT leaves the graph as it was")
+
+	f := readUnlifted(t, filepath.Join(qatDir, "mlp.float.pt2"))
+	err = convert.ConvertQAT(f, convert.ConvertOptions{})
+	require.ErrorIs(t, err, convert.ErrQAT)
+	assert.Contains(t, err.Error(), "not a QAT program")
+
+	q := xnnpackQAT(t)
+	q.SetModuleName("fc1", nil)
+	fb := fxgraph.Format(f)
+	require.ErrorIs(t, convert.PrepareQAT(f, q, convert.PrepareOptions{}), convert.ErrQAT)
+	assert.Equal(t, fb, fxgraph.Format(f))
+
+	_, err = convert.SymmetricQATConfig(convert.SymmetricConfigOptions{Dynamic: true, ActQMin: -128, ActQMax: 127, WeightQMin: -127, WeightQMax: 127})
+	require.ErrorIs(t, err, convert.ErrQAT)
+}
+
+// TestQATMoveToEvalTrain: MoveToEval gives the dropout and batch-norm
+// literals torchao's move_exported_model_to_eval gives (its listing in
+// NAME.torchao.json), MoveToTrain switches them back with torchao's
+// replacement literals.
+func TestQATMoveToEvalTrain(t *testing.T) {
+	for _, tc := range []struct{ name, target, evalArgs, trainArgs string }{
+		{"mlp", "aten.dropout.default", "0.5, False", "0.5, True"},
+		{"convbnrelu", "aten.batch_norm.default", "False, 0.1, 1e-05, False", "True, 0.1, 1e-05, False"},
+	} {
+		var rec struct {
+			Listing []string `json:"prepared_eval_listing"`
+		}
+		data, err := os.ReadFile(filepath.Join(qatDir, tc.name+".torchao.json"))
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(data, &rec))
+		found := 0
+		for _, l := range rec.Listing {
+			if strings.Contains(l, "| "+tc.target+" |") {
+				assert.Contains(t, l, tc.evalArgs+") |", "torchao's eval-moved graph")
+				found++
+			}
+		}
+		require.Positive(t, found)
+		g := readUnlifted(t, filepath.Join(qatDir, tc.name+".torchao_prepared.pt2"))
+		assert.Equal(t, found, convert.MoveToEval(g))
+		lits := func() []string {
+			var out []string
+			for n := range g.All() {
+				if n.Op() == fxgraph.CallFunction && fmt.Sprint(n.Target()) == tc.target {
+					var parts []string
+					for _, a := range n.Args() {
+						if _, isNode := a.(*fxgraph.Node); !isNode {
+							parts = append(parts, pyLiteral(a))
+						}
+					}
+					out = append(out, strings.Join(parts, ", "))
+				}
+			}
+			return out
+		}
+		for _, l := range lits() {
+			assert.Equal(t, tc.evalArgs, l)
+		}
+		assert.Equal(t, found, convert.MoveToTrain(g))
+		for _, l := range lits() {
+			assert.Equal(t, tc.trainArgs, l)
+		}
+	}
+}
+
+// pyLiteral prints a literal as Python does in the listings.
+func pyLiteral(v ops.Value) string {
+	switch v := v.(type) {
+	case bool:
+		if v {
+			return "True"
+		}
+		return "False"
+	case float64:
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	return fmt.Sprint(v)
 }

@@ -37,16 +37,20 @@ var commands = []command{
 	{"diff", cmdDiff},
 	{"dot", cmdDot},
 	{"match", cmdMatch},
+	{"prepare-qat", cmdPrepareQAT},
+	{"convert-qat", cmdConvertQAT},
 }
 
 // synopses holds each subcommand's arguments for its usage line.
 var synopses = map[string]string{
-	"run":    "[FILE] [--quantizer Q] [--reference] [--calibration N | --calibration-data FILE] [--calibration-budget SIZE] [-o OUT.pt2] [--dot OUT.dot] [--force] [--allow-opaque] [--annotate-by-target] [--own-activation-chains]",
-	"print":  "[--allow-opaque] FILE",
-	"verify": "[--allow-opaque] FILE",
-	"diff":   "[--allow-opaque] A B",
-	"dot":    "[--allow-opaque] FILE",
-	"match":  "--pattern PATTERN FILE [--match-output] [--match-placeholder] [--keep-overlapping] [--ignore-literals]",
+	"run":         "[FILE] [--quantizer Q] [--reference] [--calibration N | --calibration-data FILE] [--calibration-budget SIZE] [-o OUT.pt2] [--dot OUT.dot] [--force] [--allow-opaque] [--annotate-by-target] [--own-activation-chains]",
+	"print":       "[--allow-opaque] FILE",
+	"verify":      "[--allow-opaque] FILE",
+	"diff":        "[--allow-opaque] A B",
+	"dot":         "[--allow-opaque] FILE",
+	"match":       "--pattern PATTERN FILE [--match-output] [--match-placeholder] [--keep-overlapping] [--ignore-literals]",
+	"prepare-qat": "FILE -o OUT.pt2 [--force] [--allow-opaque]",
+	"convert-qat": "FILE [-o OUT.pt2] [--reference] [--force] [--allow-opaque]",
 }
 
 const usageText = `fxquant: PT2E quantization graphs without Python
@@ -59,6 +63,12 @@ usage:
   fxquant dot FILE              the graph as deterministic Graphviz DOT
   fxquant match --pattern PATTERN FILE [flags]
                                 print each match of PATTERN's graph in FILE, then the count
+  fxquant prepare-qat FILE -o OUT.pt2
+                                prepare_qat_pt2e (XNNPACK, is_qat=True) on a program exported
+                                in train mode; PyTorch loads OUT.pt2 and trains it
+  fxquant convert-qat FILE [-o OUT.pt2] [--reference]
+                                move_exported_model_to_eval + convert_pt2e on a QAT program
+                                PyTorch trained and saved (torch.export.save)
   fxquant help                  this text
 
 FILE is a .pt2 archive, an export JSON program (.json) or a graph in the golden
