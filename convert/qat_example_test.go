@@ -39,7 +39,7 @@ func ExamplePrepareQAT() {
 		fmt.Println(err)
 		return
 	}
-	if err := convert.PrepareQAT(g, convert.NewXNNPACKQuantizer(cfg), convert.PrepareOptions{}); err != nil {
+	if err := convert.PrepareQAT(g, convert.NewXNNPACKQuantizer(cfg), convert.QATOptions{}); err != nil {
 		fmt.Println(err)
 		return
 	}

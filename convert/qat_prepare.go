@@ -305,6 +305,24 @@ func FuseConvBNQAT(g *fxgraph.Graph) error {
 	})
 }
 
+// QATOptions configures PrepareQAT.
+type QATOptions struct {
+	// PrepareOptions are prepare's options (SkipBNFold is ignored: QAT
+	// never folds batch norms at prepare).
+	PrepareOptions
+	// PresizePerChannel writes a per-channel fake quantizer's min_val,
+	// max_val, scale and zero_point with their channel count C already
+	// (min_val +inf, max_val -inf, scale 1, zero_point 0, each [C]), where
+	// torchao starts from empty min_val/max_val and [1] scale/zero_point
+	// that the op resizes on its first call. A program PyTorch loaded
+	// with torch.export.load cannot resize them ("Trying to resize storage
+	// that is not resizable"), so only a presized program trains after
+	// loading; its first step then gives the state torchao's in-memory
+	// model has after its first step. Off by default: the graph then equals
+	// torchao's prepared graph exactly.
+	PresizePerChannel bool
+}
+
 // PrepareQAT is prepare_qat_pt2e with the XNNPACK quantizer q, whose global
 // config is a QAT config (SymmetricQATConfig): transform_for_annotation,
 // the conv_bn(_relu) and static annotators, the conv+BN fold simulation
@@ -317,7 +335,7 @@ func FuseConvBNQAT(g *fxgraph.Graph) error {
 // pt2.(*Program).WithGraph, is a program PyTorch loads and trains.
 // Per-module configs (SetModuleName, SetModuleType) are not supported for
 // QAT. On error g is unchanged.
-func PrepareQAT(g *fxgraph.Graph, q *XNNPACKQuantizer, opts PrepareOptions) error {
+func PrepareQAT(g *fxgraph.Graph, q *XNNPACKQuantizer, opts QATOptions) error {
 	if q == nil {
 		return fmt.Errorf("prepare qat: nil quantizer")
 	}
@@ -328,13 +346,14 @@ func PrepareQAT(g *fxgraph.Graph, q *XNNPACKQuantizer, opts PrepareOptions) erro
 	if reg == nil {
 		reg = ops.Default()
 	}
-	opts.SkipBNFold = true
+	po := opts.PrepareOptions
+	po.SkipBNFold = true
 	c, _ := g.Clone()
-	if err := PrepareWithOptions(c, qatQuantizer{q: q, reg: reg}, opts); err != nil {
+	if err := PrepareWithOptions(c, qatQuantizer{q: q, reg: reg}, po); err != nil {
 		return fmt.Errorf("prepare qat: %w", err)
 	}
 	fxgraph.InferMissingTypes(c, reg) // the fusion's nodes, which fake quantizers take the type of
-	n, err := MaterializeFakeQuants(c)
+	n, err := MaterializeFakeQuants(c, opts.PresizePerChannel)
 	if err != nil {
 		return fmt.Errorf("prepare qat: %w", err)
 	}
@@ -358,9 +377,10 @@ func PrepareQAT(g *fxgraph.Graph, q *XNNPACKQuantizer, opts PrepareOptions) erro
 // [1] = 0, activation_post_process.eps float32 [1], and
 // activation_post_process.min_val / max_val, float32 scalars +inf / -inf
 // (per tensor) or empty [0] tensors (per channel), as torchao initializes
-// them. An unused get_attr node keeps eps in the program. It returns how
-// many it replaced; on error g is unchanged.
-func MaterializeFakeQuants(g *fxgraph.Graph) (int, error) {
+// them (presize: see QATOptions.PresizePerChannel). An unused get_attr
+// node keeps eps in the program. It returns how many it replaced; on error
+// g is unchanged.
+func MaterializeFakeQuants(g *fxgraph.Graph, presize bool) (int, error) {
 	count := 0
 	err := g.Atomic(func() error {
 		for _, n := range g.Nodes() {
@@ -405,9 +425,30 @@ func MaterializeFakeQuants(g *fxgraph.Graph) (int, error) {
 				{"activation_post_process.min_val", tensor.Float32, []int{}, []float32{inf}},
 				{"activation_post_process.max_val", tensor.Float32, []int{}, []float32{ninf}},
 			}
-			if f.PerChannel {
+			if f.PerChannel && !presize {
 				bufs[5] = buf{"activation_post_process.min_val", tensor.Float32, []int{0}, []float32{}}
 				bufs[6] = buf{"activation_post_process.max_val", tensor.Float32, []int{0}, []float32{}}
+			} else if f.PerChannel {
+				tt, ok := x.TensorType()
+				ax := int(f.ChAxis)
+				if ok && ax < 0 {
+					ax += tt.Rank()
+				}
+				if !ok || ax < 0 || ax >= tt.Rank() || tt.Shape[ax] < 0 {
+					return fmt.Errorf("fake quantize node %q: %w: the channel count of its input %q is unknown", n.Name(), ErrQAT, x.Name())
+				}
+				C := int(tt.Shape[ax])
+				fill := func(v float32) []float32 {
+					d := make([]float32, C)
+					for i := range d {
+						d[i] = v
+					}
+					return d
+				}
+				bufs[2] = buf{"scale", tensor.Float32, []int{C}, fill(1)}
+				bufs[3] = buf{"zero_point", tensor.Int32, []int{C}, make([]int32, C)}
+				bufs[5] = buf{"activation_post_process.min_val", tensor.Float32, []int{C}, fill(inf)}
+				bufs[6] = buf{"activation_post_process.max_val", tensor.Float32, []int{C}, fill(ninf)}
 			}
 			nodes := map[string]*fxgraph.Node{}
 			restore := g.InsertingBefore(n)

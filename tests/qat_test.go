@@ -249,7 +249,7 @@ func TestQATPrepareEqualsTorchao(t *testing.T) {
 	for _, name := range qatModels {
 		t.Run(name, func(t *testing.T) {
 			g := readUnlifted(t, filepath.Join(qatDir, name+".float.pt2"))
-			require.NoError(t, convert.PrepareQAT(g, xnnpackQAT(t), convert.PrepareOptions{}))
+			require.NoError(t, convert.PrepareQAT(g, xnnpackQAT(t), convert.QATOptions{}))
 			require.NoError(t, fxgraph.Verify(g, fxgraph.VerifyOptions{}))
 			want := readUnlifted(t, filepath.Join(qatDir, name+".torchao_prepared.pt2"))
 			assertSameGraph(t, g, want)
@@ -301,7 +301,7 @@ func TestQATRoundTrip(t *testing.T) {
 			require.NoError(t, err)
 			g, err := p.Unlifted()
 			require.NoError(t, err)
-			require.NoError(t, convert.PrepareQAT(g, xnnpackQAT(t), convert.PrepareOptions{}))
+			require.NoError(t, convert.PrepareQAT(g, xnnpackQAT(t), convert.QATOptions{}))
 			wp, err := p.WithGraph(g)
 			require.NoError(t, err)
 			var buf bytes.Buffer
@@ -353,7 +353,7 @@ func TestQATErrors(t *testing.T) {
 	q := xnnpackQAT(t)
 	q.SetModuleName("fc1", nil)
 	fb := fxgraph.Format(f)
-	require.ErrorIs(t, convert.PrepareQAT(f, q, convert.PrepareOptions{}), convert.ErrQAT)
+	require.ErrorIs(t, convert.PrepareQAT(f, q, convert.QATOptions{}), convert.ErrQAT)
 	assert.Equal(t, fb, fxgraph.Format(f))
 
 	_, err = convert.SymmetricQATConfig(convert.SymmetricConfigOptions{Dynamic: true, ActQMin: -128, ActQMax: 127, WeightQMin: -127, WeightQMax: 127})
@@ -422,4 +422,66 @@ func pyLiteral(v ops.Value) string {
 		return strconv.FormatFloat(v, 'g', -1, 64)
 	}
 	return fmt.Sprint(v)
+}
+
+// TestQATPerChannel: per-channel weights (is_per_channel=True,
+// is_qat=True). Without presizing, PrepareQAT equals torchao's prepared
+// graph exactly; gen_pc.py recorded that PyTorch cannot train that form
+// once loaded (nor torchao's own), that fxquant's presized program trains
+// to torchao's in-memory losses and state bit for bit, and fxquant's
+// convert of it equals torchao's convert.
+func TestQATPerChannel(t *testing.T) {
+	o := convert.DefaultSymmetricConfigOptions()
+	o.PerChannel = true
+	cfg, err := convert.SymmetricQATConfig(o)
+	require.NoError(t, err)
+
+	g := readUnlifted(t, filepath.Join(qatDir, "convbnrelu.float.pt2"))
+	require.NoError(t, convert.PrepareQAT(g, convert.NewXNNPACKQuantizer(cfg), convert.QATOptions{}))
+	want := readUnlifted(t, filepath.Join(qatDir, "convbnrelu_pc.torchao_prepared.pt2"))
+	assertSameGraph(t, g, want)
+	assert.Equal(t, attrNames(want), attrNames(g))
+
+	// Presized: the weight fake quantizers' buffers have the 4 channels.
+	g = readUnlifted(t, filepath.Join(qatDir, "convbnrelu.float.pt2"))
+	require.NoError(t, convert.PrepareQAT(g, convert.NewXNNPACKQuantizer(cfg), convert.QATOptions{PresizePerChannel: true}))
+	presized := 0
+	for n := range g.All() {
+		if n.Op() != fxgraph.CallFunction || n.Target() != convert.FusedFakeQuantize || n.Arg(11) != true {
+			continue
+		}
+		for i, want := range map[int]float32{3: float32(math.Inf(1)), 4: float32(math.Inf(-1)), 5: 1} {
+			v, _ := g.Attr(n.Arg(i).(*fxgraph.Node).TargetName())
+			d, err := tensor.Data[float32](v.(*tensor.Tensor))
+			require.NoError(t, err)
+			assert.Equal(t, []float32{want, want, want, want}, d, "%s arg %d", n.Name(), i)
+		}
+		v, _ := g.Attr(n.Arg(6).(*fxgraph.Node).TargetName())
+		assert.Equal(t, []int{4}, v.(*tensor.Tensor).Shape())
+		assert.Equal(t, tensor.Int32, v.(*tensor.Tensor).DType())
+		presized++
+	}
+	assert.Equal(t, 2, presized, "one per conv weight")
+
+	var rec struct {
+		TorchaoLoaded string    `json:"torchao_prepared_loaded_training"`
+		FxShapes      string    `json:"fxquant_torchao_shapes_loaded_training"`
+		Torchao       []float64 `json:"torchao_in_memory_losses"`
+		Fx            []float64 `json:"fxquant_presized_losses"`
+		Equal         bool      `json:"trained_state_equal_bitwise"`
+	}
+	data, err := os.ReadFile(filepath.Join(qatDir, "convbnrelu_pc.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &rec))
+	assert.Contains(t, rec.TorchaoLoaded, "Trying to resize storage that is not resizable")
+	assert.Contains(t, rec.FxShapes, "Trying to resize storage that is not resizable")
+	assert.Equal(t, rec.Torchao, rec.Fx)
+	assert.Len(t, rec.Fx, 3)
+	assert.True(t, rec.Equal)
+
+	tg := readUnlifted(t, filepath.Join(qatDir, "convbnrelu_pc.fxquant_trained.pt2"))
+	convert.MoveToEval(tg)
+	require.NoError(t, convert.ConvertQAT(tg, convert.ConvertOptions{}))
+	assertSameGraph(t, tg, readUnlifted(t, filepath.Join(qatDir, "convbnrelu_pc.torchao_converted.pt2")))
+	assert.Equal(t, 2, callCounts(tg)["quantized_decomposed.dequantize_per_channel.default"])
 }

@@ -49,7 +49,7 @@ var synopses = map[string]string{
 	"diff":        "[--allow-opaque] A B",
 	"dot":         "[--allow-opaque] FILE",
 	"match":       "--pattern PATTERN FILE [--match-output] [--match-placeholder] [--keep-overlapping] [--ignore-literals]",
-	"prepare-qat": "FILE -o OUT.pt2 [--force] [--allow-opaque]",
+	"prepare-qat": "FILE -o OUT.pt2 [--per-channel] [--presize=false] [--force] [--allow-opaque]",
 	"convert-qat": "FILE [-o OUT.pt2] [--reference] [--force] [--allow-opaque]",
 }
 
@@ -63,9 +63,12 @@ usage:
   fxquant dot FILE              the graph as deterministic Graphviz DOT
   fxquant match --pattern PATTERN FILE [flags]
                                 print each match of PATTERN's graph in FILE, then the count
-  fxquant prepare-qat FILE -o OUT.pt2
+  fxquant prepare-qat FILE -o OUT.pt2 [--per-channel] [--presize=false]
                                 prepare_qat_pt2e (XNNPACK, is_qat=True) on a program exported
-                                in train mode; PyTorch loads OUT.pt2 and trains it
+                                in train mode; PyTorch loads OUT.pt2 and trains it. With
+                                --per-channel the fake quantizers' buffers are presized to
+                                the channel count (--presize=false: torchao's empty buffers,
+                                which a loaded program cannot resize, so it cannot train)
   fxquant convert-qat FILE [-o OUT.pt2] [--reference]
                                 move_exported_model_to_eval + convert_pt2e on a QAT program
                                 PyTorch trained and saved (torch.export.save)

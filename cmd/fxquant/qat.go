@@ -20,6 +20,8 @@ type qatConfig struct {
 	file        string
 	out         string
 	reference   bool // convert-qat only
+	perChannel  bool // prepare-qat only: per-channel weights
+	presize     bool // prepare-qat only: QATOptions.PresizePerChannel
 	force       bool
 	allowOpaque bool
 }
@@ -30,6 +32,9 @@ func parseQATFlags(e *env, name string, args []string) (*qatConfig, error) {
 	fs.StringVar(&c.out, "o", "", "write the program to this .pt2 file")
 	if name == "convert-qat" {
 		fs.BoolVar(&c.reference, "reference", false, "rewrite to the reference representation after convert")
+	} else {
+		fs.BoolVar(&c.perChannel, "per-channel", false, "per-channel weights (is_per_channel=True); implies --presize")
+		fs.BoolVar(&c.presize, "presize", true, "give per-channel fake quantizers their channel count, so the program trains after torch.export.load (torchao's graph has empty min/max buffers)")
 	}
 	fs.BoolVar(&c.force, "force", false, "take an input that fails verification, and write -o even when the result fails it (with a warning)")
 	fs.BoolVar(&c.allowOpaque, "allow-opaque", false, "read operators the registry does not know")
@@ -81,7 +86,9 @@ func cmdPrepareQAT(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := convert.SymmetricQATConfig(convert.DefaultSymmetricConfigOptions())
+	o := convert.DefaultSymmetricConfigOptions()
+	o.PerChannel = c.perChannel
+	cfg, err := convert.SymmetricQATConfig(o)
 	if err != nil {
 		return err
 	}
@@ -92,12 +99,20 @@ func cmdPrepareQAT(e *env, args []string) error {
 		}
 	}
 	before := countOps(g)
-	if err := convert.PrepareQAT(g, convert.NewXNNPACKQuantizer(cfg), convert.PrepareOptions{Buffers: buffers}); err != nil {
+	if err := convert.PrepareQAT(g, convert.NewXNNPACKQuantizer(cfg),
+		convert.QATOptions{PrepareOptions: convert.PrepareOptions{Buffers: buffers}, PresizePerChannel: c.presize}); err != nil {
 		return stageError(in.name, "prepare qat", err)
 	}
 	fq := len(g.FindNodes(fxgraph.CallFunction, convert.FusedFakeQuantize))
-	fmt.Fprintf(e.stdout, "%s: prepared for QAT (XNNPACK, is_qat=True): %d nodes (float: %d), %d fake quantizers\n",
-		in.name, g.Len(), sumCounts(before), fq)
+	mode := "is_qat=True"
+	if c.perChannel {
+		mode += ", is_per_channel=True"
+		if c.presize {
+			mode += ", presized"
+		}
+	}
+	fmt.Fprintf(e.stdout, "%s: prepared for QAT (XNNPACK, %s): %d nodes (float: %d), %d fake quantizers\n",
+		in.name, mode, g.Len(), sumCounts(before), fq)
 	writeOpCounts(e.stdout, countOps(g))
 	return writeQAT(e, in, g, c)
 }
