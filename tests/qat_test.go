@@ -485,3 +485,35 @@ func TestQATPerChannel(t *testing.T) {
 	assertSameGraph(t, tg, readUnlifted(t, filepath.Join(qatDir, "convbnrelu_pc.torchao_converted.pt2")))
 	assert.Equal(t, 2, callCounts(tg)["quantized_decomposed.dequantize_per_channel.default"])
 }
+
+// TestQATConvertedOutputs: fxquant's converted graphs run on the example
+// input compute torchao's converted output (io.py), and the programs
+// convert-qat wrote computed it in PyTorch bit for bit.
+func TestQATConvertedOutputs(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(qatDir, "converted_io.json"))
+	require.NoError(t, err)
+	var recs map[string]struct {
+		InShape  []int     `json:"input_shape"`
+		In       []float32 `json:"input"`
+		OutShape []int     `json:"torchao_output_shape"`
+		Out      []float32 `json:"torchao_output"`
+		Written  bool      `json:"fxquant_written_output_equal_bitwise"`
+	}
+	require.NoError(t, json.Unmarshal(data, &recs))
+	for _, name := range []string{"convbnrelu", "mlp", "convbnrelu_pc"} {
+		t.Run(name, func(t *testing.T) {
+			r, ok := recs[name]
+			require.True(t, ok)
+			assert.True(t, r.Written, "the program convert-qat wrote computes torchao's output in PyTorch")
+			g := readUnlifted(t, filepath.Join(qatDir, name+".fxquant_trained.pt2"))
+			convert.MoveToEval(g)
+			require.NoError(t, convert.ConvertQAT(g, convert.ConvertOptions{}))
+			x, err := tensor.FromData(tensor.Float32, r.InShape, r.In)
+			require.NoError(t, err)
+			want, err := tensor.FromData(tensor.Float32, r.OutShape, r.Out)
+			require.NoError(t, err)
+			got, _ := runGraph(t, g, []*tensor.Tensor{x})
+			assert.NoError(t, tensor.Diff(got[0], want), "fxquant's interpreter on its converted graph")
+		})
+	}
+}
