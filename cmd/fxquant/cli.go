@@ -43,7 +43,7 @@ var commands = []command{
 
 // synopses holds each subcommand's arguments for its usage line.
 var synopses = map[string]string{
-	"run":         "[FILE] [--quantizer Q] [--reference] [--calibration N | --calibration-data FILE] [--calibration-budget SIZE] [-o OUT.pt2] [--dot OUT.dot] [--force] [--allow-opaque] [--annotate-by-target] [--own-activation-chains]",
+	"run":         "[FILE] [--quantizer Q] [--reference] [--calibration N | --calibration-data FILE] [--calibration-budget SIZE] [-o OUT.pt2] [--dot OUT.dot] [--force] [--allow-opaque] [--annotate-by-target] [--own-activation-chains] [--from-qat]",
 	"print":       "[--allow-opaque] FILE",
 	"verify":      "[--allow-opaque] FILE",
 	"diff":        "[--allow-opaque] A B",
@@ -99,6 +99,8 @@ run flags:
                            rewrites every linear to reference_dqlinear_int4
   --force                  run an input that fails verification, and write -o even
                            when the quantized graph fails it (both with a warning)
+  --from-qat               FILE is a QAT program PyTorch trained (from prepare-qat):
+                           convert it as convert-qat does (-o, --reference, --force)
 
 run verifies its input first and refuses a broken one. -o and --dot are
 written atomically (a temporary file renamed over the target), never over an

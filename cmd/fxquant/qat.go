@@ -199,3 +199,44 @@ func writeOpCounts(w io.Writer, m map[string]int) {
 	}
 	io.WriteString(w, b.String())
 }
+
+// checkFromQAT checks "run --from-qat": it needs FILE, and the PTQ flags
+// (quantizer, calibration, dot, annotation options) do not apply.
+func checkFromQAT(c *runConfig, fs *flag.FlagSet, pos []string) error {
+	if !c.fromQAT {
+		return nil
+	}
+	if len(pos) == 0 {
+		return usagef("--from-qat needs FILE, the trained QAT program")
+	}
+	var bad []string
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "from-qat", "o", "reference", "force", "allow-opaque", "no-progress":
+		default:
+			bad = append(bad, "--"+f.Name)
+		}
+	})
+	if len(bad) > 0 {
+		return usagef("--from-qat converts a trained QAT program; %s do%s not apply", strings.Join(bad, ", "), map[bool]string{true: "es", false: ""}[len(bad) == 1])
+	}
+	return nil
+}
+
+// runFromQAT is "run --from-qat FILE": convert-qat on FILE.
+func runFromQAT(e *env, c *runConfig) error {
+	args := []string{c.file}
+	if c.out != "" {
+		args = append(args, "-o", c.out)
+	}
+	if c.reference {
+		args = append(args, "--reference")
+	}
+	if c.force {
+		args = append(args, "--force")
+	}
+	if c.allowOpaque {
+		args = append(args, "--allow-opaque")
+	}
+	return cmdConvertQAT(e, args)
+}

@@ -47,6 +47,7 @@ type runConfig struct {
 	byTarget    bool // XNNPACKQuantizer.AnnotateByTarget
 	ownChains   bool // Int4GroupwiseQuantizer.OwnActivationChains
 	force       bool // run a broken input, write -o from a graph that fails verification
+	fromQAT     bool // FILE is a trained QAT program: convert-qat instead of the PTQ pipeline (qat.go)
 }
 
 func parseRunFlags(e *env, args []string) (*runConfig, error) {
@@ -66,11 +67,15 @@ func parseRunFlags(e *env, args []string) (*runConfig, error) {
 	fs.BoolVar(&c.byTarget, "annotate-by-target", false, "quantize every cat and adaptive_avg_pool2d (torchao finds them through source partitions)")
 	fs.BoolVar(&c.ownChains, "own-activation-chains", false, "int4-groupwise: give each linear its own activation chain, so every linear is rewritten")
 	fs.BoolVar(&c.force, "force", false, "run an input that fails verification, and write -o even when the result fails it (with a warning)")
+	fs.BoolVar(&c.fromQAT, "from-qat", false, "FILE is a QAT program PyTorch trained: convert it as convert-qat does")
 	pos, err := parseFlags(e, fs, args)
 	if err != nil {
 		return nil, err
 	}
 	if err := wantArgs(pos, 0, 1, "FILE"); err != nil {
+		return nil, err
+	}
+	if err := checkFromQAT(c, fs, pos); err != nil {
 		return nil, err
 	}
 	if len(pos) == 1 {
@@ -122,6 +127,9 @@ func cmdRun(e *env, args []string) error {
 	c, err := parseRunFlags(e, args)
 	if err != nil {
 		return err
+	}
+	if c.fromQAT {
+		return runFromQAT(e, c)
 	}
 	if err := checkOutputs(c); err != nil {
 		return err
