@@ -377,12 +377,22 @@ func PrepareQAT(g *fxgraph.Graph, q *XNNPACKQuantizer, opts QATOptions) error {
 // [1] = 0, activation_post_process.eps float32 [1], and
 // activation_post_process.min_val / max_val, float32 scalars +inf / -inf
 // (per tensor) or empty [0] tensors (per channel), as torchao initializes
-// them (presize: see QATOptions.PresizePerChannel). An unused get_attr
+// them (presize: see QATOptions.PresizePerChannel). Call_module nodes of
+// one FakeQuantize instance (a shared observer group, which torchao
+// registers under several names) share one state, named after the last of
+// them in program order, as torch.export names it (the other names stay
+// as aliases of the same tensors that no node reads). An unused get_attr
 // node keeps eps in the program. It returns how many it replaced; on error
 // g is unchanged.
 func MaterializeFakeQuants(g *fxgraph.Graph, presize bool) (int, error) {
 	count := 0
 	err := g.Atomic(func() error {
+		// Nodes whose attributes hold the same FakeQuantize (a shared
+		// observer group: torchao registers the one module under several
+		// names) share one state; torch.export names it after the last of
+		// them in program order, as the fixtures record.
+		var order []*FakeQuantize
+		groups := map[*FakeQuantize][]*fxgraph.Node{}
 		for _, n := range g.Nodes() {
 			if n.Erased() || n.Op() != fxgraph.CallModule {
 				continue
@@ -392,12 +402,21 @@ func MaterializeFakeQuants(g *fxgraph.Graph, presize bool) (int, error) {
 			if !ok {
 				continue
 			}
-			x, ok := n.Arg(0).(*fxgraph.Node)
-			if !ok || x == nil || len(n.Args()) != 1 {
+			if x, ok := n.Arg(0).(*fxgraph.Node); !ok || x == nil || len(n.Args()) != 1 {
 				return fmt.Errorf("fake quantize node %q: %w: want one node argument", n.Name(), ErrQAT)
 			}
-			name := n.TargetName()
-			g.DeleteAttr(name)
+			if groups[f] == nil {
+				order = append(order, f)
+			}
+			groups[f] = append(groups[f], n)
+		}
+		for _, f := range order {
+			group := groups[f]
+			n, x := group[0], group[0].Arg(0).(*fxgraph.Node)
+			name := group[len(group)-1].TargetName()
+			for _, m := range group {
+				g.DeleteAttr(m.TargetName())
+			}
 			mk := func(dt tensor.DType, shape []int, data any) (*tensor.Tensor, error) {
 				switch d := data.(type) {
 				case []int64:
@@ -461,22 +480,35 @@ func MaterializeFakeQuants(g *fxgraph.Graph, presize bool) (int, error) {
 				p := name + "." + b.path
 				g.SetAttr(p, t)
 				nodes[b.path] = g.GetAttr(p, tensorTypeOf(t))
+				// The module's other names alias the same tensors (written
+				// as one storage), read by no node, as torch.export keeps them.
+				for _, m := range group[:len(group)-1] {
+					if m.TargetName() != name {
+						g.SetAttr(m.TargetName()+"."+b.path, t)
+						g.GetAttr(m.TargetName()+"."+b.path, tensorTypeOf(t))
+					}
+				}
 			}
-			args := []ops.Value{x, nodes["observer_enabled"], nodes["fake_quant_enabled"],
-				nodes["activation_post_process.min_val"], nodes["activation_post_process.max_val"],
-				nodes["scale"], nodes["zero_point"], f.AveragingConstant, f.QuantMin, f.QuantMax, f.ChAxis}
-			if f.PerChannel || f.Symmetric {
-				args = append(args, f.PerChannel, f.Symmetric)
-			}
-			fq := g.Call(FusedFakeQuantize, args...)
 			restore()
-			fq.SetType(x.Type())
-			*fq.Meta = n.Meta.Clone()
-			g.ReplaceAllUsesWith(n, fq, nil)
-			if err := g.Erase(n); err != nil {
-				return fmt.Errorf("fake quantize node %q: %w", n.Name(), err)
+			for _, n := range group {
+				x := n.Arg(0).(*fxgraph.Node)
+				args := []ops.Value{x, nodes["observer_enabled"], nodes["fake_quant_enabled"],
+					nodes["activation_post_process.min_val"], nodes["activation_post_process.max_val"],
+					nodes["scale"], nodes["zero_point"], f.AveragingConstant, f.QuantMin, f.QuantMax, f.ChAxis}
+				if f.PerChannel || f.Symmetric {
+					args = append(args, f.PerChannel, f.Symmetric)
+				}
+				restore := g.InsertingBefore(n)
+				fq := g.Call(FusedFakeQuantize, args...)
+				restore()
+				fq.SetType(x.Type())
+				*fq.Meta = n.Meta.Clone()
+				g.ReplaceAllUsesWith(n, fq, nil)
+				if err := g.Erase(n); err != nil {
+					return fmt.Errorf("fake quantize node %q: %w", n.Name(), err)
+				}
+				count++
 			}
-			count++
 		}
 		return nil
 	})

@@ -2,8 +2,10 @@ package tests
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -514,6 +516,65 @@ func TestQATConvertedOutputs(t *testing.T) {
 			require.NoError(t, err)
 			got, _ := runGraph(t, g, []*tensor.Tensor{x})
 			assert.NoError(t, tensor.Diff(got[0], want), "fxquant's interpreter on its converted graph")
+		})
+	}
+}
+
+// TestQATPrepareZoo: on two real torchvision CNNs of the zoo, fxquant's
+// prepare-qat program, written and read back, has torchao's prepared graph
+// (re-exported; gen_zoo.py kept its program JSON): the same ops, literal
+// arguments and lifted parameter and buffer names (num_batches_tracked
+// aside), so the same state_dict; a shared observer group is one state
+// called twice (mnasnet's relu -> mean).
+func TestQATPrepareZoo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("zoo models")
+	}
+	for _, name := range []string{"mnasnet0_5", "mobilenet_v3_large"} {
+		t.Run(name, func(t *testing.T) {
+			p, err := pt2.ReadFile(filepath.Join(zooDir, name+".float.pt2"), nil)
+			require.NoError(t, err)
+			g, err := p.Unlifted()
+			require.NoError(t, err)
+			var buffers []string
+			for _, s := range p.Signature.Inputs {
+				if s.Kind == pt2.Buffer {
+					buffers = append(buffers, s.Target)
+				}
+			}
+			require.NoError(t, convert.PrepareQAT(g, xnnpackQAT(t), convert.QATOptions{PrepareOptions: convert.PrepareOptions{Buffers: buffers}}))
+			wp, err := p.WithGraph(g)
+			require.NoError(t, err)
+			var buf bytes.Buffer
+			require.NoError(t, wp.WriteArchive(&buf, nil))
+			got, err := pt2.Read(buf.Bytes(), nil)
+			require.NoError(t, err)
+
+			f, err := os.Open(filepath.Join(qatDir, name+".qat_prepared.model.json.gz"))
+			require.NoError(t, err)
+			defer f.Close()
+			zr, err := gzip.NewReader(f)
+			require.NoError(t, err)
+			js, err := io.ReadAll(zr)
+			require.NoError(t, err)
+			want, err := pt2.ReadJSON(js, nil)
+			require.NoError(t, err)
+
+			assertSameGraph(t, got.Graph, want.Graph)
+			specs := func(p *pt2.Program) []string {
+				var out []string
+				for _, s := range p.Signature.Inputs {
+					// WithGraph keeps every buffer of a used submodule (as
+					// torchao's convert does); torch.export of the prepared
+					// eval-mode zoo program drops the unused num_batches_tracked.
+					if !strings.HasSuffix(s.Target, ".num_batches_tracked") {
+						out = append(out, fmt.Sprintf("%s %s %s", s.Kind, s.Name, s.Target))
+					}
+				}
+				sort.Strings(out)
+				return out
+			}
+			assert.Equal(t, specs(want), specs(got), "lifted inputs")
 		})
 	}
 }
