@@ -578,3 +578,43 @@ func TestQATPrepareZoo(t *testing.T) {
 		})
 	}
 }
+
+// TestQATZooTrainRecord: zoo_train.py's record of fxquant's prepare-qat
+// programs of two zoo CNNs trained in PyTorch beside torchao's (both saved
+// and loaded): the same forward and losses bit for bit; the same trained
+// state on mobilenet_v3_large, and on mnasnet0_5 as many differing
+// parameters as two runs of torchao's own program differ by (PyTorch's
+// variation); fxquant's programs have the float program's
+// num_batches_tracked buffers besides.
+func TestQATZooTrainRecord(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(qatDir, "zoo_train.json"))
+	require.NoError(t, err)
+	var recs map[string]struct {
+		OnlyFx       []string  `json:"only_fxquant_keys"`
+		OnlyTorchao  []string  `json:"only_torchao_keys"`
+		Forward      bool      `json:"forward_equal_bitwise"`
+		Fx           []float64 `json:"fxquant_losses"`
+		Torchao      []float64 `json:"torchao_losses"`
+		Equal        bool      `json:"trained_state_equal_bitwise_on_common_keys"`
+		DiffFx       int       `json:"keys_differing_fxquant_vs_torchao"`
+		DiffControl  int       `json:"keys_differing_torchao_vs_torchao_control"`
+		CommonKeys   int       `json:"common_keys"`
+		ControlLoss  []float64 `json:"control_losses"`
+		SameStateKey bool      `json:"same_state_keys"`
+	}
+	require.NoError(t, json.Unmarshal(data, &recs))
+	require.Len(t, recs, 2)
+	for name, r := range recs {
+		assert.True(t, r.Forward, name)
+		assert.Len(t, r.Fx, 2, name)
+		assert.Equal(t, r.Torchao, r.Fx, name)
+		assert.Empty(t, r.OnlyTorchao, name)
+		for _, k := range r.OnlyFx {
+			assert.True(t, strings.HasSuffix(k, ".num_batches_tracked"), "%s: %s", name, k)
+		}
+		assert.Equal(t, r.DiffControl, r.DiffFx, name)
+		assert.Greater(t, r.CommonKeys, 1000, name)
+	}
+	assert.True(t, recs["mobilenet_v3_large"].Equal)
+	assert.Zero(t, recs["mobilenet_v3_large"].DiffFx)
+}
