@@ -49,6 +49,20 @@ func readUnlifted(t *testing.T, path string) *fxgraph.Graph {
 type graphMatcher struct {
 	a, b *fxgraph.Graph
 	memo map[[2]*fxgraph.Node]bool
+	// reexport compares a, a GraphModule's graph, with b, its re-export:
+	// a packet target (aten.clamp, which torchao's reference rewrite
+	// calls) equals its .default overload.
+	reexport bool
+}
+
+// targetName is n's target, a packet spelled as its .default overload when
+// re-export normalization is on.
+func (m *graphMatcher) targetName(n *fxgraph.Node) string {
+	s := fmt.Sprint(n.Target())
+	if _, isPacket := n.Target().(ops.Packet); isPacket && m.reexport {
+		s += ".default"
+	}
+	return s
 }
 
 func (m *graphMatcher) node(x, y *fxgraph.Node) error {
@@ -76,7 +90,7 @@ func (m *graphMatcher) node(x, y *fxgraph.Node) error {
 			return fmt.Errorf("get_attr %s (fxquant) vs %s (torchao): %w", x.TargetName(), y.TargetName(), err)
 		}
 	case fxgraph.CallFunction, fxgraph.Output:
-		if x.Op() == fxgraph.CallFunction && fmt.Sprint(x.Target()) != fmt.Sprint(y.Target()) {
+		if x.Op() == fxgraph.CallFunction && m.targetName(x) != m.targetName(y) {
 			return fmt.Errorf("%s vs %s: target %v vs %v", x.Name(), y.Name(), x.Target(), y.Target())
 		}
 		if err := m.values(x.Args(), y.Args()); err != nil {
@@ -617,4 +631,43 @@ func TestQATZooTrainRecord(t *testing.T) {
 	}
 	assert.True(t, recs["mobilenet_v3_large"].Equal)
 	assert.Zero(t, recs["mobilenet_v3_large"].DiffFx)
+}
+
+// TestQATConvertReference: convert-qat --reference (ConvertQAT with
+// ReferenceRepresentation) equals torchao's
+// convert_pt2e(use_reference_representation=True) of the same trained
+// state (gen_ref.py).
+func TestQATConvertReference(t *testing.T) {
+	for _, name := range qatModels {
+		t.Run(name, func(t *testing.T) {
+			g := readUnlifted(t, filepath.Join(qatDir, name+".trained.pt2"))
+			convert.MoveToEval(g)
+			require.NoError(t, convert.ConvertQAT(g, convert.ConvertOptions{ReferenceRepresentation: true}))
+			want := readUnlifted(t, filepath.Join(qatDir, name+".torchao_converted_ref.pt2"))
+			// The re-export adds an aten._assert_tensor_metadata (no users)
+			// per .to(dtype) and spells the aten.clamp packet as .default.
+			m := &graphMatcher{a: g, b: want, memo: map[[2]*fxgraph.Node]bool{}, reexport: true}
+			gotCounts, wantCounts := map[string]int{}, map[string]int{}
+			for n := range g.All() {
+				if n.Op() == fxgraph.CallFunction {
+					gotCounts[m.targetName(n)]++
+				}
+			}
+			asserts := 0
+			for n := range want.All() {
+				if n.Op() == fxgraph.CallFunction {
+					if fmt.Sprint(n.Target()) == "aten._assert_tensor_metadata.default" {
+						asserts++
+						continue
+					}
+					wantCounts[m.targetName(n)]++
+				}
+			}
+			assert.Equal(t, wantCounts, gotCounts)
+			assert.Equal(t, gotCounts["aten.to.dtype"], asserts, "one assert per .to(dtype)")
+			og, _ := g.OutputNode()
+			ow, _ := want.OutputNode()
+			assert.NoError(t, m.node(og, ow))
+		})
+	}
 }
