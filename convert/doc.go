@@ -64,6 +64,19 @@
 // ([FoldQuantizeIntoMutableBuffers]), constant folding constrained to
 // ops.QuantizeOps (_QUANT_OPS), and on request the reference representation rewrite.
 //
+// # Quantization-aware training
+//
+// [PrepareQAT] is prepare_qat_pt2e with the XNNPACK quantizer and a
+// [SymmetricQATConfig]: conv_bn(_relu) annotation, the conv+BN fold
+// simulation ([FuseConvBNQAT]) and fused fake quantizers written as
+// torch.export traces them ([MaterializeFakeQuants],
+// [FusedFakeQuantize] with the state as buffers), so that the program
+// written with pt2.(*Program).WithGraph loads and trains in PyTorch.
+// [MoveToEval] and [MoveToTrain] switch dropout and batch norm as torchao
+// does; [ConvertQAT] converts the program PyTorch trained
+// ([FakeQuantObservers], then [FoldConvBNQAT] between observer replacement
+// and the rest of Convert).
+//
 // # Errors
 //
 // Bad input is an error naming the node: an annotation of a node that is not

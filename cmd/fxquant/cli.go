@@ -38,17 +38,21 @@ var commands = []command{
 	{"dot", cmdDot},
 	{"match", cmdMatch},
 	{"report", cmdReport},
+	{"prepare-qat", cmdPrepareQAT},
+	{"convert-qat", cmdConvertQAT},
 }
 
 // synopses holds each subcommand's arguments for its usage line.
 var synopses = map[string]string{
-	"run":    "[FILE] [--quantizer Q] [--reference] [--calibration N | --calibration-data FILE] [--calibration-budget SIZE] [--eval-data FILE | --hold-back K] [-o OUT.pt2] [--dot OUT.dot] [--force] [--allow-opaque] [--annotate-by-target] [--own-activation-chains] [--quantizer-config FILE] [--per-tensor] [--no-fold] [--packet-affine-ops]",
-	"print":  "[--allow-opaque] FILE",
-	"verify": "[--allow-opaque] FILE",
-	"diff":   "[--allow-opaque] A B",
-	"dot":    "[--allow-opaque] FILE",
-	"match":  "--pattern PATTERN FILE [--match-output] [--match-placeholder] [--keep-overlapping] [--ignore-literals]",
-	"report": "[FILE] [run flags] [-o REPORT.html]",
+	"run":         "[FILE] [--quantizer Q] [--reference] [--calibration N | --calibration-data FILE] [--calibration-budget SIZE] [--eval-data FILE | --hold-back K] [-o OUT.pt2] [--dot OUT.dot] [--force] [--allow-opaque] [--annotate-by-target] [--own-activation-chains] [--quantizer-config FILE] [--per-tensor] [--no-fold] [--packet-affine-ops] [--from-qat]",
+	"print":       "[--allow-opaque] FILE",
+	"verify":      "[--allow-opaque] FILE",
+	"diff":        "[--allow-opaque] A B",
+	"dot":         "[--allow-opaque] FILE",
+	"match":       "--pattern PATTERN FILE [--match-output] [--match-placeholder] [--keep-overlapping] [--ignore-literals]",
+	"report":      "[FILE] [run flags] [-o REPORT.html]",
+	"prepare-qat": "FILE -o OUT.pt2 [--per-channel] [--presize=false] [--force] [--allow-opaque]",
+	"convert-qat": "FILE [-o OUT.pt2] [--reference] [--force] [--allow-opaque]",
 }
 
 const usageText = `fxquant: PT2E quantization graphs without Python
@@ -65,6 +69,15 @@ usage:
                                 run, then write an HTML page (default report.html): both
                                 graphs side by side coloured by per-node SQNR, q/dq qparams,
                                 a sortable per-node table, activation histograms
+  fxquant prepare-qat FILE -o OUT.pt2 [--per-channel] [--presize=false]
+                                prepare_qat_pt2e (XNNPACK, is_qat=True) on a program exported
+                                in train mode; PyTorch loads OUT.pt2 and trains it. With
+                                --per-channel the fake quantizers' buffers are presized to
+                                the channel count (--presize=false: torchao's empty buffers,
+                                which a loaded program cannot resize, so it cannot train)
+  fxquant convert-qat FILE [-o OUT.pt2] [--reference]
+                                move_exported_model_to_eval + convert_pt2e on a QAT program
+                                PyTorch trained and saved (torch.export.save)
   fxquant help                  this text
 
 FILE is a .pt2 archive, an export JSON program (.json) or a graph in the golden
@@ -108,6 +121,8 @@ run flags:
                            rewrites every linear to reference_dqlinear_int4
   --force                  run an input that fails verification, and write -o even
                            when the quantized graph fails it (both with a warning)
+  --from-qat               FILE is a QAT program PyTorch trained (from prepare-qat):
+                           convert it as convert-qat does (-o, --reference, --force)
 
 run verifies its input first and refuses a broken one. -o and --dot are
 written atomically (a temporary file renamed over the target), never over an

@@ -53,6 +53,7 @@ type runConfig struct {
 	// onCalibrated, when set, sees the calibrated graph (observers still
 	// in place) and the batches before convert ("fxquant report").
 	onCalibrated func(prepared *fxgraph.Graph, batches [][]*tensor.Tensor)
+	fromQAT      bool // FILE is a trained QAT program: convert-qat instead of the PTQ pipeline (qat.go)
 }
 
 func parseRunFlags(e *env, args []string) (*runConfig, error) {
@@ -84,11 +85,15 @@ func parseRunFlagsFor(e *env, name string, args []string) (*runConfig, error) {
 	if name == "report" {
 		fs.Lookup("o").Usage = "write the HTML report to this file (default " + defaultReportFile + ")"
 	}
+	fs.BoolVar(&c.fromQAT, "from-qat", false, "FILE is a QAT program PyTorch trained: convert it as convert-qat does")
 	pos, err := parseFlags(e, fs, args)
 	if err != nil {
 		return nil, err
 	}
 	if err := wantArgs(pos, 0, 1, "FILE"); err != nil {
+		return nil, err
+	}
+	if err := checkFromQAT(c, fs, pos); err != nil {
 		return nil, err
 	}
 	if len(pos) == 1 {
@@ -151,6 +156,9 @@ func cmdRun(e *env, args []string) error {
 	c, err := parseRunFlags(e, args)
 	if err != nil {
 		return err
+	}
+	if c.fromQAT {
+		return runFromQAT(e, c)
 	}
 	if err := checkOutputs(c); err != nil {
 		return err
