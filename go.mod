@@ -6,11 +6,11 @@ require (
 	github.com/dominikbraun/graph v0.23.0
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/stretchr/testify v1.12.1
+	golang.org/x/sys v0.30.0
 	gonum.org/v1/gonum v0.17.0
 )
 
 require (
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
-	golang.org/x/sys v0.30.0 // indirect
 	golang.org/x/tools v0.30.0 // indirect
 )

@@ -1,0 +1,316 @@
+package kernels
+
+import (
+	"runtime"
+	"sync"
+)
+
+// This file holds the vector paths of oneDNN's direct convolutions
+// (ConvJit, ConvJit1x1, ConvJitDW). They compute sixteen output channels
+// (direct) or eight channels a vector (depthwise) of several output
+// positions at once with the assembly kernels of conv_fast_amd64.s, and
+// give every output element exactly the chain of fused multiply-adds and
+// additions convOneDNN gives it: the same taps, skipped at the same
+// borders, in the same (block, row, column, channel) order, with the same
+// partial sums. Only the order in which output elements are computed
+// changes, and that changes no bit. Work is split over goroutines by
+// output rows; every element is still computed by one goroutine.
+
+// useVectorKernels selects the assembly kernels; it is true when the CPU
+// has them (AVX2 and FMA on amd64). Tests turn it off to run the pure-Go
+// kernels on the same inputs.
+var useVectorKernels = haveFMA32x8
+
+// parallelFor calls fn on contiguous ranges covering [0, n), on up to
+// GOMAXPROCS goroutines with at least grain items each.
+func parallelFor(n, grain int, fn func(lo, hi int)) {
+	workers := runtime.GOMAXPROCS(0)
+	if grain < 1 {
+		grain = 1
+	}
+	workers = min(workers, n/grain)
+	if workers <= 1 {
+		if n > 0 {
+			fn(0, n)
+		}
+		return
+	}
+	step := (n + workers - 1) / workers
+	var wg sync.WaitGroup
+	for lo := 0; lo < n; lo += step {
+		hi := min(lo+step, n)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(lo, hi)
+		}()
+	}
+	wg.Wait()
+}
+
+// convBlocking is the input-channel block and the partial-sum rule of
+// convOneDNN for impl: each block of that many channels is summed in
+// (row, column, channel) order; with partial set, blocks after the first
+// (and for ConvJit every block) are summed from zero and then added to
+// the sum so far.
+func convBlocking(impl ConvImpl, isa ConvISA, g conv2dGeom) (block int, partial bool) {
+	Cg, Og := g.C/g.G, g.O/g.G
+	block = Cg
+	if impl == ConvJit {
+		block = jitBlock(ConvShape{C: g.C, O: g.O, Groups: g.G}, isa)
+		partial = isa == ConvISAAVX512Core
+	}
+	if impl == ConvJit1x1 {
+		block = conv1x1Chunk(isa, Cg, Og, g.Ho, g.Ho*g.Wo)
+		partial = true
+	}
+	if block < 1 {
+		block = Cg
+	}
+	return block, partial
+}
+
+// validRange is the range [lo, hi) of kernel taps k < n whose input
+// coordinate o*stride - pad + k*dil lies in [0, size).
+func validRange(o, stride, pad, dil, n, size int) (lo, hi int) {
+	base := o*stride - pad
+	lo, hi = n, n
+	for k := 0; k < n; k++ {
+		if x := base + k*dil; x >= 0 && x < size {
+			if lo == n {
+				lo = k
+			}
+			hi = k + 1
+		}
+	}
+	if lo == n {
+		return 0, 0
+	}
+	return lo, hi
+}
+
+// convDirectVec is convOneDNN for ConvJit and ConvJit1x1 with the
+// assembly kernels.
+func convDirectVec(impl ConvImpl, isa ConvISA, g conv2dGeom, xd, wd, bd []float32) []float32 {
+	Cg, Og := g.C/g.G, g.O/g.G
+	block, partial := convBlocking(impl, isa, g)
+	KT := g.kh * g.kw
+	nOB := (Og + 15) / 16
+	perOB := Cg * KT * 16
+	out := make([]float32, g.B*g.O*g.Ho*g.Wo)
+	if len(out) == 0 {
+		return out
+	}
+	// wp[((gi*nOB+ob)*Cg + c0)*KT*16 + (t*bs + c-c0)*16 + lane] is the
+	// weight of output channel gi*Og+ob*16+lane, input channel c, tap t,
+	// for the block [c0, c0+bs) holding c; lanes past Og are zero.
+	wp := make([]float32, g.G*nOB*perOB)
+	for gi := 0; gi < g.G; gi++ {
+		for ob := 0; ob < nOB; ob++ {
+			dst := wp[(gi*nOB+ob)*perOB:]
+			for c0 := 0; c0 < Cg; c0 += block {
+				bs := min(block, Cg-c0)
+				for t := 0; t < KT; t++ {
+					for c := c0; c < c0+bs; c++ {
+						row := dst[c0*KT*16+(t*bs+c-c0)*16:]
+						for lane := 0; lane < 16 && ob*16+lane < Og; lane++ {
+							o := gi*Og + ob*16 + lane
+							row[lane] = wd[(o*Cg+c)*KT+t]
+						}
+					}
+				}
+			}
+		}
+	}
+	HW := g.H * g.W
+	xp := make([]float32, HW*Cg)
+	for b := 0; b < g.B; b++ {
+		for gi := 0; gi < g.G; gi++ {
+			// Channel-last input of the group: xp[(y*W+x)*Cg + c].
+			src := xd[(b*g.C+gi*Cg)*HW:]
+			parallelFor(Cg, 16, func(lo, hi int) {
+				for c := lo; c < hi; c++ {
+					plane := src[c*HW : (c+1)*HW]
+					for p, v := range plane {
+						xp[p*Cg+c] = v
+					}
+				}
+			})
+			parallelFor(nOB*g.Ho, 1, func(lo, hi int) {
+				var taps []int64
+				var total, acc [6 * 16]float32
+				for it := lo; it < hi; it++ {
+					ob, oy := it/g.Ho, it%g.Ho
+					wg := wp[(gi*nOB+ob)*perOB:]
+					iLo, iHi := validRange(oy, g.sh, g.pt, g.dh, g.kh, g.H)
+					for ox := 0; ox < g.Wo; {
+						jLo, jHi := validRange(ox, g.sw, g.pl, g.dw, g.kw, g.W)
+						end := ox + 1
+						for end < g.Wo {
+							if l, h := validRange(end, g.sw, g.pl, g.dw, g.kw, g.W); l != jLo || h != jHi {
+								break
+							}
+							end++
+						}
+						for p0 := ox; p0 < end; {
+							P := 1
+							if end-p0 >= 6 {
+								P = 6
+							} else if end-p0 >= 3 {
+								P = 3
+							}
+							for p := 0; p < P; p++ {
+								for lane := 0; lane < 16; lane++ {
+									var bv float32
+									if o := ob*16 + lane; bd != nil && o < Og {
+										bv = bd[gi*Og+o]
+									}
+									total[p*16+lane] = bv
+								}
+							}
+							n := P * 16
+							for c0 := 0; c0 < Cg; c0 += block {
+								bs := min(block, Cg-c0)
+								taps = taps[:0]
+								for i := iLo; i < iHi; i++ {
+									y := oy*g.sh - g.pt + i*g.dh
+									for j := jLo; j < jHi; j++ {
+										x := p0*g.sw - g.pl + j*g.dw
+										taps = append(taps, int64((y*g.W+x)*Cg+c0), int64(c0*KT*16+(i*g.kw+j)*bs*16))
+									}
+								}
+								fresh := partial && (c0 > 0 || impl == ConvJit)
+								if fresh {
+									clear(acc[:n])
+								} else {
+									copy(acc[:n], total[:n])
+								}
+								ntaps := len(taps) / 2
+								taps = append(taps, 0, 0) // a valid address when ntaps is 0
+								switch P {
+								case 6:
+									convTile16x6(&xp[0], &wg[0], &acc[0], &taps[0], ntaps, bs, g.sw*Cg)
+								case 3:
+									convTile16x3(&xp[0], &wg[0], &acc[0], &taps[0], ntaps, bs, g.sw*Cg)
+								default:
+									convTile16x1(&xp[0], &wg[0], &acc[0], &taps[0], ntaps, bs, g.sw*Cg)
+								}
+								if fresh {
+									for e := 0; e < n; e++ {
+										acc[e] += total[e]
+									}
+								}
+								copy(total[:n], acc[:n])
+							}
+							for lane := 0; lane < 16 && ob*16+lane < Og; lane++ {
+								o := gi*Og + ob*16 + lane
+								dst := out[((b*g.O+o)*g.Ho+oy)*g.Wo+p0:]
+								for p := 0; p < P; p++ {
+									dst[p] = total[p*16+lane]
+								}
+							}
+							p0 += P
+						}
+						ox = end
+					}
+				}
+			})
+		}
+	}
+	return out
+}
+
+// convDWVec is convOneDNN for ConvJitDW (one input and one output channel
+// per group) with the assembly kernel: channel-last data, eight channels a
+// vector, each output its bias followed by one fused multiply-add per tap
+// inside the input, row by row.
+func convDWVec(g conv2dGeom, xd, wd, bd []float32) []float32 {
+	C := g.C
+	Cp := (C + 7) &^ 7
+	KT := g.kh * g.kw
+	HW, HWo := g.H*g.W, g.Ho*g.Wo
+	out := make([]float32, g.B*C*HWo)
+	if len(out) == 0 {
+		return out
+	}
+	wp := make([]float32, KT*Cp)
+	for c := 0; c < C; c++ {
+		for t := 0; t < KT; t++ {
+			wp[t*Cp+c] = wd[c*KT+t]
+		}
+	}
+	bp := make([]float32, Cp)
+	if bd != nil {
+		copy(bp, bd[:C])
+	}
+	xp := make([]float32, HW*Cp)
+	op := make([]float32, HWo*Cp)
+	for b := 0; b < g.B; b++ {
+		src := xd[b*C*HW:]
+		parallelFor(g.H, 4, func(lo, hi int) {
+			for y := lo; y < hi; y++ {
+				for c := 0; c < C; c++ {
+					row := src[c*HW+y*g.W : c*HW+(y+1)*g.W]
+					for x, v := range row {
+						xp[(y*g.W+x)*Cp+c] = v
+					}
+				}
+			}
+		})
+		parallelFor(g.Ho, 2, func(lo, hi int) {
+			var taps []int64
+			for oy := lo; oy < hi; oy++ {
+				iLo, iHi := validRange(oy, g.sh, g.pt, g.dh, g.kh, g.H)
+				for ox := 0; ox < g.Wo; {
+					jLo, jHi := validRange(ox, g.sw, g.pl, g.dw, g.kw, g.W)
+					end := ox + 1
+					for end < g.Wo {
+						if l, h := validRange(end, g.sw, g.pl, g.dw, g.kw, g.W); l != jLo || h != jHi {
+							break
+						}
+						end++
+					}
+					taps = taps[:0]
+					for i := iLo; i < iHi; i++ {
+						y := oy*g.sh - g.pt + i*g.dh
+						for j := jLo; j < jHi; j++ {
+							x := ox*g.sw - g.pl + j*g.dw
+							taps = append(taps, int64((y*g.W+x)*Cp), int64((i*g.kw+j)*Cp))
+						}
+					}
+					ntaps := len(taps) / 2
+					taps = append(taps, 0, 0)
+					dwRun(&xp[0], &wp[0], &bp[0], &op[(oy*g.Wo+ox)*Cp], &taps[0], ntaps, Cp/8, end-ox, g.sw*Cp, Cp)
+					ox = end
+				}
+			}
+		})
+		dst := out[b*C*HWo:]
+		parallelFor(C, 8, func(lo, hi int) {
+			for c := lo; c < hi; c++ {
+				plane := dst[c*HWo : (c+1)*HWo]
+				for p := range plane {
+					plane[p] = op[p*Cp+c]
+				}
+			}
+		})
+	}
+	return out
+}
+
+// convOneDNNDispatch is convOneDNN, on the assembly kernels when the CPU
+// has them and the implementation has a vector path (the same bits
+// either way).
+func convOneDNNDispatch(impl ConvImpl, isa ConvISA, g conv2dGeom, xd, wd, bd []float32) []float32 {
+	if useVectorKernels {
+		switch impl {
+		case ConvJit, ConvJit1x1:
+			return convDirectVec(impl, isa, g, xd, wd, bd)
+		case ConvJitDW:
+			if g.C == g.G && g.O == g.G {
+				return convDWVec(g, xd, wd, bd)
+			}
+		}
+	}
+	return convOneDNN(impl, isa, g, xd, wd, bd)
+}

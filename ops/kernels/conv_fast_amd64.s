@@ -1,0 +1,359 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// AVX2 + FMA kernels for conv_fast.go and gemm_fast.go. Every lane of every
+// register is its own output element; each element gets exactly the chain
+// of operations the scalar code (FMA32, or a rounded product then a sum)
+// gives it: VFMADD231PS is one float32 fused multiply-add with a single
+// rounding, VMULPS and VADDPS round each product and sum to float32.
+// Sum operands are written so the running sum is the first source, as
+// the scalar code's acc + p is.
+
+// One step of convTile16x6: broadcast the input at addr and fuse it into
+// the two accumulators of one position.
+#define FMA2(addr, bc, a0, a1) \
+	VBROADCASTSS addr, bc; \
+	VFMADD231PS Y12, bc, a0; \
+	VFMADD231PS Y13, bc, a1
+
+// func convTile16x6(x, w, acc *float32, taps *int64, ntaps, nc, pstride int)
+//
+// For six output positions and sixteen output channels, with acc[p*16+o]
+// the running sum of position p, output channel o: for every tap t in
+// order (taps[2t] the input offset of position 0, taps[2t+1] the weight
+// offset, both in floats), for every channel c < nc in order:
+//   acc[p*16+o] = fma(x[taps[2t]+p*pstride+c], w[taps[2t+1]+c*16+o], acc[p*16+o]).
+TEXT ·convTile16x6(SB), NOSPLIT, $0-56
+	MOVQ x+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ acc+16(FP), DX
+	MOVQ taps+24(FP), R11
+	MOVQ ntaps+32(FP), R12
+	MOVQ nc+40(FP), R13
+	MOVQ pstride+48(FP), R10
+	SHLQ $2, R10
+	LEAQ (R10)(R10*2), R14
+	VMOVUPS 0(DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	VMOVUPS 128(DX), Y4
+	VMOVUPS 160(DX), Y5
+	VMOVUPS 192(DX), Y6
+	VMOVUPS 224(DX), Y7
+	VMOVUPS 256(DX), Y8
+	VMOVUPS 288(DX), Y9
+	VMOVUPS 320(DX), Y10
+	VMOVUPS 352(DX), Y11
+	TESTQ R13, R13
+	JZ   t6done
+
+t6tap:
+	TESTQ R12, R12
+	JZ    t6done
+	MOVQ  0(R11), AX
+	MOVQ  8(R11), BX
+	LEAQ  (DI)(AX*4), R8
+	LEAQ  (R8)(R14*1), R9
+	LEAQ  (SI)(BX*4), BX
+	MOVQ  R13, CX
+
+t6chan:
+	VMOVUPS 0(BX), Y12
+	VMOVUPS 32(BX), Y13
+	FMA2((R8), Y14, Y0, Y1)
+	FMA2((R8)(R10*1), Y15, Y2, Y3)
+	FMA2((R8)(R10*2), Y14, Y4, Y5)
+	FMA2((R9), Y15, Y6, Y7)
+	FMA2((R9)(R10*1), Y14, Y8, Y9)
+	FMA2((R9)(R10*2), Y15, Y10, Y11)
+	ADDQ $4, R8
+	ADDQ $4, R9
+	ADDQ $64, BX
+	DECQ CX
+	JNZ  t6chan
+
+	ADDQ $16, R11
+	DECQ R12
+	JMP  t6tap
+
+t6done:
+	VMOVUPS Y0, 0(DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	VMOVUPS Y4, 128(DX)
+	VMOVUPS Y5, 160(DX)
+	VMOVUPS Y6, 192(DX)
+	VMOVUPS Y7, 224(DX)
+	VMOVUPS Y8, 256(DX)
+	VMOVUPS Y9, 288(DX)
+	VMOVUPS Y10, 320(DX)
+	VMOVUPS Y11, 352(DX)
+	VZEROUPPER
+	RET
+
+// func convTile16x3(x, w, acc *float32, taps *int64, ntaps, nc, pstride int)
+//
+// convTile16x6 for three positions.
+TEXT ·convTile16x3(SB), NOSPLIT, $0-56
+	MOVQ x+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ acc+16(FP), DX
+	MOVQ taps+24(FP), R11
+	MOVQ ntaps+32(FP), R12
+	MOVQ nc+40(FP), R13
+	MOVQ pstride+48(FP), R10
+	SHLQ $2, R10
+	VMOVUPS 0(DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	VMOVUPS 128(DX), Y4
+	VMOVUPS 160(DX), Y5
+	TESTQ R13, R13
+	JZ   t3done
+
+t3tap:
+	TESTQ R12, R12
+	JZ    t3done
+	MOVQ  0(R11), AX
+	MOVQ  8(R11), BX
+	LEAQ  (DI)(AX*4), R8
+	LEAQ  (SI)(BX*4), BX
+	MOVQ  R13, CX
+
+t3chan:
+	VMOVUPS 0(BX), Y12
+	VMOVUPS 32(BX), Y13
+	FMA2((R8), Y14, Y0, Y1)
+	FMA2((R8)(R10*1), Y15, Y2, Y3)
+	FMA2((R8)(R10*2), Y14, Y4, Y5)
+	ADDQ $4, R8
+	ADDQ $64, BX
+	DECQ CX
+	JNZ  t3chan
+
+	ADDQ $16, R11
+	DECQ R12
+	JMP  t3tap
+
+t3done:
+	VMOVUPS Y0, 0(DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	VMOVUPS Y4, 128(DX)
+	VMOVUPS Y5, 160(DX)
+	VZEROUPPER
+	RET
+
+// func convTile16x1(x, w, acc *float32, taps *int64, ntaps, nc, pstride int)
+//
+// convTile16x6 for one position (pstride unused).
+TEXT ·convTile16x1(SB), NOSPLIT, $0-56
+	MOVQ x+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ acc+16(FP), DX
+	MOVQ taps+24(FP), R11
+	MOVQ ntaps+32(FP), R12
+	MOVQ nc+40(FP), R13
+	VMOVUPS 0(DX), Y0
+	VMOVUPS 32(DX), Y1
+	TESTQ R13, R13
+	JZ   t1done
+
+t1tap:
+	TESTQ R12, R12
+	JZ    t1done
+	MOVQ  0(R11), AX
+	MOVQ  8(R11), BX
+	LEAQ  (DI)(AX*4), R8
+	LEAQ  (SI)(BX*4), BX
+	MOVQ  R13, CX
+
+t1chan:
+	VMOVUPS 0(BX), Y12
+	VMOVUPS 32(BX), Y13
+	FMA2((R8), Y14, Y0, Y1)
+	ADDQ $4, R8
+	ADDQ $64, BX
+	DECQ CX
+	JNZ  t1chan
+
+	ADDQ $16, R11
+	DECQ R12
+	JMP  t1tap
+
+t1done:
+	VMOVUPS Y0, 0(DX)
+	VMOVUPS Y1, 32(DX)
+	VZEROUPPER
+	RET
+
+// func dwRun(x, w, bias, out *float32, taps *int64, ntaps, nvec, npos, xstride, ostride int)
+//
+// Depthwise convolution over npos output positions of channel-last data,
+// eight channels a vector: for position p and channel c < 8·nvec,
+//   acc = bias[c]; for every tap t in order:
+//   acc = fma(x[p*xstride+taps[2t]+c], w[taps[2t+1]+c], acc); out[p*ostride+c] = acc.
+// Offsets and strides are in floats. Four channel vectors run at once.
+TEXT ·dwRun(SB), NOSPLIT, $0-80
+	MOVQ x+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ out+24(FP), DX
+	MOVQ npos+56(FP), R12
+	MOVQ xstride+64(FP), R13
+	SHLQ $2, R13
+	MOVQ ostride+72(FP), R14
+	SHLQ $2, R14
+
+dwpos:
+	TESTQ R12, R12
+	JZ    dwdone
+	MOVQ  bias+16(FP), R8 // bias of the current vector
+	MOVQ  DX, R9          // output of the current vector
+	MOVQ  nvec+48(FP), R10
+	XORQ  BX, BX          // byte offset of the current vector
+
+dwvec4:
+	CMPQ R10, $4
+	JLT  dwvec1
+	VMOVUPS 0(R8), Y0
+	VMOVUPS 32(R8), Y1
+	VMOVUPS 64(R8), Y2
+	VMOVUPS 96(R8), Y3
+	MOVQ taps+32(FP), R11
+	MOVQ ntaps+40(FP), CX
+
+dw4tap:
+	TESTQ CX, CX
+	JZ    dw4store
+	MOVQ  0(R11), AX
+	LEAQ  (DI)(AX*4), AX
+	ADDQ  BX, AX
+	VMOVUPS 0(AX), Y4
+	VMOVUPS 32(AX), Y5
+	VMOVUPS 64(AX), Y6
+	VMOVUPS 96(AX), Y7
+	MOVQ  8(R11), AX
+	LEAQ  (SI)(AX*4), AX
+	ADDQ  BX, AX
+	VFMADD231PS 0(AX), Y4, Y0
+	VFMADD231PS 32(AX), Y5, Y1
+	VFMADD231PS 64(AX), Y6, Y2
+	VFMADD231PS 96(AX), Y7, Y3
+	ADDQ $16, R11
+	DECQ CX
+	JMP  dw4tap
+
+dw4store:
+	VMOVUPS Y0, 0(R9)
+	VMOVUPS Y1, 32(R9)
+	VMOVUPS Y2, 64(R9)
+	VMOVUPS Y3, 96(R9)
+	ADDQ $128, R8
+	ADDQ $128, R9
+	ADDQ $128, BX
+	SUBQ $4, R10
+	JMP  dwvec4
+
+dwvec1:
+	TESTQ R10, R10
+	JZ    dwnext
+	VMOVUPS 0(R8), Y0
+	MOVQ taps+32(FP), R11
+	MOVQ ntaps+40(FP), CX
+
+dw1tap:
+	TESTQ CX, CX
+	JZ    dw1store
+	MOVQ  0(R11), AX
+	LEAQ  (DI)(AX*4), AX
+	ADDQ  BX, AX
+	VMOVUPS 0(AX), Y4
+	MOVQ  8(R11), AX
+	LEAQ  (SI)(AX*4), AX
+	ADDQ  BX, AX
+	VFMADD231PS 0(AX), Y4, Y0
+	ADDQ $16, R11
+	DECQ CX
+	JMP  dw1tap
+
+dw1store:
+	VMOVUPS Y0, 0(R9)
+	ADDQ $32, R8
+	ADDQ $32, R9
+	ADDQ $32, BX
+	DECQ R10
+	JMP  dwvec1
+
+dwnext:
+	ADDQ R13, DI
+	ADDQ R14, DX
+	DECQ R12
+	JMP  dwpos
+
+dwdone:
+	VZEROUPPER
+	RET
+
+// One k step of gemmTile4x16 for row r: the broadcast a element times both
+// b vectors, each product rounded, then added to the row's sums.
+#define MULADD2(addr, a0, a1) \
+	VBROADCASTSS addr, Y10; \
+	VMULPS Y8, Y10, Y11; \
+	VADDPS Y11, a0, a0; \
+	VMULPS Y9, Y10, Y12; \
+	VADDPS Y12, a1, a1
+
+// func gemmTile4x16(a *float32, lda int, b *float32, k int, c *float32)
+//
+// For rows r < 4 and columns q < 16: for l = 0 .. k-1 in order,
+//   c[r*16+q] = c[r*16+q] + round(a[r*lda+l] * b[l*16+q]),
+// each product and each sum rounded to float32 (no fused multiply-add),
+// as the reference sgemm's dot loops do.
+TEXT ·gemmTile4x16(SB), NOSPLIT, $0-40
+	MOVQ a+0(FP), DI
+	MOVQ lda+8(FP), R10
+	SHLQ $2, R10
+	MOVQ b+16(FP), SI
+	MOVQ k+24(FP), CX
+	MOVQ c+32(FP), DX
+	LEAQ (DI)(R10*2), R9
+	VMOVUPS 0(DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	VMOVUPS 128(DX), Y4
+	VMOVUPS 160(DX), Y5
+	VMOVUPS 192(DX), Y6
+	VMOVUPS 224(DX), Y7
+	TESTQ CX, CX
+	JZ    g4done
+
+g4loop:
+	VMOVUPS 0(SI), Y8
+	VMOVUPS 32(SI), Y9
+	MULADD2((DI), Y0, Y1)
+	MULADD2((DI)(R10*1), Y2, Y3)
+	MULADD2((R9), Y4, Y5)
+	MULADD2((R9)(R10*1), Y6, Y7)
+	ADDQ $4, DI
+	ADDQ $4, R9
+	ADDQ $64, SI
+	DECQ CX
+	JNZ  g4loop
+
+g4done:
+	VMOVUPS Y0, 0(DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	VMOVUPS Y4, 128(DX)
+	VMOVUPS Y5, 160(DX)
+	VMOVUPS Y6, 192(DX)
+	VMOVUPS Y7, 224(DX)
+	VZEROUPPER
+	RET
