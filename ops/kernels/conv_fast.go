@@ -89,6 +89,64 @@ func validRange(o, stride, pad, dil, n, size int) (lo, hi int) {
 	return lo, hi
 }
 
+// colRun is a run of output columns [ox, end) that all see the kernel
+// columns [jLo, jHi) inside the input.
+type colRun struct{ ox, end, jLo, jHi int }
+
+// columnRuns cuts the output columns into maximal runs of equal valid
+// kernel columns: the left border, the interior, the right border.
+func columnRuns(g conv2dGeom) []colRun {
+	var runs []colRun
+	for ox := 0; ox < g.Wo; ox++ {
+		lo, hi := validRange(ox, g.sw, g.pl, g.dw, g.kw, g.W)
+		if n := len(runs); n > 0 && runs[n-1].jLo == lo && runs[n-1].jHi == hi {
+			runs[n-1].end = ox + 1
+			continue
+		}
+		runs = append(runs, colRun{ox, ox + 1, lo, hi})
+	}
+	return runs
+}
+
+// convDWPlanes is convOneDNN for ConvJitDW with column stride 1 on the
+// assembly kernel dwPlanes, reading and writing channel-first data in
+// place: eight or 32 consecutive output columns of one channel a step,
+// each its bias followed by one fused multiply-add per tap inside the
+// input, row by row.
+func convDWPlanes(g conv2dGeom, xd, wd, bd []float32) []float32 {
+	C, KT := g.C, g.kh*g.kw
+	HW, HWo := g.H*g.W, g.Ho*g.Wo
+	out := make([]float32, g.B*C*HWo)
+	if len(out) == 0 {
+		return out
+	}
+	bp := make([]float32, C)
+	if bd != nil {
+		copy(bp, bd[:C])
+	}
+	runs := columnRuns(g)
+	parallelFor(g.B*g.Ho, 2, func(lo, hi int) {
+		var taps []int64
+		for it := lo; it < hi; it++ {
+			b, oy := it/g.Ho, it%g.Ho
+			iLo, iHi := validRange(oy, g.sh, g.pt, g.dh, g.kh, g.H)
+			for _, r := range runs {
+				taps = taps[:0]
+				for i := iLo; i < iHi; i++ {
+					y := oy*g.sh - g.pt + i*g.dh
+					for j := r.jLo; j < r.jHi; j++ {
+						taps = append(taps, int64(y*g.W+r.ox-g.pl+j*g.dw), int64(i*g.kw+j))
+					}
+				}
+				ntaps := len(taps) / 2
+				taps = append(taps, 0, 0)
+				dwPlanes(&xd[b*C*HW], &wd[0], &bp[0], &out[b*C*HWo+oy*g.Wo+r.ox], &taps[0], ntaps, r.end-r.ox, C, HW, HWo, KT)
+			}
+		}
+	})
+	return out
+}
+
 // convDirectVec is convOneDNN for ConvJit and ConvJit1x1 with the
 // assembly kernels.
 func convDirectVec(impl ConvImpl, isa ConvISA, g conv2dGeom, xd, wd, bd []float32) []float32 {
@@ -136,6 +194,7 @@ func convDirectVec(impl ConvImpl, isa ConvISA, g conv2dGeom, xd, wd, bd []float3
 					}
 				}
 			})
+			runs := columnRuns(g)
 			parallelFor(nOB*g.Ho, 1, func(lo, hi int) {
 				var taps []int64
 				var total, acc [6 * 16]float32
@@ -143,15 +202,8 @@ func convDirectVec(impl ConvImpl, isa ConvISA, g conv2dGeom, xd, wd, bd []float3
 					ob, oy := it/g.Ho, it%g.Ho
 					wg := wp[(gi*nOB+ob)*perOB:]
 					iLo, iHi := validRange(oy, g.sh, g.pt, g.dh, g.kh, g.H)
-					for ox := 0; ox < g.Wo; {
-						jLo, jHi := validRange(ox, g.sw, g.pl, g.dw, g.kw, g.W)
-						end := ox + 1
-						for end < g.Wo {
-							if l, h := validRange(end, g.sw, g.pl, g.dw, g.kw, g.W); l != jLo || h != jHi {
-								break
-							}
-							end++
-						}
+					for _, run := range runs {
+						ox, end, jLo, jHi := run.ox, run.end, run.jLo, run.jHi
 						for p0 := ox; p0 < end; {
 							P := 1
 							if end-p0 >= 6 {
@@ -211,7 +263,6 @@ func convDirectVec(impl ConvImpl, isa ConvISA, g conv2dGeom, xd, wd, bd []float3
 							}
 							p0 += P
 						}
-						ox = end
 					}
 				}
 			})
@@ -308,6 +359,9 @@ func convOneDNNDispatch(impl ConvImpl, isa ConvISA, g conv2dGeom, xd, wd, bd []f
 			return convDirectVec(impl, isa, g, xd, wd, bd)
 		case ConvJitDW:
 			if g.C == g.G && g.O == g.G {
+				if g.sw == 1 {
+					return convDWPlanes(g, xd, wd, bd)
+				}
 				return convDWVec(g, xd, wd, bd)
 			}
 		}

@@ -357,3 +357,121 @@ g4done:
 	VMOVUPS Y7, 224(DX)
 	VZEROUPPER
 	RET
+
+// func dwPlanes(x, w, bias, out *float32, taps *int64, ntaps, npos, nch, xcs, ocs, kt int)
+//
+// Depthwise convolution of nch channels on channel-first data, for npos
+// output positions of one row whose input columns are consecutive (stride
+// 1) and which all see the same taps: for channel ch and position p,
+//   acc = bias[ch]; for every tap t in order:
+//   acc = fma(x[ch*xcs+taps[2t]+p], w[ch*kt+taps[2t+1]], acc); out[ch*ocs+p] = acc.
+// With npos >= 8, positions go in groups of four 8-lane vectors; a group's
+// vectors past the end are moved back to end at npos, so some positions
+// are computed twice, with the same result. With npos < 8 they go one at a
+// time.
+TEXT ·dwPlanes(SB), NOSPLIT, $0-88
+	MOVQ x+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ bias+16(FP), R8
+	MOVQ out+24(FP), DX
+	MOVQ nch+56(FP), R13
+
+dpch:
+	TESTQ R13, R13
+	JZ    dpdone
+	VBROADCASTSS (R8), Y15
+	XORQ BX, BX
+	MOVQ npos+48(FP), AX
+	CMPQ AX, $8
+	JLT  dp1
+
+dpgroup:
+	MOVQ npos+48(FP), AX
+	SHLQ $2, AX
+	CMPQ BX, AX
+	JGE  dpnext
+	SUBQ $32, AX          // byte offset of the last full vector
+	CMPQ BX, AX
+	CMOVQGT AX, BX
+	LEAQ 32(BX), R10
+	CMPQ R10, AX
+	CMOVQGT AX, R10
+	LEAQ 64(BX), R14
+	CMPQ R14, AX
+	CMOVQGT AX, R14
+	LEAQ 96(BX), R12
+	CMPQ R12, AX
+	CMOVQGT AX, R12
+	VMOVAPS Y15, Y0
+	VMOVAPS Y15, Y1
+	VMOVAPS Y15, Y2
+	VMOVAPS Y15, Y3
+	MOVQ taps+32(FP), R11
+	MOVQ ntaps+40(FP), CX
+
+dpgt:
+	TESTQ CX, CX
+	JZ    dpgs
+	MOVQ  0(R11), AX
+	LEAQ  (DI)(AX*4), AX
+	MOVQ  8(R11), R9
+	VBROADCASTSS (SI)(R9*4), Y14
+	VFMADD231PS (AX)(BX*1), Y14, Y0
+	VFMADD231PS (AX)(R10*1), Y14, Y1
+	VFMADD231PS (AX)(R14*1), Y14, Y2
+	VFMADD231PS (AX)(R12*1), Y14, Y3
+	ADDQ $16, R11
+	DECQ CX
+	JMP  dpgt
+
+dpgs:
+	VMOVUPS Y0, (DX)(BX*1)
+	VMOVUPS Y1, (DX)(R10*1)
+	VMOVUPS Y2, (DX)(R14*1)
+	VMOVUPS Y3, (DX)(R12*1)
+	ADDQ $128, BX
+	JMP  dpgroup
+
+dp1:
+	MOVQ npos+48(FP), R12
+
+dp1p:
+	TESTQ R12, R12
+	JZ    dpnext
+	VMOVAPS X15, X0
+	MOVQ taps+32(FP), R11
+	MOVQ ntaps+40(FP), CX
+
+dp1t:
+	TESTQ CX, CX
+	JZ    dp1s
+	MOVQ  0(R11), AX
+	LEAQ  (DI)(AX*4), AX
+	MOVQ  8(R11), R9
+	VMOVSS (SI)(R9*4), X14
+	VMOVSS (AX)(BX*1), X4
+	VFMADD231SS X14, X4, X0
+	ADDQ $16, R11
+	DECQ CX
+	JMP  dp1t
+
+dp1s:
+	VMOVSS X0, (DX)(BX*1)
+	ADDQ $4, BX
+	DECQ R12
+	JMP  dp1p
+
+dpnext:
+	MOVQ xcs+64(FP), AX
+	LEAQ (DI)(AX*4), DI
+	MOVQ ocs+72(FP), AX
+	LEAQ (DX)(AX*4), DX
+	MOVQ kt+80(FP), AX
+	LEAQ (SI)(AX*4), SI
+	ADDQ $4, R8
+	DECQ R13
+	JMP  dpch
+
+dpdone:
+	VZEROUPPER
+	RET

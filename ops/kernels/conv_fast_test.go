@@ -103,6 +103,11 @@ func TestConvVectorMatchesGo(t *testing.T) {
 			if i := sameBits(convDWVec(g, x, w, b), want); i >= 0 {
 				t.Fatalf("jit_dw %s: output %d differs", name, i)
 			}
+			if g.sw == 1 {
+				if i := sameBits(convDWPlanes(g, x, w, b), want); i >= 0 {
+					t.Fatalf("jit_dw planes %s: output %d differs", name, i)
+				}
+			}
 			continue
 		}
 		for _, isa := range []ConvISA{ConvISAAVX512Core, ConvISAAVX2} {
@@ -134,8 +139,12 @@ func TestConvVectorLargeParallel(t *testing.T) {
 	}
 	g.G, g.O = 64, 64
 	w = w[:64*9]
-	if i := sameBits(convDWVec(g, x, w, b), convOneDNN(ConvJitDW, ConvISAAVX2, g, x, w, b)); i >= 0 {
+	want := convOneDNN(ConvJitDW, ConvISAAVX2, g, x, w, b)
+	if i := sameBits(convDWVec(g, x, w, b), want); i >= 0 {
 		t.Fatalf("jit_dw: output %d differs", i)
+	}
+	if i := sameBits(convDWPlanes(g, x, w, b), want); i >= 0 {
+		t.Fatalf("jit_dw planes: output %d differs", i)
 	}
 }
 
