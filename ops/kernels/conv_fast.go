@@ -196,63 +196,59 @@ func convDirectVec(impl ConvImpl, isa ConvISA, g conv2dGeom, xd, wd, bd []float3
 			})
 			runs := columnRuns(g)
 			parallelFor(nOB*g.Ho, 1, func(lo, hi int) {
-				var taps []int64
-				var total, acc [6 * 16]float32
+				var full, last []int64
+				var total [6 * 16]float32
+				var biasLanes [16]float32
 				for it := lo; it < hi; it++ {
 					ob, oy := it/g.Ho, it%g.Ho
 					wg := wp[(gi*nOB+ob)*perOB:]
+					for lane := range biasLanes {
+						biasLanes[lane] = 0
+						if o := ob*16 + lane; bd != nil && o < Og {
+							biasLanes[lane] = bd[gi*Og+o]
+						}
+					}
 					iLo, iHi := validRange(oy, g.sh, g.pt, g.dh, g.kh, g.H)
 					for _, run := range runs {
-						ox, end, jLo, jHi := run.ox, run.end, run.jLo, run.jHi
-						for p0 := ox; p0 < end; {
+						// Taps of the run's first position for a full block
+						// and for the last, shorter one; a tile and a block
+						// move the input pointer.
+						full = convTaps(full[:0], g, Cg, oy, iLo, iHi, run, block)
+						last = convTaps(last[:0], g, Cg, oy, iLo, iHi, run, Cg-(Cg-1)/block*block)
+						ntaps := len(full)/2 - 1
+						for p0 := run.ox; p0 < run.end; {
 							P := 1
-							if end-p0 >= 6 {
+							if run.end-p0 >= 6 {
 								P = 6
-							} else if end-p0 >= 3 {
+							} else if run.end-p0 >= 3 {
 								P = 3
 							}
 							for p := 0; p < P; p++ {
-								for lane := 0; lane < 16; lane++ {
-									var bv float32
-									if o := ob*16 + lane; bd != nil && o < Og {
-										bv = bd[gi*Og+o]
-									}
-									total[p*16+lane] = bv
-								}
+								copy(total[p*16:p*16+16], biasLanes[:])
 							}
-							n := P * 16
 							for c0 := 0; c0 < Cg; c0 += block {
 								bs := min(block, Cg-c0)
-								taps = taps[:0]
-								for i := iLo; i < iHi; i++ {
-									y := oy*g.sh - g.pt + i*g.dh
-									for j := jLo; j < jHi; j++ {
-										x := p0*g.sw - g.pl + j*g.dw
-										taps = append(taps, int64((y*g.W+x)*Cg+c0), int64(c0*KT*16+(i*g.kw+j)*bs*16))
-									}
+								taps := full
+								if bs != block {
+									taps = last
 								}
-								fresh := partial && (c0 > 0 || impl == ConvJit)
-								if fresh {
-									clear(acc[:n])
-								} else {
-									copy(acc[:n], total[:n])
+								fresh := 0
+								if partial && (c0 > 0 || impl == ConvJit) {
+									fresh = 1
 								}
-								ntaps := len(taps) / 2
-								taps = append(taps, 0, 0) // a valid address when ntaps is 0
+								xb := &xp[0]
+								if ntaps > 0 {
+									xb = &xp[(p0-run.ox)*g.sw*Cg+c0]
+								}
+								wb := &wg[c0*KT*16]
 								switch P {
 								case 6:
-									convTile16x6(&xp[0], &wg[0], &acc[0], &taps[0], ntaps, bs, g.sw*Cg)
+									convTile16x6(xb, wb, &total[0], &taps[0], ntaps, bs, g.sw*Cg, fresh)
 								case 3:
-									convTile16x3(&xp[0], &wg[0], &acc[0], &taps[0], ntaps, bs, g.sw*Cg)
+									convTile16x3(xb, wb, &total[0], &taps[0], ntaps, bs, g.sw*Cg, fresh)
 								default:
-									convTile16x1(&xp[0], &wg[0], &acc[0], &taps[0], ntaps, bs, g.sw*Cg)
+									convTile16x1(xb, wb, &total[0], &taps[0], ntaps, bs, g.sw*Cg, fresh)
 								}
-								if fresh {
-									for e := 0; e < n; e++ {
-										acc[e] += total[e]
-									}
-								}
-								copy(total[:n], acc[:n])
 							}
 							for lane := 0; lane < 16 && ob*16+lane < Og; lane++ {
 								o := gi*Og + ob*16 + lane
@@ -269,6 +265,23 @@ func convDirectVec(impl ConvImpl, isa ConvISA, g conv2dGeom, xd, wd, bd []float3
 		}
 	}
 	return out
+}
+
+// convTaps appends to taps the (input offset, weight offset) pairs, in
+// floats, of the kernel taps inside the input for output row oy and the
+// first position of run, in (row, column) order, for a block of bs
+// channels starting at channel 0 of channel-last input and of a packed
+// weight block; then a pair of zeros, so that &taps[0] is valid when no
+// tap is.
+func convTaps(taps []int64, g conv2dGeom, Cg, oy, iLo, iHi int, run colRun, bs int) []int64 {
+	for i := iLo; i < iHi; i++ {
+		y := oy*g.sh - g.pt + i*g.dh
+		for j := run.jLo; j < run.jHi; j++ {
+			x := run.ox*g.sw - g.pl + j*g.dw
+			taps = append(taps, int64((y*g.W+x)*Cg), int64((i*g.kw+j)*bs*16))
+		}
+	}
+	return append(taps, 0, 0)
 }
 
 // convDWVec is convOneDNN for ConvJitDW (one input and one output channel

@@ -10,13 +10,13 @@ import "golang.org/x/sys/cpu"
 var haveFMA32x8 = cpu.X86.HasAVX && cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
 //go:noescape
-func convTile16x6(x, w, acc *float32, taps *int64, ntaps, nc, pstride int)
+func convTile16x6(x, w, acc *float32, taps *int64, ntaps, nc, pstride, fresh int)
 
 //go:noescape
-func convTile16x3(x, w, acc *float32, taps *int64, ntaps, nc, pstride int)
+func convTile16x3(x, w, acc *float32, taps *int64, ntaps, nc, pstride, fresh int)
 
 //go:noescape
-func convTile16x1(x, w, acc *float32, taps *int64, ntaps, nc, pstride int)
+func convTile16x1(x, w, acc *float32, taps *int64, ntaps, nc, pstride, fresh int)
 
 //go:noescape
 func dwRun(x, w, bias, out *float32, taps *int64, ntaps, nvec, npos, xstride, ostride int)

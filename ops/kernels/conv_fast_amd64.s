@@ -17,14 +17,16 @@
 	VFMADD231PS Y12, bc, a0; \
 	VFMADD231PS Y13, bc, a1
 
-// func convTile16x6(x, w, acc *float32, taps *int64, ntaps, nc, pstride int)
+// func convTile16x6(x, w, acc *float32, taps *int64, ntaps, nc, pstride, fresh int)
 //
-// For six output positions and sixteen output channels, with acc[p*16+o]
-// the running sum of position p, output channel o: for every tap t in
+// For six output positions and sixteen output channels, with s[p*16+o]
+// the running sum of position p, output channel o, starting from
+// acc[p*16+o] (or from zero when fresh is not 0): for every tap t in
 // order (taps[2t] the input offset of position 0, taps[2t+1] the weight
 // offset, both in floats), for every channel c < nc in order:
-//   acc[p*16+o] = fma(x[taps[2t]+p*pstride+c], w[taps[2t+1]+c*16+o], acc[p*16+o]).
-TEXT ·convTile16x6(SB), NOSPLIT, $0-56
+//   s[p*16+o] = fma(x[taps[2t]+p*pstride+c], w[taps[2t+1]+c*16+o], s[p*16+o]);
+// then acc[p*16+o] = s[p*16+o] (or, when fresh, s[p*16+o] + acc[p*16+o]).
+TEXT ·convTile16x6(SB), NOSPLIT, $0-64
 	MOVQ x+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ acc+16(FP), DX
@@ -34,6 +36,9 @@ TEXT ·convTile16x6(SB), NOSPLIT, $0-56
 	MOVQ pstride+48(FP), R10
 	SHLQ $2, R10
 	LEAQ (R10)(R10*2), R14
+	MOVQ fresh+56(FP), AX
+	TESTQ AX, AX
+	JNZ t6zero
 	VMOVUPS 0(DX), Y0
 	VMOVUPS 32(DX), Y1
 	VMOVUPS 64(DX), Y2
@@ -46,6 +51,23 @@ TEXT ·convTile16x6(SB), NOSPLIT, $0-56
 	VMOVUPS 288(DX), Y9
 	VMOVUPS 320(DX), Y10
 	VMOVUPS 352(DX), Y11
+	JMP t6start
+
+t6zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+t6start:
 	TESTQ R13, R13
 	JZ   t6done
 
@@ -79,6 +101,23 @@ t6chan:
 	JMP  t6tap
 
 t6done:
+	MOVQ fresh+56(FP), AX
+	TESTQ AX, AX
+	JZ t6store
+	VADDPS 0(DX), Y0, Y0
+	VADDPS 32(DX), Y1, Y1
+	VADDPS 64(DX), Y2, Y2
+	VADDPS 96(DX), Y3, Y3
+	VADDPS 128(DX), Y4, Y4
+	VADDPS 160(DX), Y5, Y5
+	VADDPS 192(DX), Y6, Y6
+	VADDPS 224(DX), Y7, Y7
+	VADDPS 256(DX), Y8, Y8
+	VADDPS 288(DX), Y9, Y9
+	VADDPS 320(DX), Y10, Y10
+	VADDPS 352(DX), Y11, Y11
+
+t6store:
 	VMOVUPS Y0, 0(DX)
 	VMOVUPS Y1, 32(DX)
 	VMOVUPS Y2, 64(DX)
@@ -94,10 +133,10 @@ t6done:
 	VZEROUPPER
 	RET
 
-// func convTile16x3(x, w, acc *float32, taps *int64, ntaps, nc, pstride int)
+// func convTile16x3(x, w, acc *float32, taps *int64, ntaps, nc, pstride, fresh int)
 //
 // convTile16x6 for three positions.
-TEXT ·convTile16x3(SB), NOSPLIT, $0-56
+TEXT ·convTile16x3(SB), NOSPLIT, $0-64
 	MOVQ x+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ acc+16(FP), DX
@@ -106,12 +145,26 @@ TEXT ·convTile16x3(SB), NOSPLIT, $0-56
 	MOVQ nc+40(FP), R13
 	MOVQ pstride+48(FP), R10
 	SHLQ $2, R10
+	MOVQ fresh+56(FP), AX
+	TESTQ AX, AX
+	JNZ t3zero
 	VMOVUPS 0(DX), Y0
 	VMOVUPS 32(DX), Y1
 	VMOVUPS 64(DX), Y2
 	VMOVUPS 96(DX), Y3
 	VMOVUPS 128(DX), Y4
 	VMOVUPS 160(DX), Y5
+	JMP t3start
+
+t3zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+
+t3start:
 	TESTQ R13, R13
 	JZ   t3done
 
@@ -140,6 +193,17 @@ t3chan:
 	JMP  t3tap
 
 t3done:
+	MOVQ fresh+56(FP), AX
+	TESTQ AX, AX
+	JZ t3store
+	VADDPS 0(DX), Y0, Y0
+	VADDPS 32(DX), Y1, Y1
+	VADDPS 64(DX), Y2, Y2
+	VADDPS 96(DX), Y3, Y3
+	VADDPS 128(DX), Y4, Y4
+	VADDPS 160(DX), Y5, Y5
+
+t3store:
 	VMOVUPS Y0, 0(DX)
 	VMOVUPS Y1, 32(DX)
 	VMOVUPS Y2, 64(DX)
@@ -149,18 +213,28 @@ t3done:
 	VZEROUPPER
 	RET
 
-// func convTile16x1(x, w, acc *float32, taps *int64, ntaps, nc, pstride int)
+// func convTile16x1(x, w, acc *float32, taps *int64, ntaps, nc, pstride, fresh int)
 //
 // convTile16x6 for one position (pstride unused).
-TEXT ·convTile16x1(SB), NOSPLIT, $0-56
+TEXT ·convTile16x1(SB), NOSPLIT, $0-64
 	MOVQ x+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ acc+16(FP), DX
 	MOVQ taps+24(FP), R11
 	MOVQ ntaps+32(FP), R12
 	MOVQ nc+40(FP), R13
+	MOVQ fresh+56(FP), AX
+	TESTQ AX, AX
+	JNZ t1zero
 	VMOVUPS 0(DX), Y0
 	VMOVUPS 32(DX), Y1
+	JMP t1start
+
+t1zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+
+t1start:
 	TESTQ R13, R13
 	JZ   t1done
 
@@ -187,6 +261,13 @@ t1chan:
 	JMP  t1tap
 
 t1done:
+	MOVQ fresh+56(FP), AX
+	TESTQ AX, AX
+	JZ t1store
+	VADDPS 0(DX), Y0, Y0
+	VADDPS 32(DX), Y1, Y1
+
+t1store:
 	VMOVUPS Y0, 0(DX)
 	VMOVUPS Y1, 32(DX)
 	VZEROUPPER

@@ -6,15 +6,15 @@ package kernels
 // kernels run.
 const haveFMA32x8 = false
 
-func convTile16x6(x, w, acc *float32, taps *int64, ntaps, nc, pstride int) {
+func convTile16x6(x, w, acc *float32, taps *int64, ntaps, nc, pstride, fresh int) {
 	panic("kernels: no assembly kernels on this platform")
 }
 
-func convTile16x3(x, w, acc *float32, taps *int64, ntaps, nc, pstride int) {
+func convTile16x3(x, w, acc *float32, taps *int64, ntaps, nc, pstride, fresh int) {
 	panic("kernels: no assembly kernels on this platform")
 }
 
-func convTile16x1(x, w, acc *float32, taps *int64, ntaps, nc, pstride int) {
+func convTile16x1(x, w, acc *float32, taps *int64, ntaps, nc, pstride, fresh int) {
 	panic("kernels: no assembly kernels on this platform")
 }
 
