@@ -197,10 +197,11 @@ func convDirectVec(impl ConvImpl, isa ConvISA, g conv2dGeom, xd, wd, bd []float3
 			runs := columnRuns(g)
 			parallelFor(nOB*g.Ho, 1, func(lo, hi int) {
 				var full, last []int64
-				var total [6 * 16]float32
 				var biasLanes [16]float32
+				// row[p*16+lane] is output channel ob*16+lane at column p.
+				row := make([]float32, g.Wo*16)
 				for it := lo; it < hi; it++ {
-					ob, oy := it/g.Ho, it%g.Ho
+					oy, ob := it/nOB, it%nOB
 					wg := wp[(gi*nOB+ob)*perOB:]
 					for lane := range biasLanes {
 						biasLanes[lane] = 0
@@ -223,6 +224,7 @@ func convDirectVec(impl ConvImpl, isa ConvISA, g conv2dGeom, xd, wd, bd []float3
 							} else if run.end-p0 >= 3 {
 								P = 3
 							}
+							total := row[p0*16 : (p0+P)*16]
 							for p := 0; p < P; p++ {
 								copy(total[p*16:p*16+16], biasLanes[:])
 							}
@@ -250,14 +252,14 @@ func convDirectVec(impl ConvImpl, isa ConvISA, g conv2dGeom, xd, wd, bd []float3
 									convTile16x1(xb, wb, &total[0], &taps[0], ntaps, bs, g.sw*Cg, fresh)
 								}
 							}
-							for lane := 0; lane < 16 && ob*16+lane < Og; lane++ {
-								o := gi*Og + ob*16 + lane
-								dst := out[((b*g.O+o)*g.Ho+oy)*g.Wo+p0:]
-								for p := 0; p < P; p++ {
-									dst[p] = total[p*16+lane]
-								}
-							}
 							p0 += P
+						}
+					}
+					for lane := 0; lane < 16 && ob*16+lane < Og; lane++ {
+						o := gi*Og + ob*16 + lane
+						dst := out[((b*g.O+o)*g.Ho+oy)*g.Wo : ((b*g.O+o)*g.Ho+oy+1)*g.Wo]
+						for p := range dst {
+							dst[p] = row[p*16+lane]
 						}
 					}
 				}
