@@ -110,7 +110,7 @@ func columnRuns(g conv2dGeom) []colRun {
 
 // convDWPlanes is convOneDNN for ConvJitDW with column stride 1 on the
 // assembly kernel dwPlanes, reading and writing channel-first data in
-// place: eight or 32 consecutive output columns of one channel a step,
+// place: 32 consecutive output columns of two channels a step,
 // each its bias followed by one fused multiply-add per tap inside the
 // input, row by row.
 func convDWPlanes(g conv2dGeom, xd, wd, bd []float32) []float32 {
@@ -124,6 +124,13 @@ func convDWPlanes(g conv2dGeom, xd, wd, bd []float32) []float32 {
 	if bd != nil {
 		copy(bp, bd[:C])
 	}
+	// Tap-major weights: wt[t*C+c].
+	wt := make([]float32, KT*C)
+	for c := 0; c < C; c++ {
+		for t := 0; t < KT; t++ {
+			wt[t*C+c] = wd[c*KT+t]
+		}
+	}
 	runs := columnRuns(g)
 	parallelFor(g.B*g.Ho, 2, func(lo, hi int) {
 		var taps []int64
@@ -135,12 +142,12 @@ func convDWPlanes(g conv2dGeom, xd, wd, bd []float32) []float32 {
 				for i := iLo; i < iHi; i++ {
 					y := oy*g.sh - g.pt + i*g.dh
 					for j := r.jLo; j < r.jHi; j++ {
-						taps = append(taps, int64(y*g.W+r.ox-g.pl+j*g.dw), int64(i*g.kw+j))
+						taps = append(taps, int64(y*g.W+r.ox-g.pl+j*g.dw), int64((i*g.kw+j)*C))
 					}
 				}
 				ntaps := len(taps) / 2
 				taps = append(taps, 0, 0)
-				dwPlanes(&xd[b*C*HW], &wd[0], &bp[0], &out[b*C*HWo+oy*g.Wo+r.ox], &taps[0], ntaps, r.end-r.ox, C, HW, HWo, KT)
+				dwPlanes(&xd[b*C*HW], &wt[0], &bp[0], &out[b*C*HWo+oy*g.Wo+r.ox], &taps[0], ntaps, r.end-r.ox, C, HW, HWo)
 			}
 		}
 	})

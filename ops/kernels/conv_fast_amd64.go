@@ -25,4 +25,4 @@ func dwRun(x, w, bias, out *float32, taps *int64, ntaps, nvec, npos, xstride, os
 func gemmTile4x16(a *float32, lda int, b *float32, k int, c *float32)
 
 //go:noescape
-func dwPlanes(x, w, bias, out *float32, taps *int64, ntaps, npos, nch, xcs, ocs, kt int)
+func dwPlanes(x, w, bias, out *float32, taps *int64, ntaps, npos, nch, xcs, ocs int)

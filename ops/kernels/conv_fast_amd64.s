@@ -439,28 +439,163 @@ g4done:
 	VZEROUPPER
 	RET
 
-// func dwPlanes(x, w, bias, out *float32, taps *int64, ntaps, npos, nch, xcs, ocs, kt int)
+// Clamp the four vector offsets of a dwPlanes group to the last full
+// vector, whose byte offset is in AX.
+#define DWCLAMP \
+	CMPQ BX, AX; \
+	CMOVQGT AX, BX; \
+	LEAQ 32(BX), R10; \
+	CMPQ R10, AX; \
+	CMOVQGT AX, R10; \
+	LEAQ 64(BX), R14; \
+	CMPQ R14, AX; \
+	CMOVQGT AX, R14; \
+	LEAQ 96(BX), R12; \
+	CMPQ R12, AX; \
+	CMOVQGT AX, R12
+
+// func dwPlanes(x, w, bias, out *float32, taps *int64, ntaps, npos, nch, xcs, ocs int)
 //
 // Depthwise convolution of nch channels on channel-first data, for npos
 // output positions of one row whose input columns are consecutive (stride
-// 1) and which all see the same taps: for channel ch and position p,
+// 1) and which all see the same taps, with w the weights tap-major
+// (w[t*nch+ch] for tap t = taps[2t+1]/nch): for channel ch and position p,
 //   acc = bias[ch]; for every tap t in order:
-//   acc = fma(x[ch*xcs+taps[2t]+p], w[ch*kt+taps[2t+1]], acc); out[ch*ocs+p] = acc.
-// With npos >= 8, positions go in groups of four 8-lane vectors; a group's
-// vectors past the end are moved back to end at npos, so some positions
-// are computed twice, with the same result. With npos < 8 they go one at a
-// time.
-TEXT ·dwPlanes(SB), NOSPLIT, $0-88
+//   acc = fma(x[ch*xcs+taps[2t]+p], w[taps[2t+1]+ch], acc); out[ch*ocs+p] = acc.
+// Two channels run side by side. With npos >= 8, positions go in groups
+// of four 8-lane vectors; a group's vectors past the end are moved back to
+// end at npos, so some positions are computed twice, with the same result.
+// With npos < 8 they go one at a time.
+TEXT ·dwPlanes(SB), NOSPLIT, $16-80
 	MOVQ x+0(FP), DI
 	MOVQ w+8(FP), SI
-	MOVQ bias+16(FP), R8
 	MOVQ out+24(FP), DX
-	MOVQ nch+56(FP), R13
+	MOVQ bias+16(FP), AX
+	MOVQ AX, bptr-8(SP)
+	MOVQ nch+56(FP), AX
+	MOVQ AX, left-16(SP)
+	MOVQ xcs+64(FP), R13
+	SHLQ $2, R13
 
 dpch:
-	TESTQ R13, R13
+	MOVQ left-16(SP), AX
+	CMPQ AX, $2
+	JLT  dpone
+	MOVQ bptr-8(SP), AX
+	VBROADCASTSS (AX), Y8
+	VBROADCASTSS 4(AX), Y9
+	XORQ BX, BX
+	MOVQ npos+48(FP), AX
+	CMPQ AX, $8
+	JLT  d2single
+
+d2group:
+	MOVQ npos+48(FP), AX
+	SHLQ $2, AX
+	CMPQ BX, AX
+	JGE  d2next
+	SUBQ $32, AX
+	DWCLAMP
+	VMOVAPS Y8, Y0
+	VMOVAPS Y8, Y1
+	VMOVAPS Y8, Y2
+	VMOVAPS Y8, Y3
+	VMOVAPS Y9, Y4
+	VMOVAPS Y9, Y5
+	VMOVAPS Y9, Y6
+	VMOVAPS Y9, Y7
+	MOVQ taps+32(FP), R11
+	MOVQ ntaps+40(FP), CX
+
+d2gt:
+	TESTQ CX, CX
+	JZ    d2gs
+	MOVQ  0(R11), AX
+	LEAQ  (DI)(AX*4), AX
+	LEAQ  (AX)(R13*1), R8
+	MOVQ  8(R11), R9
+	LEAQ  (SI)(R9*4), R9
+	VBROADCASTSS (R9), Y14
+	VBROADCASTSS 4(R9), Y13
+	VFMADD231PS (AX)(BX*1), Y14, Y0
+	VFMADD231PS (AX)(R10*1), Y14, Y1
+	VFMADD231PS (AX)(R14*1), Y14, Y2
+	VFMADD231PS (AX)(R12*1), Y14, Y3
+	VFMADD231PS (R8)(BX*1), Y13, Y4
+	VFMADD231PS (R8)(R10*1), Y13, Y5
+	VFMADD231PS (R8)(R14*1), Y13, Y6
+	VFMADD231PS (R8)(R12*1), Y13, Y7
+	ADDQ $16, R11
+	DECQ CX
+	JMP  d2gt
+
+d2gs:
+	VMOVUPS Y0, (DX)(BX*1)
+	VMOVUPS Y1, (DX)(R10*1)
+	VMOVUPS Y2, (DX)(R14*1)
+	VMOVUPS Y3, (DX)(R12*1)
+	MOVQ ocs+72(FP), AX
+	LEAQ (DX)(AX*4), AX
+	VMOVUPS Y4, (AX)(BX*1)
+	VMOVUPS Y5, (AX)(R10*1)
+	VMOVUPS Y6, (AX)(R14*1)
+	VMOVUPS Y7, (AX)(R12*1)
+	ADDQ $128, BX
+	JMP  d2group
+
+d2single:
+	MOVQ npos+48(FP), R12
+
+d2sp:
+	TESTQ R12, R12
+	JZ    d2next
+	VMOVAPS X8, X0
+	VMOVAPS X9, X4
+	MOVQ taps+32(FP), R11
+	MOVQ ntaps+40(FP), CX
+
+d2st:
+	TESTQ CX, CX
+	JZ    d2ss
+	MOVQ  0(R11), AX
+	LEAQ  (DI)(AX*4), AX
+	LEAQ  (AX)(R13*1), R8
+	MOVQ  8(R11), R9
+	LEAQ  (SI)(R9*4), R9
+	VMOVSS (R9), X14
+	VMOVSS 4(R9), X13
+	VMOVSS (AX)(BX*1), X1
+	VMOVSS (R8)(BX*1), X5
+	VFMADD231SS X14, X1, X0
+	VFMADD231SS X13, X5, X4
+	ADDQ $16, R11
+	DECQ CX
+	JMP  d2st
+
+d2ss:
+	VMOVSS X0, (DX)(BX*1)
+	MOVQ ocs+72(FP), AX
+	LEAQ (DX)(AX*4), AX
+	VMOVSS X4, (AX)(BX*1)
+	ADDQ $4, BX
+	DECQ R12
+	JMP  d2sp
+
+d2next:
+	ADDQ R13, DI
+	ADDQ R13, DI
+	ADDQ $8, SI
+	MOVQ ocs+72(FP), AX
+	LEAQ (DX)(AX*8), DX
+	ADDQ $8, bptr-8(SP)
+	SUBQ $2, left-16(SP)
+	JMP  dpch
+
+dpone:
+	TESTQ AX, AX
 	JZ    dpdone
-	VBROADCASTSS (R8), Y15
+	MOVQ  bptr-8(SP), AX
+	VBROADCASTSS (AX), Y15
 	XORQ BX, BX
 	MOVQ npos+48(FP), AX
 	CMPQ AX, $8
@@ -470,19 +605,9 @@ dpgroup:
 	MOVQ npos+48(FP), AX
 	SHLQ $2, AX
 	CMPQ BX, AX
-	JGE  dpnext
-	SUBQ $32, AX          // byte offset of the last full vector
-	CMPQ BX, AX
-	CMOVQGT AX, BX
-	LEAQ 32(BX), R10
-	CMPQ R10, AX
-	CMOVQGT AX, R10
-	LEAQ 64(BX), R14
-	CMPQ R14, AX
-	CMOVQGT AX, R14
-	LEAQ 96(BX), R12
-	CMPQ R12, AX
-	CMOVQGT AX, R12
+	JGE  dpdone
+	SUBQ $32, AX
+	DWCLAMP
 	VMOVAPS Y15, Y0
 	VMOVAPS Y15, Y1
 	VMOVAPS Y15, Y2
@@ -518,7 +643,7 @@ dp1:
 
 dp1p:
 	TESTQ R12, R12
-	JZ    dpnext
+	JZ    dpdone
 	VMOVAPS X15, X0
 	MOVQ taps+32(FP), R11
 	MOVQ ntaps+40(FP), CX
@@ -541,17 +666,6 @@ dp1s:
 	ADDQ $4, BX
 	DECQ R12
 	JMP  dp1p
-
-dpnext:
-	MOVQ xcs+64(FP), AX
-	LEAQ (DI)(AX*4), DI
-	MOVQ ocs+72(FP), AX
-	LEAQ (DX)(AX*4), DX
-	MOVQ kt+80(FP), AX
-	LEAQ (SI)(AX*4), SI
-	ADDQ $4, R8
-	DECQ R13
-	JMP  dpch
 
 dpdone:
 	VZEROUPPER

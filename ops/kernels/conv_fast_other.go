@@ -26,6 +26,6 @@ func gemmTile4x16(a *float32, lda int, b *float32, k int, c *float32) {
 	panic("kernels: no assembly kernels on this platform")
 }
 
-func dwPlanes(x, w, bias, out *float32, taps *int64, ntaps, npos, nch, xcs, ocs, kt int) {
+func dwPlanes(x, w, bias, out *float32, taps *int64, ntaps, npos, nch, xcs, ocs int) {
 	panic("kernels: no assembly kernels on this platform")
 }
