@@ -386,7 +386,114 @@ func convOneDNNDispatch(impl ConvImpl, isa ConvISA, g conv2dGeom, xd, wd, bd []f
 				}
 				return convDWVec(g, xd, wd, bd)
 			}
+		case ConvGemm:
+			if out := convGemmVec(isa, g, xd, wd, bd); out != nil {
+				return out
+			}
 		}
 	}
 	return convOneDNN(impl, isa, g, xd, wd, bd)
+}
+
+// convGemmVec is convGemm on the assembly kernel dwPlanes for the
+// summation orders it can run by output positions: one output channel
+// per group (an FMA chain from zero over all K) and avx512_core's
+// copy-free sgemm (FMA chains from zero over K blocks of about 384, each
+// block's sum added to the ones before); then the bias. im2col's zeros
+// are multiplied as in convGemm. It returns nil for the other orders
+// (avx2's xbyak kernel, gemv_t for one output position), which stay on
+// convGemm.
+func convGemmVec(isa ConvISA, g conv2dGeom, xd, wd, bd []float32) []float32 {
+	Cg, Og := g.C/g.G, g.O/g.G
+	KT := g.kh * g.kw
+	K, M := Cg*KT, g.Ho*g.Wo
+	if M == 1 || (Og > 1 && isa == ConvISAAVX2) || K == 0 {
+		return nil
+	}
+	out := make([]float32, g.B*g.O*M)
+	if len(out) == 0 {
+		return out
+	}
+	// K blocks: one for gemv_n, the sgemm's otherwise.
+	var blocks []int
+	for k0 := 0; k0 < K; {
+		size := K
+		if Og > 1 {
+			size = gemmBlock(K, k0, 384, true)
+		}
+		blocks = append(blocks, k0, k0+size)
+		k0 += size
+	}
+	zeros := make([]float32, Og)
+	col := make([]float32, K*M) // col[k*M + r]
+	wt := make([]float32, K*Og) // wt[k*Og + j]
+	for b := 0; b < g.B; b++ {
+		for gi := 0; gi < g.G; gi++ {
+			for j := 0; j < Og; j++ {
+				for k := 0; k < K; k++ {
+					wt[k*Og+j] = wd[(gi*Og+j)*K+k]
+				}
+			}
+			parallelFor(K, 8, func(lo, hi int) {
+				for k := lo; k < hi; k++ {
+					c, i, j := k/KT, k%KT/g.kw, k%g.kw
+					plane := xd[(b*g.C+gi*Cg+c)*g.H*g.W:]
+					dst := col[k*M : (k+1)*M]
+					for oy := 0; oy < g.Ho; oy++ {
+						y := oy*g.sh - g.pt + i*g.dh
+						for ox := 0; ox < g.Wo; ox++ {
+							x := ox*g.sw - g.pl + j*g.dw
+							var v float32
+							if y >= 0 && y < g.H && x >= 0 && x < g.W {
+								v = plane[y*g.W+x]
+							}
+							dst[oy*g.Wo+ox] = v
+						}
+					}
+				}
+			})
+			base := (b*g.O + gi*Og) * M
+			const chunk = 256
+			parallelFor((M+chunk-1)/chunk, 1, func(lo, hi int) {
+				var taps []int64
+				var tmp []float32
+				for ch := lo; ch < hi; ch++ {
+					r0, r1 := ch*chunk, min((ch+1)*chunk, M)
+					n := r1 - r0
+					for bi := 0; bi < len(blocks); bi += 2 {
+						taps = taps[:0]
+						for k := blocks[bi]; k < blocks[bi+1]; k++ {
+							taps = append(taps, int64(k*M), int64(k*Og))
+						}
+						ntaps := len(taps) / 2
+						if bi == 0 {
+							dwPlanes(&col[r0], &wt[0], &zeros[0], &out[base+r0], &taps[0], ntaps, n, Og, 0, M)
+							continue
+						}
+						if cap(tmp) < Og*n {
+							tmp = make([]float32, Og*n)
+						}
+						tmp = tmp[:Og*n]
+						dwPlanes(&col[r0], &wt[0], &zeros[0], &tmp[0], &taps[0], ntaps, n, Og, 0, n)
+						for j := 0; j < Og; j++ {
+							dst := out[base+j*M+r0 : base+j*M+r1]
+							for r, v := range tmp[j*n : (j+1)*n] {
+								dst[r] += v
+							}
+						}
+					}
+					if bd != nil {
+						for j := 0; j < Og; j++ {
+							bv := bd[gi*Og+j]
+							dst := out[base+j*M+r0 : base+j*M+r1]
+							for r := range dst {
+								dst[r] += bv
+							}
+						}
+					}
+				}
+			})
+		}
+	}
+	return out
 }

@@ -87,6 +87,13 @@ func BenchmarkConv1x1(b *testing.B) {
 	benchConv(b, []int{16, 64, 56, 56}, []int{256, 64, 1, 1}, 0, 1, ConvOptions{})
 }
 
+// BenchmarkConv1x1Batch1 is a 1×1 convolution 64→256 on 56×56 at batch 1,
+// which PyTorch runs with ATen's slow_conv2d (im2col and the reference
+// sgemm, no FMA), not oneDNN.
+func BenchmarkConv1x1Batch1(b *testing.B) {
+	benchConv(b, []int{1, 64, 56, 56}, []int{256, 64, 1, 1}, 0, 1, ConvOptions{})
+}
+
 // BenchmarkLinearPaths is linear 64×1024 → 1024 (the reference sgemm's
 // order, no FMA) on the assembly kernel and on pure Go.
 func BenchmarkLinearPaths(b *testing.B) {

@@ -79,14 +79,15 @@ func randGeom(r *rand.Rand, depthwise bool) conv2dGeom {
 	}
 }
 
-// TestConvVectorMatchesGo runs the assembly paths of the jit, jit_1x1 and
-// jit_dw convolutions and the pure-Go convOneDNN on random shapes (odd
+// TestConvVectorMatchesGo runs the assembly paths of the jit, jit_1x1,
+// jit_dw and gemm convolutions and the pure-Go convOneDNN on random shapes (odd
 // sizes, channel counts that leave partial 16-lane and 8-lane vectors,
 // strides, dilations, borders that skip taps) for both ISAs, and requires
 // the same bits.
 func TestConvVectorMatchesGo(t *testing.T) {
 	needVector(t)
 	r := rand.New(rand.NewPCG(15, 3))
+	gemmRuns := 0
 	for n := 0; n < 300; n++ {
 		dw := n%3 == 2
 		g := randGeom(r, dw)
@@ -111,15 +112,26 @@ func TestConvVectorMatchesGo(t *testing.T) {
 			continue
 		}
 		for _, isa := range []ConvISA{ConvISAAVX512Core, ConvISAAVX2} {
-			for _, impl := range []ConvImpl{ConvJit, ConvJit1x1} {
+			for _, impl := range []ConvImpl{ConvJit, ConvJit1x1, ConvGemm} {
+				var got []float32
+				if impl == ConvGemm {
+					if got = convGemmVec(isa, g, x, w, b); got == nil {
+						continue
+					}
+					gemmRuns++
+				} else {
+					got = convDirectVec(impl, isa, g, x, w, b)
+				}
 				want := convOneDNN(impl, isa, g, x, w, b)
-				got := convDirectVec(impl, isa, g, x, w, b)
 				if i := sameBits(got, want); i >= 0 {
 					t.Fatalf("%s:%s %s: output %d: got %g (%08x), want %g (%08x)", impl, isa, name, i,
 						got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
 				}
 			}
 		}
+	}
+	if gemmRuns < 100 {
+		t.Fatalf("only %d gemm cases ran on the vector path", gemmRuns)
 	}
 }
 

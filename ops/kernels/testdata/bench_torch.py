@@ -51,12 +51,8 @@ with torch.no_grad():
     conv("conv2d 3x3 64->64 56x56 b1", 1, 64, 56, 64, 3, 1, 1)
     conv("depthwise 3x3 64ch 56x56 b1", 1, 64, 56, 64, 3, 1, 64)
     conv("conv2d 1x1 64->256 56x56 b16", 16, 64, 56, 256, 1, 0, 1)
+    conv("conv2d 1x1 64->256 56x56 b1 (native)", 1, 64, 56, 256, 1, 0, 1)
     x = torch.randn(64, 1024)
     w = torch.randn(1024, 1024)
     b = torch.randn(1024)
     bench("linear 64x1024x1024", lambda: torch.nn.functional.linear(x, w, b), 2 * 64 * 1024 * 1024)
-    if os.environ.get("VERBOSE"):
-        torch.backends.mkldnn.verbose(1)
-        os.environ["ONEDNN_VERBOSE"] = "1"
-        for groups, c, k in [(1, 64, 3), (64, 64, 3)]:
-            torch.nn.functional.conv2d(torch.randn(1, 64, 56, 56), torch.randn(64, c // groups, k, k), padding=1, groups=groups)
