@@ -22,7 +22,7 @@ func convTile16x1(x, w, acc *float32, taps *int64, ntaps, nc, pstride, fresh int
 func dwRun(x, w, bias, out *float32, taps *int64, ntaps, nvec, npos, xstride, ostride int)
 
 //go:noescape
-func gemmTile4x16(a *float32, lda int, b *float32, k int, c *float32)
+func gemmTile4x16(a *float32, lda int, b *float32, k int, c *float32, ldc int)
 
 //go:noescape
 func dwPlanes(x, w, bias, out *float32, taps *int64, ntaps, npos, nch, xcs, ocs int)

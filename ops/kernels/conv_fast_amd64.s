@@ -389,28 +389,31 @@ dwdone:
 	VMULPS Y9, Y10, Y12; \
 	VADDPS Y12, a1, a1
 
-// func gemmTile4x16(a *float32, lda int, b *float32, k int, c *float32)
+// func gemmTile4x16(a *float32, lda int, b *float32, k int, c *float32, ldc int)
 //
 // For rows r < 4 and columns q < 16: for l = 0 .. k-1 in order,
-//   c[r*16+q] = c[r*16+q] + round(a[r*lda+l] * b[l*16+q]),
+//   c[r*ldc+q] = c[r*ldc+q] + round(a[r*lda+l] * b[l*16+q]),
 // each product and each sum rounded to float32 (no fused multiply-add),
 // as the reference sgemm's dot loops do.
-TEXT ·gemmTile4x16(SB), NOSPLIT, $0-40
+TEXT ·gemmTile4x16(SB), NOSPLIT, $0-48
 	MOVQ a+0(FP), DI
 	MOVQ lda+8(FP), R10
 	SHLQ $2, R10
 	MOVQ b+16(FP), SI
 	MOVQ k+24(FP), CX
 	MOVQ c+32(FP), DX
+	MOVQ ldc+40(FP), R11
+	SHLQ $2, R11
+	LEAQ (DX)(R11*2), R12
 	LEAQ (DI)(R10*2), R9
 	VMOVUPS 0(DX), Y0
 	VMOVUPS 32(DX), Y1
-	VMOVUPS 64(DX), Y2
-	VMOVUPS 96(DX), Y3
-	VMOVUPS 128(DX), Y4
-	VMOVUPS 160(DX), Y5
-	VMOVUPS 192(DX), Y6
-	VMOVUPS 224(DX), Y7
+	VMOVUPS 0(DX)(R11*1), Y2
+	VMOVUPS 32(DX)(R11*1), Y3
+	VMOVUPS 0(R12), Y4
+	VMOVUPS 32(R12), Y5
+	VMOVUPS 0(R12)(R11*1), Y6
+	VMOVUPS 32(R12)(R11*1), Y7
 	TESTQ CX, CX
 	JZ    g4done
 
@@ -430,12 +433,12 @@ g4loop:
 g4done:
 	VMOVUPS Y0, 0(DX)
 	VMOVUPS Y1, 32(DX)
-	VMOVUPS Y2, 64(DX)
-	VMOVUPS Y3, 96(DX)
-	VMOVUPS Y4, 128(DX)
-	VMOVUPS Y5, 160(DX)
-	VMOVUPS Y6, 192(DX)
-	VMOVUPS Y7, 224(DX)
+	VMOVUPS Y2, 0(DX)(R11*1)
+	VMOVUPS Y3, 32(DX)(R11*1)
+	VMOVUPS Y4, 0(R12)
+	VMOVUPS Y5, 32(R12)
+	VMOVUPS Y6, 0(R12)(R11*1)
+	VMOVUPS Y7, 32(R12)(R11*1)
 	VZEROUPPER
 	RET
 

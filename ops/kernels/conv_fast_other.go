@@ -22,7 +22,7 @@ func dwRun(x, w, bias, out *float32, taps *int64, ntaps, nvec, npos, xstride, os
 	panic("kernels: no assembly kernels on this platform")
 }
 
-func gemmTile4x16(a *float32, lda int, b *float32, k int, c *float32) {
+func gemmTile4x16(a *float32, lda int, b *float32, k int, c *float32, ldc int) {
 	panic("kernels: no assembly kernels on this platform")
 }
 

@@ -38,10 +38,14 @@ func dotAccumulateVec(m, n, k int, a, b, c []float32, ldc int) {
 			jp, ig := it/groups, it%groups
 			i0, j0 := ig*4, jp*16
 			rows, cols := min(4, m-i0), min(16, n-j0)
+			if rows == 4 && cols == 16 {
+				gemmTile4x16(&ap[i0*k], k, &bp[jp*k*16], k, &c[i0*ldc+j0], ldc)
+				continue
+			}
 			for r := 0; r < rows; r++ {
 				copy(tile[r*16:r*16+cols], c[(i0+r)*ldc+j0:(i0+r)*ldc+j0+cols])
 			}
-			gemmTile4x16(&ap[i0*k], k, &bp[jp*k*16], k, &tile[0])
+			gemmTile4x16(&ap[i0*k], k, &bp[jp*k*16], k, &tile[0], 16)
 			for r := 0; r < rows; r++ {
 				copy(c[(i0+r)*ldc+j0:(i0+r)*ldc+j0+cols], tile[r*16:r*16+cols])
 			}
