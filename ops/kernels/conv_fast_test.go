@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/fxquant/fxquant/ops/tensor"
 )
 
 // randFloats gives n values for the vector-path tests: mostly normal
@@ -191,5 +193,58 @@ func TestGemmVectorMatchesGo(t *testing.T) {
 		if i := sameBits(got, want); i >= 0 {
 			t.Fatalf("m=%d n=%d k=%d ldc=%d: element %d: got %g, want %g", m, n, k, ldc, i, got[i], want[i])
 		}
+	}
+}
+
+// TestConvNativeVectorMatchesGo runs convolutions that PyTorch gives to
+// ATen's native slow_conv2d (small inputs at batch 1, 1×1 kernels) through
+// ConvolutionWith with and without the assembly sgemm and requires the
+// same bits.
+func TestConvNativeVectorMatchesGo(t *testing.T) {
+	needVector(t)
+	defer func(v bool) { useVectorKernels = v }(useVectorKernels)
+	r := rand.New(rand.NewPCG(15, 6))
+	runs := 0
+	for tries := 0; runs < 80 && tries < 5000; tries++ {
+		g := randGeom(r, false)
+		g.B = 1
+		if r.IntN(2) == 0 {
+			g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.pt, g.pl = 1, 1, 1, 1, 1, 1, 0, 0
+			g.Ho, g.Wo = g.H, g.W
+		}
+		pb := (g.Ho-1)*g.sh + g.dh*(g.kh-1) + 1 - g.H - g.pt
+		pr := (g.Wo-1)*g.sw + g.dw*(g.kw-1) + 1 - g.W - g.pl
+		s := ConvShape{N: 1, C: g.C, H: g.H, W: g.W, O: g.O, KH: g.kh, KW: g.kw, Groups: g.G,
+			SH: g.sh, SW: g.sw, DH: g.dh, DW: g.dw, PT: g.pt, PB: max(pb, 0), PL: g.pl, PR: max(pr, 0)}
+		if ConvBackend(s, ConvOptions{}) != ConvNative || pb < 0 || pr < 0 || pb > g.pt || pr > g.pl {
+			continue
+		}
+		Cg := g.C / g.G
+		x := tensor.F32([]int{1, g.C, g.H, g.W}, randFloats(r, g.C*g.H*g.W, runs%2 == 0)...)
+		w := tensor.F32([]int{g.O, Cg, g.kh, g.kw}, randFloats(r, g.O*Cg*g.kh*g.kw, runs%3 == 0)...)
+		var b *tensor.Tensor
+		if runs%4 != 0 {
+			b = tensor.F32([]int{g.O}, randFloats(r, g.O, true)...)
+		}
+		p := ConvParams{Stride: []int{g.sh, g.sw}, PadBefore: []int{g.pt, g.pl}, PadAfter: []int{pb, pr},
+			Dilation: []int{g.dh, g.dw}, Groups: g.G}
+		var outs [2][]float32
+		for i, vec := range []bool{false, true} {
+			useVectorKernels = vec
+			y, err := ConvolutionWith(x, w, b, p, ConvOptions{})
+			if err != nil {
+				t.Fatalf("%+v: %v", g, err)
+			}
+			if outs[i], err = tensor.Data[float32](y); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if i := sameBits(outs[1], outs[0]); i >= 0 {
+			t.Fatalf("native %+v: output %d: vector %g, Go %g", g, i, outs[1][i], outs[0][i])
+		}
+		runs++
+	}
+	if runs < 80 {
+		t.Fatalf("only %d native convolutions drawn", runs)
 	}
 }
