@@ -170,23 +170,26 @@ func convDirectVec(impl ConvImpl, isa ConvISA, g conv2dGeom, xd, wd, bd []float3
 	// weight of output channel gi*Og+ob*16+lane, input channel c, tap t,
 	// for the block [c0, c0+bs) holding c; lanes past Og are zero.
 	wp := make([]float32, g.G*nOB*perOB)
-	for gi := 0; gi < g.G; gi++ {
-		for ob := 0; ob < nOB; ob++ {
-			dst := wp[(gi*nOB+ob)*perOB:]
+	parallelFor(g.G*nOB, 1, func(lo, hi int) {
+		for it := lo; it < hi; it++ {
+			gi, ob := it/nOB, it%nOB
+			dst := wp[it*perOB : (it+1)*perOB]
+			lanes := min(16, Og-ob*16)
+			src := wd[(gi*Og+ob*16)*Cg*KT:]
 			for c0 := 0; c0 < Cg; c0 += block {
 				bs := min(block, Cg-c0)
-				for t := 0; t < KT; t++ {
-					for c := c0; c < c0+bs; c++ {
-						row := dst[c0*KT*16+(t*bs+c-c0)*16:]
-						for lane := 0; lane < 16 && ob*16+lane < Og; lane++ {
-							o := gi*Og + ob*16 + lane
-							row[lane] = wd[(o*Cg+c)*KT+t]
+				blk := dst[c0*KT*16:]
+				for c := c0; c < c0+bs; c++ {
+					for t := 0; t < KT; t++ {
+						row := blk[(t*bs+c-c0)*16 : (t*bs+c-c0)*16+lanes]
+						for lane := range row {
+							row[lane] = src[(lane*Cg+c)*KT+t]
 						}
 					}
 				}
 			}
 		}
-	}
+	})
 	HW := g.H * g.W
 	xp := make([]float32, HW*Cg)
 	for b := 0; b < g.B; b++ {
@@ -224,13 +227,7 @@ func convDirectVec(impl ConvImpl, isa ConvISA, g conv2dGeom, xd, wd, bd []float3
 						full = convTaps(full[:0], g, Cg, oy, iLo, iHi, run, block)
 						last = convTaps(last[:0], g, Cg, oy, iLo, iHi, run, Cg-(Cg-1)/block*block)
 						ntaps := len(full)/2 - 1
-						for p0 := run.ox; p0 < run.end; {
-							P := 1
-							if run.end-p0 >= 6 {
-								P = 6
-							} else if run.end-p0 >= 3 {
-								P = 3
-							}
+						tile := func(p0, P int) {
 							total := row[p0*16 : (p0+P)*16]
 							for p := 0; p < P; p++ {
 								copy(total[p*16:p*16+16], biasLanes[:])
@@ -259,7 +256,30 @@ func convDirectVec(impl ConvImpl, isa ConvISA, g conv2dGeom, xd, wd, bd []float3
 									convTile16x1(xb, wb, &total[0], &taps[0], ntaps, bs, g.sw*Cg, fresh)
 								}
 							}
-							p0 += P
+						}
+						// Tiles of 6, then the rest: one position alone,
+						// else a tile of 3 or 6 moved back to end at the
+						// run's end (its first positions are computed
+						// again, with the same bits), which costs less
+						// than one-position tiles.
+						n := run.end - run.ox
+						q := run.ox
+						for ; run.end-q >= 6; q += 6 {
+							tile(q, 6)
+						}
+						switch r := run.end - q; {
+						case r == 0:
+						case r == 1 || n == 2:
+							for ; q < run.end; q++ {
+								tile(q, 1)
+							}
+						case r <= 3:
+							tile(run.end-3, 3)
+						case n >= 6:
+							tile(run.end-6, 6)
+						default:
+							tile(q, 3)
+							tile(run.end-3, 3)
 						}
 					}
 					for lane := 0; lane < 16 && ob*16+lane < Og; lane++ {

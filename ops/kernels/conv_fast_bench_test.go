@@ -75,6 +75,12 @@ func BenchmarkConv2d3x3(b *testing.B) {
 	})
 }
 
+// BenchmarkConv2d3x3Small is conv2d 3×3, 512→512 channels on 7×7, batch
+// 1, padding 1 (a ResNet's last stage: most positions touch a border).
+func BenchmarkConv2d3x3Small(b *testing.B) {
+	benchConv(b, []int{1, 512, 7, 7}, []int{512, 512, 3, 3}, 1, 1, ConvOptions{})
+}
+
 // BenchmarkConvDepthwise3x3 is a depthwise 3×3 convolution of 64
 // channels on 56×56, batch 1, padding 1 (oneDNN jit_dw).
 func BenchmarkConvDepthwise3x3(b *testing.B) {

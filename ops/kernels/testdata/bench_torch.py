@@ -49,6 +49,7 @@ with torch.no_grad():
           f"ATEN_CPU_CAPABILITY={os.environ.get('ATEN_CPU_CAPABILITY')}, "
           f"cpu capability {torch.backends.cpu.get_cpu_capability()}", flush=True)
     conv("conv2d 3x3 64->64 56x56 b1", 1, 64, 56, 64, 3, 1, 1)
+    conv("conv2d 3x3 512->512 7x7 b1", 1, 512, 7, 512, 3, 1, 1)
     conv("depthwise 3x3 64ch 56x56 b1", 1, 64, 56, 64, 3, 1, 64)
     conv("conv2d 1x1 64->256 56x56 b16", 16, 64, 56, 256, 1, 0, 1)
     conv("conv2d 1x1 64->256 56x56 b1 (native)", 1, 64, 56, 256, 1, 0, 1)
