@@ -21,6 +21,23 @@ import (
 // kernels on the same inputs.
 var useVectorKernels = haveFMA32x8
 
+// f32Pool keeps scratch buffers (packed weights and inputs) between
+// calls, which saves clearing and faulting in fresh memory each time.
+var f32Pool sync.Pool
+
+// getF32 returns a scratch slice of length n with unspecified contents.
+func getF32(n int) []float32 {
+	if p, ok := f32Pool.Get().(*[]float32); ok && cap(*p) >= n {
+		return (*p)[:n]
+	}
+	return make([]float32, n)
+}
+
+// putF32 hands a slice from getF32 back for reuse.
+func putF32(s []float32) {
+	f32Pool.Put(&s)
+}
+
 // parallelFor calls fn on contiguous ranges covering [0, n), on up to
 // GOMAXPROCS goroutines with at least grain items each.
 func parallelFor(n, grain int, fn func(lo, hi int)) {
@@ -169,29 +186,51 @@ func convDirectVec(impl ConvImpl, isa ConvISA, g conv2dGeom, xd, wd, bd []float3
 	// wp[((gi*nOB+ob)*Cg + c0)*KT*16 + (t*bs + c-c0)*16 + lane] is the
 	// weight of output channel gi*Og+ob*16+lane, input channel c, tap t,
 	// for the block [c0, c0+bs) holding c; lanes past Og are zero.
-	wp := make([]float32, g.G*nOB*perOB)
+	// wp holds the packed weights; a pooled buffer, so padding lanes are
+	// cleared below.
+	wp := getF32(g.G * nOB * perOB)
+	defer putF32(wp)
+	// dstOf[c*KT+t] is the 16-float row of (channel c, tap t) in a packed
+	// 16-channel block.
+	dstOf := make([]int32, Cg*KT)
+	for c0 := 0; c0 < Cg; c0 += block {
+		bs := min(block, Cg-c0)
+		for c := c0; c < c0+bs; c++ {
+			for t := 0; t < KT; t++ {
+				dstOf[c*KT+t] = int32(c0*KT + t*bs + c - c0)
+			}
+		}
+	}
 	parallelFor(g.G*nOB, 1, func(lo, hi int) {
 		for it := lo; it < hi; it++ {
 			gi, ob := it/nOB, it%nOB
 			dst := wp[it*perOB : (it+1)*perOB]
 			lanes := min(16, Og-ob*16)
-			src := wd[(gi*Og+ob*16)*Cg*KT:]
-			for c0 := 0; c0 < Cg; c0 += block {
-				bs := min(block, Cg-c0)
-				blk := dst[c0*KT*16:]
-				for c := c0; c < c0+bs; c++ {
-					for t := 0; t < KT; t++ {
-						row := blk[(t*bs+c-c0)*16 : (t*bs+c-c0)*16+lanes]
-						for lane := range row {
-							row[lane] = src[(lane*Cg+c)*KT+t]
-						}
+			if lanes < 16 {
+				clear(dst)
+			}
+			src := wd[(gi*Og+ob*16)*Cg*KT : (gi*Og+ob*16+lanes)*Cg*KT]
+			// 64 (channel, tap) entries of every lane at a time: each
+			// source row's piece copied in order to tmp, then each
+			// destination row written whole.
+			var tmp [16 * 64]float32
+			for e0 := 0; e0 < Cg*KT; e0 += 64 {
+				e1 := min(e0+64, Cg*KT)
+				for lane := 0; lane < lanes; lane++ {
+					copy(tmp[lane*64:lane*64+e1-e0], src[lane*Cg*KT+e0:lane*Cg*KT+e1])
+				}
+				for e, r := range dstOf[e0:e1] {
+					row := dst[int(r)*16 : int(r)*16+lanes]
+					for lane := range row {
+						row[lane] = tmp[lane*64+e]
 					}
 				}
 			}
 		}
 	})
 	HW := g.H * g.W
-	xp := make([]float32, HW*Cg)
+	xp := getF32(HW * Cg)
+	defer putF32(xp)
 	for b := 0; b < g.B; b++ {
 		for gi := 0; gi < g.G; gi++ {
 			// Channel-last input of the group: xp[(y*W+x)*Cg + c].
@@ -205,18 +244,25 @@ func convDirectVec(impl ConvImpl, isa ConvISA, g conv2dGeom, xd, wd, bd []float3
 				}
 			})
 			runs := columnRuns(g)
-			parallelFor(nOB*g.Ho, 1, func(lo, hi int) {
+			// Work items are an output row and a group of up to four
+			// 16-channel blocks; one-position tiles run the group's
+			// blocks together (convTile64x1) to hide FMA latency.
+			nOG := (nOB + 3) / 4
+			parallelFor(nOG*g.Ho, 1, func(lo, hi int) {
 				var full, last []int64
-				var biasLanes [16]float32
-				// row[p*16+lane] is output channel ob*16+lane at column p.
-				row := make([]float32, g.Wo*16)
+				var biasLanes [4 * 16]float32
+				// row[k*Wo*16 + p*16 + lane] is output channel
+				// (og*4+k)*16+lane at column p.
+				rowStride := g.Wo * 16
+				row := make([]float32, 4*rowStride)
 				for it := lo; it < hi; it++ {
-					oy, ob := it/nOB, it%nOB
-					wg := wp[(gi*nOB+ob)*perOB:]
-					for lane := range biasLanes {
-						biasLanes[lane] = 0
-						if o := ob*16 + lane; bd != nil && o < Og {
-							biasLanes[lane] = bd[gi*Og+o]
+					oy, og := it/nOG, it%nOG
+					ob0 := og * 4
+					nb := min(4, nOB-ob0)
+					for k := 0; k < 4*16; k++ {
+						biasLanes[k] = 0
+						if o := ob0*16 + k; bd != nil && o < Og && k < nb*16 {
+							biasLanes[k] = bd[gi*Og+o]
 						}
 					}
 					iLo, iHi := validRange(oy, g.sh, g.pt, g.dh, g.kh, g.H)
@@ -228,9 +274,11 @@ func convDirectVec(impl ConvImpl, isa ConvISA, g conv2dGeom, xd, wd, bd []float3
 						last = convTaps(last[:0], g, Cg, oy, iLo, iHi, run, Cg-(Cg-1)/block*block)
 						ntaps := len(full)/2 - 1
 						tile := func(p0, P int) {
-							total := row[p0*16 : (p0+P)*16]
-							for p := 0; p < P; p++ {
-								copy(total[p*16:p*16+16], biasLanes[:])
+							for k := 0; k < nb; k++ {
+								total := row[k*rowStride+p0*16 : k*rowStride+(p0+P)*16]
+								for p := 0; p < P; p++ {
+									copy(total[p*16:p*16+16], biasLanes[k*16:k*16+16])
+								}
 							}
 							for c0 := 0; c0 < Cg; c0 += block {
 								bs := min(block, Cg-c0)
@@ -246,14 +294,22 @@ func convDirectVec(impl ConvImpl, isa ConvISA, g conv2dGeom, xd, wd, bd []float3
 								if ntaps > 0 {
 									xb = &xp[(p0-run.ox)*g.sw*Cg+c0]
 								}
-								wb := &wg[c0*KT*16]
-								switch P {
-								case 6:
-									convTile16x6(xb, wb, &total[0], &taps[0], ntaps, bs, g.sw*Cg, fresh)
-								case 3:
-									convTile16x3(xb, wb, &total[0], &taps[0], ntaps, bs, g.sw*Cg, fresh)
-								default:
-									convTile16x1(xb, wb, &total[0], &taps[0], ntaps, bs, g.sw*Cg, fresh)
+								if P == 1 && nb == 4 {
+									wb := &wp[(gi*nOB+ob0)*perOB+c0*KT*16]
+									convTile64x1(xb, wb, &row[p0*16], &taps[0], ntaps, bs, perOB, rowStride, fresh)
+									continue
+								}
+								for k := 0; k < nb; k++ {
+									wb := &wp[(gi*nOB+ob0+k)*perOB+c0*KT*16]
+									acc := &row[k*rowStride+p0*16]
+									switch P {
+									case 6:
+										convTile16x6(xb, wb, acc, &taps[0], ntaps, bs, g.sw*Cg, fresh)
+									case 3:
+										convTile16x3(xb, wb, acc, &taps[0], ntaps, bs, g.sw*Cg, fresh)
+									default:
+										convTile16x1(xb, wb, acc, &taps[0], ntaps, bs, g.sw*Cg, fresh)
+									}
 								}
 							}
 						}
@@ -282,11 +338,14 @@ func convDirectVec(impl ConvImpl, isa ConvISA, g conv2dGeom, xd, wd, bd []float3
 							tile(run.end-3, 3)
 						}
 					}
-					for lane := 0; lane < 16 && ob*16+lane < Og; lane++ {
-						o := gi*Og + ob*16 + lane
-						dst := out[((b*g.O+o)*g.Ho+oy)*g.Wo : ((b*g.O+o)*g.Ho+oy+1)*g.Wo]
-						for p := range dst {
-							dst[p] = row[p*16+lane]
+					for k := 0; k < nb; k++ {
+						for lane := 0; lane < 16 && (ob0+k)*16+lane < Og; lane++ {
+							o := gi*Og + (ob0+k)*16 + lane
+							dst := out[((b*g.O+o)*g.Ho+oy)*g.Wo : ((b*g.O+o)*g.Ho+oy+1)*g.Wo]
+							src := row[k*rowStride:]
+							for p := range dst {
+								dst[p] = src[p*16+lane]
+							}
 						}
 					}
 				}

@@ -26,3 +26,6 @@ func gemmTile4x16(a *float32, lda int, b *float32, k int, c *float32, ldc int)
 
 //go:noescape
 func dwPlanes(x, w, bias, out *float32, taps *int64, ntaps, npos, nch, xcs, ocs int)
+
+//go:noescape
+func convTile64x1(x, w, acc *float32, taps *int64, ntaps, nc, wstride, astride, fresh int)

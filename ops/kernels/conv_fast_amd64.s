@@ -673,3 +673,117 @@ dp1s:
 dpdone:
 	VZEROUPPER
 	RET
+
+// Load or store (op) the eight accumulators of convTile64x1: two vectors
+// at DX + k*astride bytes (AX) for k < 4; BX is clobbered.
+#define ACC64(op) \
+	op 0(DX), Y0; \
+	op 32(DX), Y1; \
+	op 0(DX)(AX*1), Y2; \
+	op 32(DX)(AX*1), Y3; \
+	op 0(DX)(AX*2), Y4; \
+	op 32(DX)(AX*2), Y5; \
+	LEAQ (DX)(AX*2), BX; \
+	op 0(BX)(AX*1), Y6; \
+	op 32(BX)(AX*1), Y7
+
+#define ACC64ADD \
+	VADDPS 0(DX), Y0, Y0; \
+	VADDPS 32(DX), Y1, Y1; \
+	VADDPS 0(DX)(AX*1), Y2, Y2; \
+	VADDPS 32(DX)(AX*1), Y3, Y3; \
+	VADDPS 0(DX)(AX*2), Y4, Y4; \
+	VADDPS 32(DX)(AX*2), Y5, Y5; \
+	LEAQ (DX)(AX*2), BX; \
+	VADDPS 0(BX)(AX*1), Y6, Y6; \
+	VADDPS 32(BX)(AX*1), Y7, Y7
+
+#define ACC64STORE \
+	VMOVUPS Y0, 0(DX); \
+	VMOVUPS Y1, 32(DX); \
+	VMOVUPS Y2, 0(DX)(AX*1); \
+	VMOVUPS Y3, 32(DX)(AX*1); \
+	VMOVUPS Y4, 0(DX)(AX*2); \
+	VMOVUPS Y5, 32(DX)(AX*2); \
+	LEAQ (DX)(AX*2), BX; \
+	VMOVUPS Y6, 0(BX)(AX*1); \
+	VMOVUPS Y7, 32(BX)(AX*1)
+
+// func convTile64x1(x, w, acc *float32, taps *int64, ntaps, nc, wstride, astride, fresh int)
+//
+// convTile16x1 for four blocks of sixteen output channels at once (eight
+// independent chains instead of two): block k's weights start at
+// w + k*wstride and its sums at acc + k*astride (floats).
+TEXT ·convTile64x1(SB), NOSPLIT, $0-72
+	MOVQ x+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ acc+16(FP), DX
+	MOVQ taps+24(FP), R11
+	MOVQ ntaps+32(FP), R12
+	MOVQ nc+40(FP), R13
+	MOVQ wstride+48(FP), R10
+	SHLQ $2, R10
+	LEAQ (R10)(R10*2), R14
+	MOVQ astride+56(FP), AX
+	SHLQ $2, AX
+	MOVQ fresh+64(FP), CX
+	TESTQ CX, CX
+	JNZ  q1zero
+	ACC64(VMOVUPS)
+	JMP  q1start
+
+q1zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+q1start:
+	TESTQ R13, R13
+	JZ    q1done
+
+q1tap:
+	TESTQ R12, R12
+	JZ    q1done
+	MOVQ  0(R11), AX
+	MOVQ  8(R11), BX
+	LEAQ  (DI)(AX*4), R8
+	LEAQ  (SI)(BX*4), BX
+	MOVQ  R13, CX
+
+q1chan:
+	VBROADCASTSS (R8), Y15
+	LEAQ (BX)(R14*1), R9
+	VFMADD231PS 0(BX), Y15, Y0
+	VFMADD231PS 32(BX), Y15, Y1
+	VFMADD231PS 0(BX)(R10*1), Y15, Y2
+	VFMADD231PS 32(BX)(R10*1), Y15, Y3
+	VFMADD231PS 0(BX)(R10*2), Y15, Y4
+	VFMADD231PS 32(BX)(R10*2), Y15, Y5
+	VFMADD231PS 0(R9), Y15, Y6
+	VFMADD231PS 32(R9), Y15, Y7
+	ADDQ $4, R8
+	ADDQ $64, BX
+	DECQ CX
+	JNZ  q1chan
+
+	ADDQ $16, R11
+	DECQ R12
+	JMP  q1tap
+
+q1done:
+	MOVQ astride+56(FP), AX
+	SHLQ $2, AX
+	MOVQ fresh+64(FP), CX
+	TESTQ CX, CX
+	JZ   q1store
+	ACC64ADD
+
+q1store:
+	ACC64STORE
+	VZEROUPPER
+	RET

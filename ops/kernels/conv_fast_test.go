@@ -68,6 +68,10 @@ func randGeom(r *rand.Rand, depthwise bool) conv2dGeom {
 			g.G = 1 + r.IntN(3)
 			g.C = g.G * (1 + r.IntN(40))
 			g.O = g.G * (1 + r.IntN(37))
+			if r.IntN(4) == 0 {
+				// Four or more 16-channel blocks a group.
+				g.O = g.G * (49 + r.IntN(32))
+			}
 		}
 		g.pt, g.pl = r.IntN(g.kh), r.IntN(g.kw)
 		pb, pr := r.IntN(g.kh), r.IntN(g.kw)
