@@ -220,6 +220,15 @@ func convDirectVec(impl ConvImpl, isa ConvISA, g conv2dGeom, xd, wd, bd []float3
 					copy(tmp[lane*64:lane*64+e1-e0], src[lane*Cg*KT+e0:lane*Cg*KT+e1])
 				}
 				for e, r := range dstOf[e0:e1] {
+					if lanes == 16 {
+						d := (*[16]float32)(dst[int(r)*16:])
+						t := tmp[e:]
+						d[0], d[1], d[2], d[3] = t[0], t[64], t[128], t[192]
+						d[4], d[5], d[6], d[7] = t[256], t[320], t[384], t[448]
+						d[8], d[9], d[10], d[11] = t[512], t[576], t[640], t[704]
+						d[12], d[13], d[14], d[15] = t[768], t[832], t[896], t[960]
+						continue
+					}
 					row := dst[int(r)*16 : int(r)*16+lanes]
 					for lane := range row {
 						row[lane] = tmp[lane*64+e]
