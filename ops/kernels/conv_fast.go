@@ -210,12 +210,21 @@ func convDirectVec(impl ConvImpl, isa ConvISA, g conv2dGeom, xd, wd, bd []float3
 				clear(dst)
 			}
 			src := wd[(gi*Og+ob*16)*Cg*KT : (gi*Og+ob*16+lanes)*Cg*KT]
-			// 64 (channel, tap) entries of every lane at a time: each
+			// Eight lanes by eight (channel, tap) entries at a time in
+			// registers (packT8x8), then the rest 64 entries of every
+			// lane at a time: each
 			// source row's piece copied in order to tmp, then each
 			// destination row written whole.
+			n, e := Cg*KT, 0
+			if lanes == 16 {
+				for ; e+8 <= n; e += 8 {
+					packT8x8(&src[e], n, &dst[0], &dstOf[e])
+					packT8x8(&src[8*n+e], n, &dst[8], &dstOf[e])
+				}
+			}
 			var tmp [16 * 64]float32
-			for e0 := 0; e0 < Cg*KT; e0 += 64 {
-				e1 := min(e0+64, Cg*KT)
+			for e0 := e; e0 < n; e0 += 64 {
+				e1 := min(e0+64, n)
 				for lane := 0; lane < lanes; lane++ {
 					copy(tmp[lane*64:lane*64+e1-e0], src[lane*Cg*KT+e0:lane*Cg*KT+e1])
 				}

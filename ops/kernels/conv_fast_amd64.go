@@ -29,3 +29,6 @@ func dwPlanes(x, w, bias, out *float32, taps *int64, ntaps, npos, nch, xcs, ocs 
 
 //go:noescape
 func convTile64x1(x, w, acc *float32, taps *int64, ntaps, nc, wstride, astride, fresh int)
+
+//go:noescape
+func packT8x8(src *float32, stride int, dst *float32, rows *int32)

@@ -33,3 +33,7 @@ func dwPlanes(x, w, bias, out *float32, taps *int64, ntaps, npos, nch, xcs, ocs 
 func convTile64x1(x, w, acc *float32, taps *int64, ntaps, nc, wstride, astride, fresh int) {
 	panic("kernels: no assembly kernels on this platform")
 }
+
+func packT8x8(src *float32, stride int, dst *float32, rows *int32) {
+	panic("kernels: no assembly kernels on this platform")
+}
