@@ -45,7 +45,8 @@ var impRules = []importRule{
 	// and imports nothing of the module.
 	{pkg: "internal/atomicfile"},
 	{pkg: "ops/tensor", ext: impGonum},
-	{pkg: "ops/kernels", may: []string{"ops/tensor"}, ext: impGonum},
+	// ops/kernels picks its assembly kernels by the CPU's features.
+	{pkg: "ops/kernels", may: []string{"ops/tensor"}, ext: impJoin(impGonum, []string{"golang.org/x/sys/cpu"})},
 	{pkg: "ops", may: []string{"ops/..."}, ext: impGonum},
 	{pkg: "fxgraph", may: impOps, ext: impDominik},
 	{pkg: "fxgraph/interp", may: impJoin([]string{"fxgraph"}, impOps)},

@@ -188,6 +188,9 @@ func ConvolutionWith(input, weight, bias *tensor.Tensor, p ConvParams, opt ConvO
 			return convOneDNNTensor(impl, opt.ISA, g2, input.DType(), outShape, xd, wd, bd), nil
 		}
 	}
+	if out := convNativeVec(g2, xd, wd, bd); out != nil {
+		return fromFloat32(input.DType(), outShape, out), nil
+	}
 	Og := O / g
 	K := Cg * kh * kw
 	P := Ho * Wo

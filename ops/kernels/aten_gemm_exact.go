@@ -47,6 +47,10 @@ func dotAccumulate(m, n, k int, a, b, c []float32, ldc int) {
 	if m <= 0 || n <= 0 || k <= 0 {
 		return
 	}
+	if useVectorKernels && m*n*k >= minVectorGemmWork {
+		dotAccumulateVec(m, n, k, a, b, c, ldc)
+		return
+	}
 	workers := runtime.GOMAXPROCS(0)
 	work := m * n * k
 	const minWorkPerGoroutine = 1 << 18

@@ -592,5 +592,5 @@ func convGemmAVX2Sum(a, b, prod []float32, m, n, r, j int) float32 {
 
 // convOneDNNTensor wraps convOneDNN for [Convolution].
 func convOneDNNTensor(impl ConvImpl, isa ConvISA, g conv2dGeom, dt tensor.DType, outShape []int, xd, wd, bd []float32) *tensor.Tensor {
-	return fromFloat32(dt, outShape, convOneDNN(impl, isa, g, xd, wd, bd))
+	return fromFloat32(dt, outShape, convOneDNNDispatch(impl, isa, g, xd, wd, bd))
 }

@@ -2,7 +2,22 @@
 // over [tensor.Tensor] that reproduce PyTorch's arithmetic. Package ops
 // adapts them to its registry rows (kernels_quant_table.go,
 // kernels_aten_table.go); kernels itself imports only ops/tensor, the
-// standard library and gonum.
+// standard library, gonum and golang.org/x/sys/cpu.
+//
+// # Vector kernels
+//
+// The float32 convolutions that replay oneDNN (jit, jit_1x1, jit_dw and
+// the gemm convolution's avx512_core and gemv_n orders) and the reference
+// sgemm behind [Linear], [Mm], [Addmm], [Bmm] and ATen's native
+// convolution run on AVX2 + FMA assembly (conv_fast_amd64.s) when the CPU
+// has it, chosen at run time, and on the pure-Go code otherwise (or with
+// the purego build tag). Each vector lane is one output element, so every
+// element keeps the chain of operations PyTorch gives it: VFMADD231PS is
+// the single-rounding fused multiply-add [FMA32] computes, VMULPS and
+// VADDPS the separately rounded product and sum of the sgemm. Both paths
+// give the same bits; tests compare them on random shapes. Large
+// problems split their output rows over goroutines, each element still
+// computed by one.
 //
 // # Quantization kernels
 //
