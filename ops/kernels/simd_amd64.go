@@ -7,30 +7,7 @@ package kernels
 // pure-Go counterpart (a hardware fused multiply-add is the single
 // rounding [FMA32] emulates), so both give the same bits; the tests run
 // both and compare. Building with -tags purego leaves only the Go code.
-var useAVX2 = hasAVX2FMA()
-
-// hasAVX2FMA reports AVX2 and FMA support with the OS saving the YMM
-// state (CPUID leaves 1 and 7, XGETBV), as golang.org/x/sys/cpu does.
-func hasAVX2FMA() bool {
-	maxID, _, _, _ := cpuid(0, 0)
-	if maxID < 7 {
-		return false
-	}
-	_, _, ecx1, _ := cpuid(1, 0)
-	const fma, osxsave, avx = 1 << 12, 1 << 27, 1 << 28
-	if ecx1&(fma|osxsave|avx) != fma|osxsave|avx {
-		return false
-	}
-	if xcr0, _ := xgetbv(); xcr0&6 != 6 { // XMM and YMM state enabled
-		return false
-	}
-	_, ebx7, _, _ := cpuid(7, 0)
-	return ebx7&(1<<5) != 0
-}
-
-func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
-
-func xgetbv() (eax, edx uint32)
+var useAVX2 = haveFMA32x8
 
 // expSubAVX2 sets dst[i] = sleefExpf(src[i] - m) for i < n, n a multiple of 8.
 //

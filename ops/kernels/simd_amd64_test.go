@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// hasAVX2FMA must agree with the flags Linux reports for the CPU.
+// haveFMA32x8 (golang.org/x/sys/cpu) must agree with the flags Linux reports for the CPU.
 func TestHasAVX2FMAMatchesCPUInfo(t *testing.T) {
 	b, err := os.ReadFile("/proc/cpuinfo")
 	if err != nil {
@@ -23,8 +23,8 @@ func TestHasAVX2FMAMatchesCPUInfo(t *testing.T) {
 		for _, f := range strings.Fields(strings.TrimLeft(flags, "\t :")) {
 			set[f] = true
 		}
-		if want := set["avx2"] && set["fma"]; hasAVX2FMA() != want {
-			t.Fatalf("hasAVX2FMA() = %v, /proc/cpuinfo avx2 && fma = %v", hasAVX2FMA(), want)
+		if want := set["avx2"] && set["fma"]; haveFMA32x8 != want {
+			t.Fatalf("haveFMA32x8 = %v, /proc/cpuinfo avx2 && fma = %v", haveFMA32x8, want)
 		}
 		return
 	}
