@@ -55,6 +55,12 @@ type Options struct {
 	// (the output node excluded). A non-nil error stops the run and is
 	// returned wrapped in a NodeError for that node.
 	Hook func(n *fxgraph.Node, v ops.Value) error
+	// CallModule, when set, runs every call_module node in place of the
+	// module's Forward: it gets the node, the module and the node's
+	// argument values (node references replaced), and returns the node's
+	// value. convert.Calibrate uses it to put the observers' updates of
+	// batches run at once in batch order.
+	CallModule func(n *fxgraph.Node, m fxgraph.Module, args []ops.Value) (ops.Value, error)
 	// Release drops each node's value right after its last user has run,
 	// so peak memory follows the live values rather than the whole graph.
 	Release bool
@@ -302,6 +308,9 @@ func (r *runner) eval(n *fxgraph.Node) (ops.Value, error) {
 		}
 		if len(kwargs) > 0 {
 			return nil, fmt.Errorf("%w: call_module with keyword arguments", ErrUnsupported)
+		}
+		if r.opts.CallModule != nil {
+			return r.opts.CallModule(n, mod, args)
 		}
 		return mod.Forward(args)
 	case fxgraph.CallFunction:

@@ -455,3 +455,27 @@ func TestRunInputsAndHook(t *testing.T) {
 	assert.Equal(t, []float32{0, 2}, outF32(t, outs[0]))
 	assert.Equal(t, []float32{-1, 2}, outF32(t, in), "inputs are not modified")
 }
+
+// TestCallModuleOption: Options.CallModule runs call_module nodes in
+// place of Forward, with the node, the module and the argument values.
+func TestCallModuleOption(t *testing.T) {
+	g := fxgraph.New()
+	a := g.Placeholder("a", nil)
+	rec := &recorder{}
+	g.SetAttr("obs", rec)
+	obs := g.CallModule("obs", a)
+	g.SetOutput(ops.Tuple{obs})
+	var got []string
+	outs, err := interp.Run(g, []*tensor.Tensor{tensor.F32([]int{2}, 1, 2)}, interp.Options{
+		CallModule: func(n *fxgraph.Node, m fxgraph.Module, args []ops.Value) (ops.Value, error) {
+			got = append(got, n.Name())
+			assert.Same(t, rec, m)
+			assert.Equal(t, []float32{1, 2}, outF32(t, args[0]))
+			return tensor.F32([]int{1}, 7), nil
+		},
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"obs"}, got)
+	assert.Equal(t, 0, rec.calls, "Forward is not called")
+	assert.Equal(t, []float32{7}, outF32(t, outs[0]))
+}
