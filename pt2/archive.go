@@ -2,8 +2,10 @@ package pt2
 
 import (
 	"archive/zip"
+	"bufio"
 	"bytes"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"reflect"
@@ -491,8 +493,11 @@ func (p *Program) WriteArchive(w io.Writer, reg *ops.Registry) error {
 		record{".data/version", []byte("6\n")},
 		record{"byteorder", []byte("little")},
 	)
-	recs = append(recs, record{".data/serialization_id", []byte(serializationID(recs))})
-	if err := writeContainer(w, root, recs); err != nil {
+	crcs := checksums(recs)
+	id := record{".data/serialization_id", []byte(serializationID(recs, crcs))}
+	recs = append(recs, id)
+	crcs = append(crcs, crc32.ChecksumIEEE(id.data))
+	if err := writeContainer(w, root, recs, crcs); err != nil {
 		return fmt.Errorf("pt2: write archive: %w", err)
 	}
 	return nil
@@ -536,7 +541,11 @@ func payloads(ws []weightEntry, constants bool, prefix, dir string) ([]record, [
 			if err != nil {
 				return nil, nil, fmt.Errorf("%q: %w", we.FQN, err)
 			}
-			recs = append(recs, record{dir + path, whole.Bytes()})
+			data, shared := tensor.StorageBytes(t)
+			if !shared {
+				data = whole.Bytes()
+			}
+			recs = append(recs, record{dir + path, data})
 		}
 		m, err := metaFromTensor(t, we.Info)
 		if err != nil {
@@ -579,13 +588,16 @@ func metaFromTensor(t *tensor.Tensor, info TensorInfo) (tensorMeta, error) {
 
 // WriteFile writes p as a PT2 archive at name; the root folder is the
 // program's ArchiveRoot ("archive" by default, as torch.export.save uses
-// for buffers). The archive is built in memory first and then written
-// atomically (internal/atomicfile): a failure leaves an existing file at
-// name as it was.
+// for buffers). The archive streams into a temporary file that replaces
+// name once complete (internal/atomicfile): a failure leaves an existing
+// file at name as it was. Weights are written from their storage, without
+// a copy of the archive in memory.
 func (p *Program) WriteFile(name string, reg *ops.Registry) error {
-	var buf bytes.Buffer
-	if err := p.WriteArchive(&buf, reg); err != nil {
-		return err
-	}
-	return atomicfile.WriteFile(name, buf.Bytes(), 0o644)
+	return atomicfile.Write(name, 0o644, func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 1<<20)
+		if err := p.WriteArchive(bw, reg); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
 }
