@@ -139,11 +139,12 @@ func sortedKeys(m map[string]ops.Value) []string {
 }
 
 type runner struct {
-	g    *fxgraph.Graph
-	reg  *ops.Registry
-	opts Options
-	env  map[*fxgraph.Node]ops.Value
-	cur  *fxgraph.Node
+	g        *fxgraph.Graph
+	reg      *ops.Registry
+	opts     Options
+	env      map[*fxgraph.Node]ops.Value
+	cur      *fxgraph.Node
+	deferred map[*fxgraph.Node]bool // constant nodes not computed yet (see deferred.go)
 }
 
 func run(g *fxgraph.Graph, bind func([]*fxgraph.Node) (map[*fxgraph.Node]ops.Value, error), opts Options) (outs []ops.Value, err error) {
@@ -187,12 +188,16 @@ func run(g *fxgraph.Graph, bind func([]*fxgraph.Node) (map[*fxgraph.Node]ops.Val
 		}
 	}
 	r.env = make(map[*fxgraph.Node]ops.Value, len(nodes))
+	r.deferred = r.deferrable(nodes)
 	for i, n := range nodes {
+		if r.deferred[n] {
+			continue
+		}
 		r.cur = n
 		if n.Op() == fxgraph.Output {
 			v, err := r.mapArgs(n.Arg(0))
 			if err != nil {
-				return nil, r.nodeErr(n, err)
+				return nil, r.ownError(n, err)
 			}
 			switch x := v.(type) {
 			case ops.Tuple:
@@ -218,7 +223,7 @@ func run(g *fxgraph.Graph, bind func([]*fxgraph.Node) (map[*fxgraph.Node]ops.Val
 			}
 			v, err = r.eval(n)
 			if err != nil {
-				return nil, r.nodeErr(n, err)
+				return nil, r.ownError(n, err)
 			}
 		}
 		r.env[n] = v
@@ -258,6 +263,9 @@ func (r *runner) mapArgs(v ops.Value) (ops.Value, error) {
 			return x, nil
 		}
 		val, ok := r.env[n]
+		if !ok && r.deferred[n] {
+			return r.evalDeferred(n)
+		}
 		if !ok {
 			return nil, fmt.Errorf("%w: argument %q has no value (defined later, erased, or released)", ErrInputs, n.Name())
 		}
