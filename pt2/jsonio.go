@@ -142,6 +142,39 @@ func decodeObject(raw json.RawMessage, path string) (*object, error) {
 	return &object{path: path, entries: e}, nil
 }
 
+// scanUnion splits a well-formed object of one plain key (spaces around
+// it allowed) into the key and its value without allocating; ok is false
+// for anything else, which union hands to objectEntries.
+func scanUnion(raw []byte) (tag string, v json.RawMessage, ok bool) {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return "", nil, false
+	}
+	i = skipSpace(raw, i+1)
+	if i >= len(raw) || raw[i] != '"' {
+		return "", nil, false
+	}
+	end, plain, err := scanString(raw, i)
+	if err != nil || !plain {
+		return "", nil, false
+	}
+	key := raw[i+1 : end-1]
+	j := skipSpace(raw, end)
+	if j >= len(raw) || raw[j] != ':' {
+		return "", nil, false
+	}
+	start := skipSpace(raw, j+1)
+	stop, err := scanValue(raw, start, 1)
+	if err != nil {
+		return "", nil, false
+	}
+	j = skipSpace(raw, stop)
+	if j >= len(raw) || raw[j] != '}' || skipSpace(raw, j+1) != len(raw) {
+		return "", nil, false
+	}
+	return internKey(key), raw[start:stop:stop], true
+}
+
 // get returns the value under key; absent and JSON null both give nil.
 func (o *object) get(key string) json.RawMessage {
 	for _, e := range o.entries {
@@ -199,6 +232,9 @@ func isNull(raw json.RawMessage) bool {
 
 // union decodes a union object: exactly one key, its tag.
 func union(raw json.RawMessage, path string) (string, json.RawMessage, error) {
+	if tag, v, ok := scanUnion(raw); ok {
+		return tag, v, nil
+	}
 	e, err := objectEntries(raw, path)
 	if err != nil {
 		return "", nil, err

@@ -98,3 +98,24 @@ func TestScanDepthLimit(t *testing.T) {
 	_, err = objectEntries(limit, "p")
 	require.NoError(t, err)
 }
+
+// TestUnionFastPath: union's allocation-free path and its general one
+// (objectEntries) agree on tags, values and errors.
+func TestUnionFastPath(t *testing.T) {
+	for _, in := range []string{`{"a":1}`, ` { "as_int" : [1, {"b": 2}] } `, `{"a":1,"b":2}`, `{"a\u0062":1}`, `{}`, `{"a":1} x`, `[1]`, `{"a":}`} {
+		tag, v, err := union([]byte(in), "p")
+		e, eerr := objectEntries([]byte(in), "p")
+		switch {
+		case eerr != nil:
+			require.Error(t, err, in)
+			assert.Equal(t, eerr.Error(), err.Error(), in)
+		case len(e) != 1:
+			require.Error(t, err, in)
+			assert.Contains(t, err.Error(), "union object must have exactly one key", in)
+		default:
+			require.NoError(t, err, in)
+			assert.Equal(t, e[0].Key, tag, in)
+			assert.Equal(t, string(e[0].Val), string(v), in)
+		}
+	}
+}
