@@ -16,6 +16,9 @@ import (
 // placeholder, in placeholder order) through the interpreter, so that its
 // observers record statistics in their Forward. progress, when non-nil, is
 // called after each batch with the batch's 0-based index and the count.
+// Batches run on runtime.GOMAXPROCS(0) goroutines while every observer
+// records them in batch order, so the result is bit for bit a one-core
+// run's (see [CalibrateWithOptions]).
 //
 // Every batch is checked against the placeholders' types before any is
 // run: a batch with the wrong number of tensors, or a tensor whose dtype or
@@ -40,6 +43,12 @@ func Calibrate(g *fxgraph.Graph, batches [][]*tensor.Tensor, progress func(i, n 
 // CalibrateWithRegistry is Calibrate with the kernels of reg (nil means
 // ops.Default()).
 func CalibrateWithRegistry(g *fxgraph.Graph, batches [][]*tensor.Tensor, progress func(i, n int), reg *ops.Registry) error {
+	return CalibrateWithOptions(g, batches, CalibrateOptions{Registry: reg, Progress: progress})
+}
+
+// checkBatches checks every batch against g's placeholders before any is
+// run (see Calibrate).
+func checkBatches(g *fxgraph.Graph, batches [][]*tensor.Tensor) error {
 	phs := g.Placeholders()
 	for i, b := range batches {
 		if err := checkBatch(phs, b); err != nil {
@@ -50,14 +59,6 @@ func CalibrateWithRegistry(g *fxgraph.Graph, batches [][]*tensor.Tensor, progres
 		}
 		if err := checkFinite(phs, b); err != nil {
 			return fmt.Errorf("calibrate: batch %d: %w", i, err)
-		}
-	}
-	for i, b := range batches {
-		if _, err := interp.Run(g, b, interp.Options{Registry: reg, Release: true}); err != nil {
-			return fmt.Errorf("calibrate: batch %d: %w", i, observedError(g, err))
-		}
-		if progress != nil {
-			progress(i, len(batches))
 		}
 	}
 	return nil

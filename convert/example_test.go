@@ -87,3 +87,46 @@ func ExampleParseQuantizerConfig() {
 	// global weights: torch.per_channel_symmetric modules: [head]
 	// quantizers[0].set_global.is_per_chanel: unknown field; want one of act_qmax, act_qmin, function, is_dynamic, is_per_channel, is_qat, weight_qmax, weight_qmin
 }
+
+// ExampleCalibrateWithOptions calibrates on four goroutines: observers
+// record the batches in batch order, so the converted graph, scales
+// included, is the one a run on one core gives.
+func ExampleCalibrateWithOptions() {
+	quantized := func(workers int, progress func(i, n int)) string {
+		g := fxgraph.New()
+		g.SetAttr("fc.weight", tensor.MustFromData(tensor.Float32, []int{2, 2}, []float32{0.5, -1, 0.25, 1}))
+		x := g.Placeholder("x", ops.Plain(tensor.Float32, 1, 2))
+		w := g.GetAttr("fc.weight", ops.Plain(tensor.Float32, 2, 2))
+		y := g.Call(ops.MustOverload("aten.linear.default"), x, w)
+		y.SetType(ops.Plain(tensor.Float32, 1, 2))
+		g.SetOutput(ops.Tuple{y})
+		q := convert.NewXNNPACKQuantizer(convert.SymmetricQuantizationConfig(convert.DefaultSymmetricConfigOptions()))
+		if err := convert.Prepare(g, q); err != nil {
+			return err.Error()
+		}
+		var batches [][]*tensor.Tensor
+		for b := range 6 {
+			v := []float32{float32(b) / 3, -float32(b*b) / 7}
+			batches = append(batches, []*tensor.Tensor{tensor.MustFromData(tensor.Float32, []int{1, 2}, v)})
+		}
+		opts := convert.CalibrateOptions{Workers: workers, Progress: progress}
+		if err := convert.CalibrateWithOptions(g, batches, opts); err != nil {
+			return err.Error()
+		}
+		if err := convert.Convert(g, convert.ConvertOptions{}); err != nil {
+			return err.Error()
+		}
+		return fxgraph.FormatListing(g)
+	}
+	one := quantized(1, nil)
+	four := quantized(4, func(i, n int) { fmt.Printf("batch %d of %d\n", i+1, n) })
+	fmt.Println("same graph:", one == four)
+	// Output:
+	// batch 1 of 6
+	// batch 2 of 6
+	// batch 3 of 6
+	// batch 4 of 6
+	// batch 5 of 6
+	// batch 6 of 6
+	// same graph: true
+}

@@ -2,8 +2,10 @@ package pt2
 
 import (
 	"archive/zip"
+	"bufio"
 	"bytes"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"reflect"
@@ -37,11 +39,24 @@ func ReadFile(name string, opts *Options) (*Program, error) {
 	if err := checkFileSize(name, opts); err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(name)
-	if err != nil {
-		return nil, err
+	var data []byte
+	var mapped bool
+	if opts != nil && opts.MapFile {
+		data, mapped = mapFile(name)
 	}
-	p, err := Read(data, opts)
+	if !mapped {
+		var err error
+		if data, err = os.ReadFile(name); err != nil {
+			return nil, err
+		}
+	}
+	// The bytes are ReadFile's own: weights may be views of them.
+	shared := Options{}
+	if opts != nil {
+		shared = *opts
+	}
+	shared.ShareBytes = true
+	p, err := Read(data, &shared)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -52,6 +67,45 @@ type zipRecords struct {
 	files  map[string]*zip.File
 	order  []string
 	budget *budget
+	shared []byte // the archive, when payloads may be views of it (Options.ShareBytes)
+}
+
+// readPayload is read for a weight payload record, except that a record
+// stored uncompressed in a shared archive is returned as a view of the
+// archive's bytes (shared is true) after the same checks: the caps, the
+// sizes and the CRC. Anything else, an entry that fails a check
+// included, takes read's path, which reports the failure.
+func (z *zipRecords) readPayload(name string) (data []byte, ok, shared bool, err error) {
+	f, ok := z.files[name]
+	if !ok {
+		return nil, false, false, nil
+	}
+	if v, good := z.storedView(f); good {
+		if err := z.budget.charge(f.Name, int64(f.UncompressedSize64), false); err != nil {
+			return nil, true, false, err
+		}
+		return v, true, true, nil
+	}
+	data, ok, err = z.read(name)
+	return data, ok, false, err
+}
+
+// storedView returns the bytes of f in z.shared when f is stored
+// uncompressed, unencrypted, declares equal sizes within the file, and its
+// bytes match its CRC.
+func (z *zipRecords) storedView(f *zip.File) ([]byte, bool) {
+	if z.shared == nil || f.Method != zip.Store || f.Flags&0x1 != 0 || f.CompressedSize64 != f.UncompressedSize64 || f.UncompressedSize64 == 0 {
+		return nil, false
+	}
+	off, err := f.DataOffset()
+	if err != nil || off < 0 || uint64(off) > uint64(len(z.shared)) || f.UncompressedSize64 > uint64(len(z.shared))-uint64(off) {
+		return nil, false
+	}
+	v := z.shared[off : off+int64(f.UncompressedSize64) : off+int64(f.UncompressedSize64)]
+	if crc32.ChecksumIEEE(v) != f.CRC32 {
+		return nil, false
+	}
+	return v, true
 }
 
 // read returns the bytes of record name, read within the budget; JSON
@@ -77,6 +131,9 @@ func readZip(data []byte, opts *Options) (*Program, error) {
 		return nil, fmt.Errorf("%w: empty zip", ErrArchive)
 	}
 	raw := &zipRecords{files: map[string]*zip.File{}, budget: newBudget(opts, int64(len(data)))}
+	if opts != nil && opts.ShareBytes {
+		raw.shared = data
+	}
 	for _, f := range zr.File {
 		if err := checkEntryName(f.Name); err != nil {
 			return nil, err
@@ -101,7 +158,7 @@ func readZip(data []byte, opts *Options) (*Program, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: entry %q is not under a root folder and the zip has no serialized_exported_program.json", ErrArchive, raw.order[0])
 	}
-	z := &zipRecords{files: map[string]*zip.File{}, budget: raw.budget}
+	z := &zipRecords{files: map[string]*zip.File{}, budget: raw.budget, shared: raw.shared}
 	for _, name := range raw.order {
 		if rest, ok := strings.CutPrefix(name, root+"/"); ok && rest != "" {
 			z.files[rest] = raw.files[name]
@@ -289,7 +346,7 @@ func (p *Program) loadPayloads(z *zipRecords, kind, model string) error {
 				return fmt.Errorf("%s: record %q: %w", ep, record, err)
 			}
 		} else {
-			b, ok, err := z.read(record)
+			b, ok, shared, err := z.readPayload(record)
 			if err != nil {
 				return err
 			}
@@ -305,7 +362,7 @@ func (p *Program) loadPayloads(z *zipRecords, kind, model string) error {
 					return err
 				}
 			}
-			if t, err = tensorFromPayload(m, b); err != nil {
+			if t, err = tensorFromPayload(m, b, shared); err != nil {
 				return fmt.Errorf("%s: record %q: %w", ep, record, err)
 			}
 			if len(b) > 0 {
@@ -320,8 +377,9 @@ func (p *Program) loadPayloads(z *zipRecords, kind, model string) error {
 
 // tensorFromPayload views raw little-endian storage bytes (checkByteOrder
 // refuses the rest) as the tensor m describes; an
-// empty payload gives zeros.
-func tensorFromPayload(m tensorMeta, raw []byte) (*tensor.Tensor, error) {
+// empty payload gives zeros. With shared, the tensor's storage is raw
+// itself where tensor.FromBytesShared can do that, else a copy.
+func tensorFromPayload(m tensorMeta, raw []byte, shared bool) (*tensor.Tensor, error) {
 	shape, err := tensor.ShapeInts(m.Sizes)
 	if err != nil {
 		return nil, fmt.Errorf("tensor_meta.sizes: %w", err)
@@ -346,6 +404,18 @@ func tensorFromPayload(m tensorMeta, raw []byte) (*tensor.Tensor, error) {
 	}
 	if err := checkOffset(m.StorageOffset); err != nil {
 		return nil, err
+	}
+	if shared {
+		if base, ok := tensor.FromBytesShared(m.DType, raw); ok {
+			if strides == nil {
+				strides = tensor.ContiguousStrides(shape)
+			}
+			v, err := base.NewView(shape, strides, int(m.StorageOffset))
+			if err != nil {
+				return nil, fmt.Errorf("tensor: from bytes: %w", err)
+			}
+			return v, nil
+		}
 	}
 	return tensor.FromBytes(m.DType, shape, strides, int(m.StorageOffset), raw, false)
 }
@@ -491,8 +561,11 @@ func (p *Program) WriteArchive(w io.Writer, reg *ops.Registry) error {
 		record{".data/version", []byte("6\n")},
 		record{"byteorder", []byte("little")},
 	)
-	recs = append(recs, record{".data/serialization_id", []byte(serializationID(recs))})
-	if err := writeContainer(w, root, recs); err != nil {
+	crcs := checksums(recs)
+	id := record{".data/serialization_id", []byte(serializationID(recs, crcs))}
+	recs = append(recs, id)
+	crcs = append(crcs, crc32.ChecksumIEEE(id.data))
+	if err := writeContainer(w, root, recs, crcs); err != nil {
 		return fmt.Errorf("pt2: write archive: %w", err)
 	}
 	return nil
@@ -536,7 +609,11 @@ func payloads(ws []weightEntry, constants bool, prefix, dir string) ([]record, [
 			if err != nil {
 				return nil, nil, fmt.Errorf("%q: %w", we.FQN, err)
 			}
-			recs = append(recs, record{dir + path, whole.Bytes()})
+			data, shared := tensor.StorageBytes(t)
+			if !shared {
+				data = whole.Bytes()
+			}
+			recs = append(recs, record{dir + path, data})
 		}
 		m, err := metaFromTensor(t, we.Info)
 		if err != nil {
@@ -579,13 +656,16 @@ func metaFromTensor(t *tensor.Tensor, info TensorInfo) (tensorMeta, error) {
 
 // WriteFile writes p as a PT2 archive at name; the root folder is the
 // program's ArchiveRoot ("archive" by default, as torch.export.save uses
-// for buffers). The archive is built in memory first and then written
-// atomically (internal/atomicfile): a failure leaves an existing file at
-// name as it was.
+// for buffers). The archive streams into a temporary file that replaces
+// name once complete (internal/atomicfile): a failure leaves an existing
+// file at name as it was. Weights are written from their storage, without
+// a copy of the archive in memory.
 func (p *Program) WriteFile(name string, reg *ops.Registry) error {
-	var buf bytes.Buffer
-	if err := p.WriteArchive(&buf, reg); err != nil {
-		return err
-	}
-	return atomicfile.WriteFile(name, buf.Bytes(), 0o644)
+	return atomicfile.Write(name, 0o644, func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 1<<20)
+		if err := p.WriteArchive(bw, reg); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
 }

@@ -23,47 +23,109 @@ type kv struct {
 	Val json.RawMessage
 }
 
-// objectEntries decodes a JSON object into its entries in document order.
-// A duplicate key is an error (Python would keep the last one silently; a
-// program with one is malformed).
+// objectEntries decodes a JSON object into its entries in document order;
+// each value is a slice of raw. A duplicate key is an error (Python would
+// keep the last one silently; a program with one is malformed).
 func objectEntries(raw json.RawMessage, path string) ([]kv, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, pathErr(path, fmt.Errorf("want an object: %v", err))
+	i := skipSpace(raw, 0)
+	if i >= len(raw) {
+		return nil, pathErr(path, fmt.Errorf("want an object: %v", io.EOF))
 	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
+	if raw[i] != '{' {
+		if _, err := scanValue(raw, i, 0); err != nil {
+			return nil, pathErr(path, fmt.Errorf("want an object: %v", err))
+		}
 		return nil, pathErr(path, fmt.Errorf("want an object, got %s", describeJSON(raw)))
 	}
+	j := skipSpace(raw, i+1)
 	var out []kv
-	seen := map[string]bool{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, pathErr(path, err)
+	var seen keySet
+	if j < len(raw) && raw[j] == '}' {
+		j++
+	} else {
+		out = make([]kv, 0, 8)
+		for {
+			if j >= len(raw) {
+				return nil, pathErr(path, errJSONEnd)
+			}
+			if raw[j] != '"' {
+				return nil, pathErr(path, jsonSyntax(raw[j], "looking for beginning of object key string"))
+			}
+			end, plain, err := scanString(raw, j)
+			if err != nil {
+				return nil, pathErr(path, err)
+			}
+			var key string
+			if plain {
+				key = internKey(raw[j+1 : end-1])
+			} else if err := json.Unmarshal(raw[j:end], &key); err != nil {
+				return nil, pathErr(path, err)
+			}
+			j = skipSpace(raw, end)
+			if j >= len(raw) {
+				return nil, pathErr(path, errJSONEnd)
+			}
+			if raw[j] != ':' {
+				return nil, pathErr(path, jsonSyntax(raw[j], "after object key"))
+			}
+			j = skipSpace(raw, j+1)
+			start := j
+			if j, err = scanValue(raw, j, 1); err != nil {
+				return nil, pathErr(path+"."+key, err)
+			}
+			if !seen.add(out, key) {
+				return nil, pathErr(path, fmt.Errorf("duplicate key %q", key))
+			}
+			out = append(out, kv{key, raw[start:j:j]})
+			j = skipSpace(raw, j)
+			if j >= len(raw) {
+				return nil, pathErr(path, errJSONEnd)
+			}
+			if raw[j] == '}' {
+				j++
+				break
+			}
+			if raw[j] != ',' {
+				return nil, pathErr(path, jsonSyntax(raw[j], "after object key:value pair"))
+			}
+			j = skipSpace(raw, j+1)
 		}
-		key, ok := tok.(string)
-		if !ok {
-			return nil, pathErr(path, fmt.Errorf("want a string key"))
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, pathErr(path+"."+key, err)
-		}
-		if seen[key] {
-			return nil, pathErr(path, fmt.Errorf("duplicate key %q", key))
-		}
-		seen[key] = true
-		out = append(out, kv{key, v})
 	}
-	if _, err := dec.Token(); err != nil {
-		return nil, pathErr(path, err)
-	}
-	if rest := bytes.TrimLeft(raw[dec.InputOffset():], " \t\r\n"); len(rest) > 0 {
+	if rest := raw[skipSpace(raw, j):]; len(rest) > 0 {
 		return nil, pathErr(path, fmt.Errorf("trailing data after the object: %d bytes starting %q", len(rest), rest[:min(len(rest), 16)]))
 	}
 	return out, nil
+}
+
+// keySet finds duplicate keys: a scan of the few keys an object of the
+// format has, then a map once there are many (tensor_values, the weights
+// config).
+type keySet struct {
+	m map[string]struct{}
+}
+
+// add reports whether key is new among entries (the keys added so far,
+// key not yet among them) and records it.
+func (s *keySet) add(entries []kv, key string) bool {
+	if s.m == nil && len(entries) < 32 {
+		for _, e := range entries {
+			if e.Key == key {
+				return false
+			}
+		}
+		return true
+	}
+	if s.m == nil {
+		s.m = make(map[string]struct{}, 2*len(entries))
+		for _, e := range entries {
+			s.m[e.Key] = struct{}{}
+		}
+	}
+	if _, dup := s.m[key]; dup {
+		return false
+	}
+	s.m[key] = struct{}{}
+	return true
 }
 
 // object is a decoded JSON object with lookup by key.
@@ -78,6 +140,39 @@ func decodeObject(raw json.RawMessage, path string) (*object, error) {
 		return nil, err
 	}
 	return &object{path: path, entries: e}, nil
+}
+
+// scanUnion splits a well-formed object of one plain key (spaces around
+// it allowed) into the key and its value without allocating; ok is false
+// for anything else, which union hands to objectEntries.
+func scanUnion(raw []byte) (tag string, v json.RawMessage, ok bool) {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return "", nil, false
+	}
+	i = skipSpace(raw, i+1)
+	if i >= len(raw) || raw[i] != '"' {
+		return "", nil, false
+	}
+	end, plain, err := scanString(raw, i)
+	if err != nil || !plain {
+		return "", nil, false
+	}
+	key := raw[i+1 : end-1]
+	j := skipSpace(raw, end)
+	if j >= len(raw) || raw[j] != ':' {
+		return "", nil, false
+	}
+	start := skipSpace(raw, j+1)
+	stop, err := scanValue(raw, start, 1)
+	if err != nil {
+		return "", nil, false
+	}
+	j = skipSpace(raw, stop)
+	if j >= len(raw) || raw[j] != '}' || skipSpace(raw, j+1) != len(raw) {
+		return "", nil, false
+	}
+	return internKey(key), raw[start:stop:stop], true
 }
 
 // get returns the value under key; absent and JSON null both give nil.
@@ -137,6 +232,9 @@ func isNull(raw json.RawMessage) bool {
 
 // union decodes a union object: exactly one key, its tag.
 func union(raw json.RawMessage, path string) (string, json.RawMessage, error) {
+	if tag, v, ok := scanUnion(raw); ok {
+		return tag, v, nil
+	}
 	e, err := objectEntries(raw, path)
 	if err != nil {
 		return "", nil, err
@@ -152,11 +250,60 @@ func union(raw json.RawMessage, path string) (string, json.RawMessage, error) {
 }
 
 func decodeArray(raw json.RawMessage, path string) ([]json.RawMessage, error) {
+	if items, ok := scanArrayItems(raw); ok {
+		return items, nil
+	}
 	var out []json.RawMessage
 	if err := json.Unmarshal(raw, &out); err != nil || (out == nil && !isNull(raw) && strings.TrimSpace(string(raw)) != "[]") {
 		return nil, pathErr(path, fmt.Errorf("want an array, got %s", describeJSON(raw)))
 	}
 	return out, nil
+}
+
+// scanArrayItems splits a well-formed JSON array (spaces around it
+// allowed) into its elements, slices of raw; ok is false for anything
+// else (null included), which decodeArray hands to encoding/json for its
+// verdict.
+func scanArrayItems(raw []byte) (items []json.RawMessage, ok bool) {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '[' {
+		return nil, false
+	}
+	j := skipSpace(raw, i+1)
+	if j < len(raw) && raw[j] == ']' {
+		if skipSpace(raw, j+1) != len(raw) {
+			return nil, false
+		}
+		return []json.RawMessage{}, true
+	}
+	n := 0
+	for {
+		start := j
+		end, err := scanValue(raw, j, 1)
+		if err != nil {
+			return nil, false
+		}
+		if items == nil {
+			items = make([]json.RawMessage, 0, 4)
+		}
+		items = append(items, raw[start:end:end])
+		n++
+		j = skipSpace(raw, end)
+		if j >= len(raw) {
+			return nil, false
+		}
+		if raw[j] == ']' {
+			break
+		}
+		if raw[j] != ',' {
+			return nil, false
+		}
+		j = skipSpace(raw, j+1)
+	}
+	if skipSpace(raw, j+1) != len(raw) {
+		return nil, false
+	}
+	return items, true
 }
 
 // decodeEach decodes a JSON array whose element i, at path[i], each
@@ -176,6 +323,11 @@ func decodeEach[T any](raw json.RawMessage, path string, each func(json.RawMessa
 }
 
 func decodeString(raw json.RawMessage, path string) (string, error) {
+	if b := trimJSONSpace(raw); len(b) >= 2 && b[0] == '"' {
+		if end, plain, err := scanString(b, 0); err == nil && plain && end == len(b) {
+			return string(b[1 : len(b)-1]), nil
+		}
+	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return "", pathErr(path, fmt.Errorf("want a string, got %s", describeJSON(raw)))
@@ -184,21 +336,29 @@ func decodeString(raw json.RawMessage, path string) (string, error) {
 }
 
 func decodeBool(raw json.RawMessage, path string) (bool, error) {
-	var b bool
-	if err := json.Unmarshal(raw, &b); err != nil {
-		return false, pathErr(path, fmt.Errorf("want a bool, got %s", describeJSON(raw)))
+	switch string(trimJSONSpace(raw)) {
+	case "true":
+		return true, nil
+	case "false", "null": // encoding/json leaves a bool alone on null
+		return false, nil
 	}
-	return b, nil
+	return false, pathErr(path, fmt.Errorf("want a bool, got %s", describeJSON(raw)))
 }
 
 func decodeInt(raw json.RawMessage, path string) (int64, error) {
-	var n json.Number
-	if err := json.Unmarshal(raw, &n); err != nil {
-		return 0, pathErr(path, fmt.Errorf("want an integer, got %s", describeJSON(raw)))
+	b := trimJSONSpace(raw)
+	if !isJSONNumber(b) {
+		// A JSON string holding a number decodes too, as
+		// encoding/json's json.Number does.
+		var n json.Number
+		if err := json.Unmarshal(raw, &n); err != nil {
+			return 0, pathErr(path, fmt.Errorf("want an integer, got %s", describeJSON(raw)))
+		}
+		b = []byte(n.String())
 	}
-	i, err := strconv.ParseInt(n.String(), 10, 64)
+	i, err := strconv.ParseInt(string(b), 10, 64)
 	if err != nil {
-		return 0, pathErr(path, fmt.Errorf("want an int64, got %s", n))
+		return 0, pathErr(path, fmt.Errorf("want an int64, got %s", b))
 	}
 	return i, nil
 }
@@ -206,6 +366,14 @@ func decodeInt(raw json.RawMessage, path string) (int64, error) {
 // decodeFloat reads a JSON number or one of the strings Python writes for
 // non-finite values ("Infinity", "-Infinity", "NaN").
 func decodeFloat(raw json.RawMessage, path string) (float64, error) {
+	b := trimJSONSpace(raw)
+	if isJSONNumber(b) {
+		f, err := strconv.ParseFloat(string(b), 64)
+		if err != nil {
+			return 0, pathErr(path, fmt.Errorf("want a float, got %s", b))
+		}
+		return f, nil
+	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
 		switch s {
@@ -227,6 +395,16 @@ func decodeFloat(raw json.RawMessage, path string) (float64, error) {
 		return 0, pathErr(path, fmt.Errorf("want a float, got %s", n))
 	}
 	return f, nil
+}
+
+// trimJSONSpace drops JSON whitespace around b.
+func trimJSONSpace(b []byte) []byte {
+	i := skipSpace(b, 0)
+	j := len(b)
+	for j > i && isJSONSpace(b[j-1]) {
+		j--
+	}
+	return b[i:j]
 }
 
 // describeJSON returns a short excerpt of raw for error messages.

@@ -98,14 +98,8 @@ func (b *budget) readEntry(f *zip.File, name string, isJSON bool) ([]byte, error
 		return nil, fmt.Errorf("%w: entry %q declares %d bytes, more than the %d allowed per entry (MaxEntryBytes)", ErrLimit, name, declared, b.entry)
 	}
 	size := int64(declared)
-	if isJSON && size > b.json {
-		return nil, fmt.Errorf("%w: entry %q declares %d bytes of JSON, more than the %d allowed (MaxJSONBytes)", ErrLimit, name, size, b.json)
-	}
-	if b.read+size > b.expanded {
-		return nil, fmt.Errorf("%w: entry %q declares %d bytes, which would bring the archive's uncompressed bytes to %d, more than %d (MaxExpansion × the file's size + 1 MiB)", ErrLimit, name, size, b.read+size, b.expanded)
-	}
-	if b.used+size > b.total {
-		return nil, fmt.Errorf("%w: entry %q declares %d bytes, which would bring the total read to %d, more than %d (MaxTotalBytes)", ErrLimit, name, size, b.used+size, b.total)
+	if err := b.check(name, size, isJSON); err != nil {
+		return nil, err
 	}
 	rc, err := f.Open()
 	if err != nil {
@@ -127,6 +121,35 @@ func (b *budget) readEntry(f *zip.File, name string, isJSON bool) ([]byte, error
 	b.read += size
 	b.used += size
 	return data, nil
+}
+
+// check checks an entry of size bytes against the caps (the entry cap
+// aside) before it is read.
+func (b *budget) check(name string, size int64, isJSON bool) error {
+	if isJSON && size > b.json {
+		return fmt.Errorf("%w: entry %q declares %d bytes of JSON, more than the %d allowed (MaxJSONBytes)", ErrLimit, name, size, b.json)
+	}
+	if b.read+size > b.expanded {
+		return fmt.Errorf("%w: entry %q declares %d bytes, which would bring the archive's uncompressed bytes to %d, more than %d (MaxExpansion × the file's size + 1 MiB)", ErrLimit, name, size, b.read+size, b.expanded)
+	}
+	if b.used+size > b.total {
+		return fmt.Errorf("%w: entry %q declares %d bytes, which would bring the total read to %d, more than %d (MaxTotalBytes)", ErrLimit, name, size, b.used+size, b.total)
+	}
+	return nil
+}
+
+// charge accounts for an entry of size bytes viewed in place, with the
+// checks and errors of readEntry.
+func (b *budget) charge(name string, size int64, isJSON bool) error {
+	if size > b.entry {
+		return fmt.Errorf("%w: entry %q declares %d bytes, more than the %d allowed per entry (MaxEntryBytes)", ErrLimit, name, size, b.entry)
+	}
+	if err := b.check(name, size, isJSON); err != nil {
+		return err
+	}
+	b.read += size
+	b.used += size
+	return nil
 }
 
 // zeroFill charges the zero-filled weight fqn of dtype d and shape (field

@@ -2,6 +2,7 @@ package pt2
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -98,6 +99,9 @@ func decodeSymInts(raw json.RawMessage, path string) ([]int64, []symInt, error) 
 	return out, syms, nil
 }
 
+// errNotPlainInt marks a storage offset given as an object (a SymInt).
+var errNotPlainInt = errors.New("not a plain int")
+
 func decodeTensorMeta(raw json.RawMessage, path string) (tensorMeta, error) {
 	var m tensorMeta
 	o, err := decodeObject(raw, path)
@@ -174,8 +178,14 @@ func decodeTensorMeta(raw json.RawMessage, path string) (tensorMeta, error) {
 		return m, pathErrf(o.sub("strides"), "want one stride per size (%d), got %d", len(m.Sizes), len(m.Strides))
 	}
 	if v := o.get("storage_offset"); v != nil {
-		// a plain int in very old schemas, a SymInt since
-		if n, err := decodeInt(v, ""); err == nil {
+		// a plain int in very old schemas, a SymInt since; an object (the
+		// usual case) skips decodeInt and the error it would build
+		var n int64
+		err := errNotPlainInt
+		if b := trimJSONSpace(v); len(b) == 0 || b[0] != '{' {
+			n, err = decodeInt(v, "")
+		}
+		if err == nil {
 			m.StorageOffset = n
 		} else {
 			var so *symInt

@@ -75,6 +75,20 @@ type Options struct {
 	// Limits bound the memory a (possibly hostile) archive can make the
 	// reader use; see limits.go. Zero means the default.
 	Limits
+	// ShareBytes lets Read keep views of its input: a weight stored
+	// uncompressed in the archive (as torch.export.save stores them)
+	// becomes a tensor over the input's bytes instead of a copy of them,
+	// so the input must not change while the program's tensors are in
+	// use. The payload's CRC is checked as when it is copied.
+	ShareBytes bool
+	// MapFile makes ReadFile map the file into memory (read-only pages,
+	// private copy-on-write, on Unix; elsewhere, or when mapping fails,
+	// it reads the file) and read it with ShareBytes: the weights stay in
+	// the page cache, outside the Go heap, and are never copied. The
+	// mapping is never unmapped, since tensors may outlive the program:
+	// use it for programs the process keeps, and do not truncate the file
+	// while it runs.
+	MapFile bool
 }
 
 func (o *Options) registry() *ops.Registry {

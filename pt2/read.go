@@ -1,6 +1,7 @@
 package pt2
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,7 +20,9 @@ func ReadJSON(data []byte, opts *Options) (*Program, error) {
 		return nil, fmt.Errorf("pt2: read json: %w", err)
 	}
 	p := newProgram(ContainerJSON)
-	if err := p.decode(data, opts); err != nil {
+	// The program keeps slices of the document (its pass-through
+	// fields): they must not alias the caller's bytes.
+	if err := p.decode(bytes.Clone(data), opts); err != nil {
 		return nil, fmt.Errorf("pt2: read json: %w", err)
 	}
 	return p, nil

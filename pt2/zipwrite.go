@@ -14,6 +14,15 @@ type record struct {
 	data []byte
 }
 
+// checksums returns the CRC-32 (IEEE) of each record's data.
+func checksums(recs []record) []uint32 {
+	out := make([]uint32, len(recs))
+	for i, r := range recs {
+		out[i] = crc32.ChecksumIEEE(r.data)
+	}
+	return out
+}
+
 // fieldAlignment is PyTorchStreamWriter's kFieldAlignment: record data
 // starts on a 64-byte boundary.
 const fieldAlignment = 64
@@ -33,28 +42,47 @@ const fieldAlignment = 64
 //
 // Archives of 4 GiB or more would need ZIP64 extra fields in each header;
 // they are refused.
-func writeContainer(w io.Writer, root string, recs []record) error {
+// crcs holds the records' checksums (see checksums), computed once for
+// the serialization id and the headers.
+func writeContainer(w io.Writer, root string, recs []record, crcs []uint32) error {
 	type entry struct {
 		name   string
 		crc    uint32
 		size   uint32
 		offset uint32
+		pad    int
 	}
-	var out []byte
+	// First the layout, so that an archive over the limits is refused
+	// before anything is written; then each record streams to w, its
+	// data as it is (no copy of the archive is built in memory).
 	entries := make([]entry, 0, len(recs))
+	pos := 0
 	for _, r := range recs {
 		name := root + "/" + r.name
 		if len(name) > math.MaxUint16 {
 			return fmt.Errorf("record %q: name longer than %d bytes", r.name, math.MaxUint16)
 		}
-		offset := len(out)
-		start := offset + 30 + len(name) + 4
+		start := pos + 30 + len(name) + 4
 		pad := (fieldAlignment - start%fieldAlignment) % fieldAlignment
 		end := start + pad + len(r.data) + 16
 		if int64(end) >= math.MaxUint32 {
 			return fmt.Errorf("record %q: archives of 4 GiB or more are not supported", r.name)
 		}
-		crc := crc32.ChecksumIEEE(r.data)
+		entries = append(entries, entry{name: name, size: uint32(len(r.data)), offset: uint32(pos), pad: pad})
+		pos = end
+	}
+	cdLen := 0
+	for _, e := range entries {
+		cdLen += 46 + len(e.name)
+	}
+	if int64(pos+cdLen) >= math.MaxUint32 || len(entries) >= math.MaxUint16 {
+		return fmt.Errorf("archives of 4 GiB or %d records or more are not supported", math.MaxUint16)
+	}
+	var out []byte
+	for i, r := range recs {
+		e := &entries[i]
+		e.crc = crcs[i]
+		out = out[:0]
 		out = binary.LittleEndian.AppendUint32(out, 0x04034b50)
 		out = binary.LittleEndian.AppendUint16(out, 0)      // version needed
 		out = binary.LittleEndian.AppendUint16(out, 0x0808) // flags
@@ -63,22 +91,33 @@ func writeContainer(w io.Writer, root string, recs []record) error {
 		out = binary.LittleEndian.AppendUint32(out, 0)      // crc (in the descriptor)
 		out = binary.LittleEndian.AppendUint32(out, 0)      // compressed size
 		out = binary.LittleEndian.AppendUint32(out, 0)      // uncompressed size
-		out = binary.LittleEndian.AppendUint16(out, uint16(len(name)))
-		out = binary.LittleEndian.AppendUint16(out, uint16(4+pad))
-		out = append(out, name...)
+		out = binary.LittleEndian.AppendUint16(out, uint16(len(e.name)))
+		out = binary.LittleEndian.AppendUint16(out, uint16(4+e.pad))
+		out = append(out, e.name...)
 		out = append(out, 'F', 'B')
-		out = binary.LittleEndian.AppendUint16(out, uint16(pad))
-		for range pad {
+		out = binary.LittleEndian.AppendUint16(out, uint16(e.pad))
+		for range e.pad {
 			out = append(out, 'Z')
 		}
-		out = append(out, r.data...)
+		if _, err := w.Write(out); err != nil {
+			return err
+		}
+		if len(r.data) > 0 {
+			if _, err := w.Write(r.data); err != nil {
+				return err
+			}
+		}
+		out = out[:0]
 		out = binary.LittleEndian.AppendUint32(out, 0x08074b50)
-		out = binary.LittleEndian.AppendUint32(out, crc)
+		out = binary.LittleEndian.AppendUint32(out, e.crc)
 		out = binary.LittleEndian.AppendUint32(out, uint32(len(r.data)))
 		out = binary.LittleEndian.AppendUint32(out, uint32(len(r.data)))
-		entries = append(entries, entry{name: name, crc: crc, size: uint32(len(r.data)), offset: uint32(offset)})
+		if _, err := w.Write(out); err != nil {
+			return err
+		}
 	}
-	cdStart := len(out)
+	out = out[:0]
+	cdStart := pos
 	for _, e := range entries {
 		out = binary.LittleEndian.AppendUint32(out, 0x02014b50)
 		out = binary.LittleEndian.AppendUint16(out, 0)      // version made by
@@ -98,11 +137,8 @@ func writeContainer(w io.Writer, root string, recs []record) error {
 		out = binary.LittleEndian.AppendUint32(out, e.offset)
 		out = append(out, e.name...)
 	}
-	cdSize := len(out) - cdStart
-	if int64(len(out)) >= math.MaxUint32 || len(entries) >= math.MaxUint16 {
-		return fmt.Errorf("archives of 4 GiB or %d records or more are not supported", math.MaxUint16)
-	}
-	z64 := len(out)
+	cdSize := len(out)
+	z64 := cdStart + cdSize
 	out = binary.LittleEndian.AppendUint32(out, 0x06064b50)
 	out = binary.LittleEndian.AppendUint64(out, 44)     // size of the rest of the record
 	out = binary.LittleEndian.AppendUint16(out, 0x031e) // made by: unix, 3.0

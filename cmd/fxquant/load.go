@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,11 +66,33 @@ func loadFile(name string, allowOpaque bool) (*input, error) {
 	if err := checkInputSize(name); err != nil {
 		return nil, err
 	}
+	if isArchive(name) {
+		// Mapped: the weights stay in the page cache, outside the Go
+		// heap, and the graph's tensors are views of them (issue 15).
+		p, err := pt2.ReadFile(name, &pt2.Options{AllowOpaque: allowOpaque, MapFile: true})
+		if err != nil {
+			return nil, err
+		}
+		return &input{name: name, program: p, graph: p.Graph}, nil
+	}
 	data, err := os.ReadFile(name)
 	if err != nil {
 		return nil, err
 	}
 	return loadBytes(name, data, allowOpaque)
+}
+
+// isArchive reports whether name is read as a PT2 archive: sniff's
+// verdict on its extension and first bytes.
+func isArchive(name string) bool {
+	f, err := os.Open(name)
+	if err != nil {
+		return false // reading it reports the problem
+	}
+	defer f.Close()
+	head := make([]byte, 512)
+	n, _ := io.ReadFull(f, head)
+	return sniff(name, head[:n]) == kindPT2
 }
 
 // loadBytes reads a graph from data; name is used for the format and in

@@ -209,7 +209,7 @@ func TestReportBrowserLarge(t *testing.T) {
 	ctx := browser(t)
 	withComparison(t)
 	dir := t.TempDir()
-	mlp := writeDeepMLP(t, dir, 500)
+	mlp := deepMLP(t, dir, 500, 64)
 	page := filepath.Join(dir, "report.html")
 	var stderr strings.Builder
 	if code := run([]string{"report", mlp, "--reference", "--no-progress", "-o", page}, strings.NewReader(""), io.Discard, &stderr); code != 0 {

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/fxquant/fxquant/fxgraph"
 	"github.com/fxquant/fxquant/fxgraph/interp"
 	"github.com/fxquant/fxquant/ops/tensor"
 	"github.com/fxquant/fxquant/pt2"
@@ -59,6 +63,44 @@ func TestWrittenProgramKeepsSignature(t *testing.T) {
 					t.Fatalf("element %d: got %g (%#08x), want %g (%#08x)", i, gv[i], math.Float32bits(gv[i]), wv[i], math.Float32bits(wv[i]))
 				}
 			}
+		})
+	}
+}
+
+// TestWrittenProgramReadsBack is the round trip run no longer does on
+// every -o: for each quantizer and with the reference representation,
+// the archive writeProgram writes reads back with pt2.Read, and writing
+// what was read gives the same bytes again.
+func TestWrittenProgramReadsBack(t *testing.T) {
+	cases := []struct {
+		file      string
+		quantizer string
+		reference bool
+	}{
+		{"", "xnnpack-static", false},
+		{"", "xnnpack-static", true},
+		{"", "xnnpack-dynamic", false},
+		{"", "int4-groupwise:16", false},
+		{"../../tests/testdata/zoo/mlp_dynamic_batch.float.pt2", "xnnpack-static", false},
+		{"../../tests/testdata/zoo/mlp_dynamic_batch.float.pt2", "xnnpack-dynamic", true},
+	}
+	for _, tc := range cases {
+		name := fmt.Sprintf("%s/%s/reference=%v", filepath.Base(tc.file), tc.quantizer, tc.reference)
+		t.Run(name, func(t *testing.T) {
+			c := &runConfig{file: tc.file, quantizer: tc.quantizer, reference: tc.reference, calibration: 2, seed: 1, calibBudget: defaultCalibrationBudget}
+			res, err := runPipeline(c, nil)
+			require.NoError(t, err)
+			require.NoError(t, res.verifyErr)
+			out := filepath.Join(t.TempDir(), "q.pt2")
+			require.NoError(t, writeProgram(res, out))
+			data, err := os.ReadFile(out)
+			require.NoError(t, err)
+			back, err := pt2.Read(data, nil)
+			require.NoError(t, err, "the written archive reads back")
+			require.NoError(t, fxgraph.Verify(back.Graph, fxgraph.VerifyOptions{Lifted: back.LiftedAttrs()}))
+			var again bytes.Buffer
+			require.NoError(t, back.WriteArchive(&again, nil))
+			assert.True(t, bytes.Equal(data, again.Bytes()), "writing the read-back program gives other bytes (%d vs %d)", len(data), again.Len())
 		})
 	}
 }

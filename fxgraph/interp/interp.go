@@ -55,6 +55,12 @@ type Options struct {
 	// (the output node excluded). A non-nil error stops the run and is
 	// returned wrapped in a NodeError for that node.
 	Hook func(n *fxgraph.Node, v ops.Value) error
+	// CallModule, when set, runs every call_module node in place of the
+	// module's Forward: it gets the node, the module and the node's
+	// argument values (node references replaced), and returns the node's
+	// value. convert.Calibrate uses it to put the observers' updates of
+	// batches run at once in batch order.
+	CallModule func(n *fxgraph.Node, m fxgraph.Module, args []ops.Value) (ops.Value, error)
 	// Release drops each node's value right after its last user has run,
 	// so peak memory follows the live values rather than the whole graph.
 	Release bool
@@ -133,11 +139,12 @@ func sortedKeys(m map[string]ops.Value) []string {
 }
 
 type runner struct {
-	g    *fxgraph.Graph
-	reg  *ops.Registry
-	opts Options
-	env  map[*fxgraph.Node]ops.Value
-	cur  *fxgraph.Node
+	g        *fxgraph.Graph
+	reg      *ops.Registry
+	opts     Options
+	env      map[*fxgraph.Node]ops.Value
+	cur      *fxgraph.Node
+	deferred map[*fxgraph.Node]bool // constant nodes not computed yet (see deferred.go)
 }
 
 func run(g *fxgraph.Graph, bind func([]*fxgraph.Node) (map[*fxgraph.Node]ops.Value, error), opts Options) (outs []ops.Value, err error) {
@@ -181,12 +188,16 @@ func run(g *fxgraph.Graph, bind func([]*fxgraph.Node) (map[*fxgraph.Node]ops.Val
 		}
 	}
 	r.env = make(map[*fxgraph.Node]ops.Value, len(nodes))
+	r.deferred = r.deferrable(nodes)
 	for i, n := range nodes {
+		if r.deferred[n] {
+			continue
+		}
 		r.cur = n
 		if n.Op() == fxgraph.Output {
 			v, err := r.mapArgs(n.Arg(0))
 			if err != nil {
-				return nil, r.nodeErr(n, err)
+				return nil, r.ownError(n, err)
 			}
 			switch x := v.(type) {
 			case ops.Tuple:
@@ -212,7 +223,7 @@ func run(g *fxgraph.Graph, bind func([]*fxgraph.Node) (map[*fxgraph.Node]ops.Val
 			}
 			v, err = r.eval(n)
 			if err != nil {
-				return nil, r.nodeErr(n, err)
+				return nil, r.ownError(n, err)
 			}
 		}
 		r.env[n] = v
@@ -252,6 +263,9 @@ func (r *runner) mapArgs(v ops.Value) (ops.Value, error) {
 			return x, nil
 		}
 		val, ok := r.env[n]
+		if !ok && r.deferred[n] {
+			return r.evalDeferred(n)
+		}
 		if !ok {
 			return nil, fmt.Errorf("%w: argument %q has no value (defined later, erased, or released)", ErrInputs, n.Name())
 		}
@@ -302,6 +316,9 @@ func (r *runner) eval(n *fxgraph.Node) (ops.Value, error) {
 		}
 		if len(kwargs) > 0 {
 			return nil, fmt.Errorf("%w: call_module with keyword arguments", ErrUnsupported)
+		}
+		if r.opts.CallModule != nil {
+			return r.opts.CallModule(n, mod, args)
 		}
 		return mod.Forward(args)
 	case fxgraph.CallFunction:

@@ -455,3 +455,80 @@ func TestRunInputsAndHook(t *testing.T) {
 	assert.Equal(t, []float32{0, 2}, outF32(t, outs[0]))
 	assert.Equal(t, []float32{-1, 2}, outF32(t, in), "inputs are not modified")
 }
+
+// TestCallModuleOption: Options.CallModule runs call_module nodes in
+// place of Forward, with the node, the module and the argument values.
+func TestCallModuleOption(t *testing.T) {
+	g := fxgraph.New()
+	a := g.Placeholder("a", nil)
+	rec := &recorder{}
+	g.SetAttr("obs", rec)
+	obs := g.CallModule("obs", a)
+	g.SetOutput(ops.Tuple{obs})
+	var got []string
+	outs, err := interp.Run(g, []*tensor.Tensor{tensor.F32([]int{2}, 1, 2)}, interp.Options{
+		CallModule: func(n *fxgraph.Node, m fxgraph.Module, args []ops.Value) (ops.Value, error) {
+			got = append(got, n.Name())
+			assert.Same(t, rec, m)
+			assert.Equal(t, []float32{1, 2}, outF32(t, args[0]))
+			return tensor.F32([]int{1}, 7), nil
+		},
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"obs"}, got)
+	assert.Equal(t, 0, rec.calls, "Forward is not called")
+	assert.Equal(t, []float32{7}, outF32(t, outs[0]))
+}
+
+// deferGraph is out = relu(x) + w * 2, with c = mul(w, 2), computed
+// from a get_attr alone, placed before relu(x).
+func deferGraph(w *tensor.Tensor) *fxgraph.Graph {
+	g := fxgraph.New()
+	x := g.Placeholder("x", nil)
+	g.SetAttr("w", w)
+	wn := g.GetAttr("w", nil)
+	c := g.Call(ops.MustOverload("aten.mul.Scalar"), wn, 2.0)
+	r := g.Call(ops.MustOverload("aten.relu.default"), x)
+	out := g.Call(ops.MustOverload("aten.add.Tensor"), r, c)
+	g.SetOutput(ops.Tuple{out})
+	return g
+}
+
+// TestReleaseDefersConstants: with Release, a node computed from
+// attributes alone runs when its first user needs it (after relu here,
+// which the order of two failures shows), gives the same values, and its
+// failure is reported as its own, as in a run in program order.
+func TestReleaseDefersConstants(t *testing.T) {
+	x := tensor.F32([]int{3}, -1, 0, 2)
+	g := deferGraph(tensor.F32([]int{3}, 1, 2, 3))
+	want, err := interp.Run(g, []*tensor.Tensor{x}, interp.Options{})
+	require.NoError(t, err)
+	got, err := interp.Run(g, []*tensor.Tensor{x}, interp.Options{Release: true})
+	require.NoError(t, err)
+	assert.Equal(t, []float32{2, 4, 8}, outF32(t, got[0]))
+	assert.Equal(t, outF32(t, want[0]), outF32(t, got[0]))
+
+	// A string attribute makes the mul fail: the error names the mul,
+	// with or without deferral.
+	bad := deferGraph(tensor.F32([]int{3}, 1, 2, 3))
+	bad.SetAttr("w", "not a tensor")
+	_, e1 := interp.Run(bad, []*tensor.Tensor{x}, interp.Options{})
+	_, e2 := interp.Run(bad, []*tensor.Tensor{x}, interp.Options{Release: true})
+	require.Error(t, e1)
+	require.Error(t, e2)
+	assert.Equal(t, e1.Error(), e2.Error())
+	var ne *interp.NodeError
+	require.ErrorAs(t, e2, &ne)
+	assert.Equal(t, "mul_scalar", ne.Node)
+
+	// The order shows: relu of a string input fails first when mul is
+	// deferred, mul first in program order.
+	// With a nil input relu fails too: first when mul is deferred, after
+	// mul in program order.
+	_, e3 := interp.Run(bad, []*tensor.Tensor{nil}, interp.Options{Release: true})
+	require.ErrorAs(t, e3, &ne)
+	assert.Equal(t, "relu_default", ne.Node)
+	_, e4 := interp.Run(bad, []*tensor.Tensor{nil}, interp.Options{})
+	require.ErrorAs(t, e4, &ne)
+	assert.Equal(t, "mul_scalar", ne.Node)
+}
