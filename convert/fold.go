@@ -47,14 +47,7 @@ func FoldBatchNorm(g *fxgraph.Graph, reg *ops.Registry) error {
 	if reg == nil {
 		reg = ops.Default()
 	}
-	has := false
-	for n := range g.All() {
-		if n.Op() == fxgraph.CallFunction && bnPresent.Has(n.Target()) {
-			has = true
-			break
-		}
-	}
-	if !has {
+	if !hasBatchNorm(g) {
 		return nil
 	}
 	for _, linear := range []bool{false, true} {
@@ -281,4 +274,14 @@ func foldOne(g *fxgraph.Graph, reg *ops.Registry, bn, conv *fxgraph.Node, transp
 		}
 	}
 	return nil
+}
+
+// hasBatchNorm reports whether g calls a batch norm the folds look for.
+func hasBatchNorm(g *fxgraph.Graph) bool {
+	for n := range g.All() {
+		if n.Op() == fxgraph.CallFunction && bnPresent.Has(n.Target()) {
+			return true
+		}
+	}
+	return false
 }

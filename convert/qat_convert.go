@@ -470,14 +470,7 @@ func FoldConvBNQAT(g *fxgraph.Graph, reg *ops.Registry) error {
 	if reg == nil {
 		reg = ops.Default()
 	}
-	has := false
-	for n := range g.All() {
-		if n.Op() == fxgraph.CallFunction && bnPresent.Has(n.Target()) {
-			has = true
-			break
-		}
-	}
-	if !has {
+	if !hasBatchNorm(g) {
 		return nil
 	}
 	return g.Atomic(func() error {

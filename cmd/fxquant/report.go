@@ -36,11 +36,8 @@ func cmdReport(e *env, args []string) error {
 		return err
 	}
 	res.writeSummary(e.stdout)
-	if c.dot != "" {
-		if err := atomicfile.WriteFile(c.dot, []byte(fxgraph.DOT(res.quant)), 0o644); err != nil {
-			return err
-		}
-		fmt.Fprintf(e.stdout, "wrote %s\n", c.dot)
+	if err := writeDot(e, c.dot, res.quant); err != nil {
+		return err
 	}
 	if err := atomicfile.WriteFile(c.out, html, 0o644); err != nil {
 		return err

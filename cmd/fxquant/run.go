@@ -168,11 +168,8 @@ func cmdRun(e *env, args []string) error {
 		return err
 	}
 	res.writeSummary(e.stdout)
-	if c.dot != "" {
-		if err := atomicfile.WriteFile(c.dot, []byte(fxgraph.DOT(res.quant)), 0o644); err != nil {
-			return err
-		}
-		fmt.Fprintf(e.stdout, "wrote %s\n", c.dot)
+	if err := writeDot(e, c.dot, res.quant); err != nil {
+		return err
 	}
 	if c.out != "" {
 		switch {
@@ -469,6 +466,19 @@ func (r *runResult) writeSummary(w io.Writer) {
 		}
 	}
 	r.writeMeasure(w)
+}
+
+// writeDot writes --dot's file, the quantized graph as Graphviz DOT, when
+// path is set.
+func writeDot(e *env, path string, g *fxgraph.Graph) error {
+	if path == "" {
+		return nil
+	}
+	if err := atomicfile.WriteFile(path, []byte(fxgraph.DOT(g)), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "wrote %s\n", path)
+	return nil
 }
 
 // writeProgram writes the converted graph as a PT2 archive that keeps the
