@@ -67,7 +67,9 @@
 // # Quantization-aware training
 //
 // [PrepareQAT] is prepare_qat_pt2e with the XNNPACK quantizer and a
-// [SymmetricQATConfig]: conv_bn(_relu) annotation, the conv+BN fold
+// [SymmetricQATConfig], or with the [X86InductorQuantizer] and
+// [X86InductorQuantizationConfig] with QAT (uint8 activations, per-channel
+// int8 weights): QAT conv+BN annotation, the conv+BN fold
 // simulation ([FuseConvBNQAT]) and fused fake quantizers written as
 // torch.export traces them ([MaterializeFakeQuants],
 // [FusedFakeQuantize] with the state as buffers), so that the program

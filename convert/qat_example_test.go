@@ -77,3 +77,41 @@ func ExampleConvertQAT() {
 	// quantize: 3
 	// dequantize: 5
 }
+
+// PrepareQAT with torchao's X86InductorQuantizer and
+// get_default_x86_inductor_quantization_config(is_qat=True): uint8
+// activation fake quantizers (0..255, affine) and per-channel int8 weight
+// fake quantizers, the batch norms kept in the fold simulation.
+func ExamplePrepareQAT_x86Inductor() {
+	p, err := pt2.ReadFile("../tests/testdata/qat/convbnrelu.float.pt2", nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	g, err := p.Unlifted()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	cfg, err := convert.X86InductorQuantizationConfig(convert.X86InductorConfigOptions{QAT: true})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	q := convert.NewX86InductorQuantizer().SetGlobal(cfg)
+	if err := convert.PrepareQAT(g, q, convert.QATOptions{PresizePerChannel: true}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	perChannel := 0
+	for n := range g.All() {
+		if n.Op() == fxgraph.CallFunction && n.Target() == convert.FusedFakeQuantize && n.Arg(11) == true {
+			perChannel++
+		}
+	}
+	fmt.Println("fake quantizers:", qatCount(g, "aten.fused_moving_avg_obs_fake_quant.default"), "per channel:", perChannel)
+	fmt.Println("batch norms:", qatCount(g, "aten.batch_norm.default"))
+	// Output:
+	// fake quantizers: 5 per channel: 2
+	// batch norms: 2
+}

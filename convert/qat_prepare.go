@@ -137,6 +137,24 @@ func (w qatQuantizer) Validate(g *fxgraph.Graph) error {
 	return FuseConvBNQAT(g)
 }
 
+// x86QATQuantizer is an X86InductorQuantizer as prepare_qat_pt2e runs it:
+// its own annotation (which takes the conv+BatchNorm patterns of a QAT
+// config), then after validation _fuse_conv_bn_qat.
+type x86QATQuantizer struct{ q *X86InductorQuantizer }
+
+func (w x86QATQuantizer) TransformForAnnotation(g *fxgraph.Graph) error {
+	return w.q.TransformForAnnotation(g)
+}
+
+func (w x86QATQuantizer) Annotate(g *fxgraph.Graph) error { return w.q.Annotate(g) }
+
+func (w x86QATQuantizer) Validate(g *fxgraph.Graph) error {
+	if err := w.q.Validate(g); err != nil {
+		return err
+	}
+	return FuseConvBNQAT(g)
+}
+
 // annotateConvBN is _do_annotate_conv_bn: conv -> batch_norm (-> relu or
 // relu_), the conv and batch norm used only inside the pattern. The conv
 // gets the input activation, weight and bias specs, the pattern's output
@@ -323,33 +341,54 @@ type QATOptions struct {
 	PresizePerChannel bool
 }
 
-// PrepareQAT is prepare_qat_pt2e with the XNNPACK quantizer q, whose global
-// config is a QAT config (SymmetricQATConfig): transform_for_annotation,
-// the conv_bn(_relu) and static annotators, the conv+BN fold simulation
-// (FuseConvBNQAT), and one FusedMovingAvgObsFakeQuantize per observed
-// edge or output, numbered as prepare numbers observers. No batch norm is
-// folded (prepare_qat_pt2e does not call _fuse_conv_bn_).
+// PrepareQAT is prepare_qat_pt2e: q's transform_for_annotation and
+// annotation, the conv+BN fold simulation (FuseConvBNQAT), and one
+// FusedMovingAvgObsFakeQuantize per observed edge or output, numbered as
+// prepare numbers observers. No batch norm is folded (prepare_qat_pt2e
+// does not call _fuse_conv_bn_).
+//
+// q is one of:
+//   - an *XNNPACKQuantizer whose global config is a QAT config
+//     (SymmetricQATConfig): its conv_bn(_relu) annotators run before the
+//     static ones, as torchao's QAT annotation does. Per-module configs
+//     (SetModuleName, SetModuleType) are not supported.
+//   - an *X86InductorQuantizer with QAT configs
+//     (X86InductorQuantizationConfig with QAT): its own annotation, which
+//     annotates the conv+BatchNorm patterns of a QAT config.
 //
 // Then each fake quantizer is written as PyTorch traces it
 // (MaterializeFakeQuants), so that the graph, written with
 // pt2.(*Program).WithGraph, is a program PyTorch loads and trains.
-// Per-module configs (SetModuleName, SetModuleType) are not supported for
-// QAT. On error g is unchanged.
-func PrepareQAT(g *fxgraph.Graph, q *XNNPACKQuantizer, opts QATOptions) error {
-	if q == nil {
-		return fmt.Errorf("prepare qat: nil quantizer")
-	}
-	if len(q.moduleName)+len(q.moduleType) > 0 {
-		return fmt.Errorf("prepare qat: %w: per-module configs are not supported", ErrQAT)
-	}
+// On error g is unchanged.
+func PrepareQAT(g *fxgraph.Graph, q Quantizer, opts QATOptions) error {
 	reg := opts.Registry
 	if reg == nil {
 		reg = ops.Default()
 	}
+	var wq Quantizer
+	switch q := q.(type) {
+	case *XNNPACKQuantizer:
+		if q == nil {
+			return fmt.Errorf("prepare qat: nil quantizer")
+		}
+		if len(q.moduleName)+len(q.moduleType) > 0 {
+			return fmt.Errorf("prepare qat: %w: per-module configs are not supported", ErrQAT)
+		}
+		wq = qatQuantizer{q: q, reg: reg}
+	case *X86InductorQuantizer:
+		if q == nil {
+			return fmt.Errorf("prepare qat: nil quantizer")
+		}
+		wq = x86QATQuantizer{q}
+	case nil:
+		return fmt.Errorf("prepare qat: nil quantizer")
+	default:
+		return fmt.Errorf("prepare qat: %w: quantizer %T: QAT supports the XNNPACK and x86 inductor quantizers", ErrQAT, q)
+	}
 	po := opts.PrepareOptions
 	po.SkipBNFold = true
 	c, _ := g.Clone()
-	if err := PrepareWithOptions(c, qatQuantizer{q: q, reg: reg}, po); err != nil {
+	if err := PrepareWithOptions(c, wq, po); err != nil {
 		return fmt.Errorf("prepare qat: %w", err)
 	}
 	fxgraph.InferMissingTypes(c, reg) // the fusion's nodes, which fake quantizers take the type of

@@ -75,10 +75,8 @@ import (
 //   - "get_symmetric_quantization_config": is_per_channel, is_qat (only
 //     false), is_dynamic, act_qmin, act_qmax, weight_qmin, weight_qmax
 //     ([SymmetricQuantizationConfig]).
-//   - "get_default_x86_inductor_quantization_config": is_qat, is_dynamic,
-//     reduce_range ([X86InductorQuantizationConfig]); is_qat true only
-//     when the QAT flow provides [X86QATConfig], otherwise an error naming
-//     is_qat.
+//   - "get_default_x86_inductor_quantization_config": is_qat (only
+//     false), is_dynamic, reduce_range ([X86InductorQuantizationConfig]).
 //   - "get_x86_inductor_linear_dynamic_fp16_config": no argument
 //     ([X86InductorLinearDynamicFP16Config]).
 //

@@ -57,13 +57,18 @@ func x86FromConfig(e *ConfigObject) (Quantizer, error) {
 }
 
 // x86DefaultFromConfig is get_default_x86_inductor_quantization_config's
-// keyword arguments. is_qat=true needs the QAT flow's X86QATConfig; without
-// it the config is refused naming the field.
+// keyword arguments. is_qat=true is refused naming the field, as for the
+// XNNPACK configs: a config file configures post-training quantization
+// (the QAT config is X86InductorQuantizationConfig with QAT, for
+// PrepareQAT).
 func x86DefaultFromConfig(a *ConfigObject) (*QuantizationConfig, error) {
 	var o X86InductorConfigOptions
 	var err error
 	if o.QAT, err = a.Bool("is_qat", false); err != nil {
 		return nil, err
+	}
+	if o.QAT {
+		return nil, a.errorf("is_qat", "QAT configs are not supported here (this flow prepares for post-training quantization)")
 	}
 	if o.Dynamic, err = a.Bool("is_dynamic", false); err != nil {
 		return nil, err
@@ -76,9 +81,6 @@ func x86DefaultFromConfig(a *ConfigObject) (*QuantizationConfig, error) {
 	}
 	c, err := X86InductorQuantizationConfig(o)
 	if err != nil {
-		if o.QAT {
-			return nil, fmt.Errorf("%s: QAT configs are not supported here: %w", a.field("is_qat"), err)
-		}
 		return nil, fmt.Errorf("%s: %w", a.Path(), err)
 	}
 	return c, nil

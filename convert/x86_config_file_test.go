@@ -89,23 +89,6 @@ func TestParseQuantizerConfigX86Order(t *testing.T) {
 		unknownType.Warnings, "torchao warns, and so does the file")
 }
 
-// is_qat true comes from X86QATConfig once the QAT flow provides it.
-func TestParseQuantizerConfigX86QAT(t *testing.T) {
-	defer func(old func(convert.X86InductorConfigOptions) (*convert.QuantizationConfig, error)) {
-		convert.X86QATConfig = old
-	}(convert.X86QATConfig)
-	var got convert.X86InductorConfigOptions
-	convert.X86QATConfig = func(o convert.X86InductorConfigOptions) (*convert.QuantizationConfig, error) {
-		got = o
-		return &convert.QuantizationConfig{IsQAT: true}, nil
-	}
-	q, err := convert.ParseQuantizerConfig([]byte(x86Entry(`, "set_global": {` + x86Fn + `, "is_qat": true, "reduce_range": true}`)))
-	require.NoError(t, err)
-	assert.Equal(t, convert.X86InductorConfigOptions{QAT: true, ReduceRange: true}, got)
-	require.NotNil(t, q.(*convert.X86InductorQuantizer).Global)
-	assert.True(t, q.(*convert.X86InductorQuantizer).Global.IsQAT)
-}
-
 // Module name, module type and function type entries prepare the cnn
 // fixture as the same library calls do.
 func TestParseQuantizerConfigX86SameAsCalls(t *testing.T) {

@@ -11,9 +11,9 @@ import (
 // X86InductorConfigOptions are the arguments of torchao's
 // get_default_x86_inductor_quantization_config.
 type X86InductorConfigOptions struct {
-	// QAT asks for the fake-quantize config (is_qat=True). fxquant builds
-	// it only when the QAT flow has registered its fake-quantize
-	// constructors (X86QATConfig); otherwise the config is refused.
+	// QAT asks for the fake-quantize config (is_qat=True): every observer
+	// is a FusedMovingAvgObsFakeQuantize, for PrepareQAT. Dynamic QAT (a
+	// plain FakeQuantize) is not supported.
 	QAT bool
 	// Dynamic computes activation qparams at run time (a PlaceholderObserver
 	// instead of a HistogramObserver, is_dynamic=True).
@@ -25,12 +25,6 @@ type X86InductorConfigOptions struct {
 // x86Eps is the eps of every observer of the x86 configs: 2**-12.
 const x86Eps = 0.000244140625
 
-// X86QATConfig builds the QAT variant of the x86 config (is_qat=True:
-// FusedMovingAvgObsFakeQuantize / FakeQuantize observers). It is nil
-// until the QAT flow provides it; X86InductorQuantizationConfig refuses a
-// QAT config while it is nil.
-var X86QATConfig func(o X86InductorConfigOptions) (*QuantizationConfig, error)
-
 // X86InductorQuantizationConfig is torchao's
 // get_default_x86_inductor_quantization_config: uint8 per_tensor_affine
 // activations (0..255, or 0..127 with ReduceRange) observed by a
@@ -38,12 +32,15 @@ var X86QATConfig func(o X86InductorConfigOptions) (*QuantizationConfig, error)
 // spec for inputs and outputs, int8 per_channel_symmetric weights
 // (-128..127, axis 0) observed by a PerChannelMinMaxObserver, no bias spec
 // and eps 2**-12 everywhere.
+//
+// With QAT (is_qat=True) the same specs are observed by
+// FusedMovingAvgObsFakeQuantize (FusedFakeQuantizeCtor): a
+// MovingAverageMinMaxObserver for activations, a
+// MovingAveragePerChannelMinMaxObserver for weights, and the config's
+// IsQAT is set. Dynamic QAT is an error wrapping ErrQAT.
 func X86InductorQuantizationConfig(o X86InductorConfigOptions) (*QuantizationConfig, error) {
-	if o.QAT {
-		if X86QATConfig == nil {
-			return nil, fmt.Errorf("%w: the x86 inductor QAT config needs fake-quantize observers, which this build does not provide", ErrOptions)
-		}
-		return X86QATConfig(o)
+	if o.QAT && o.Dynamic {
+		return nil, fmt.Errorf("%w: dynamic QAT (is_dynamic=True, is_qat=True) is not supported", ErrQAT)
 	}
 	qmax := int64(255)
 	if o.ReduceRange {
@@ -53,9 +50,12 @@ func X86InductorQuantizationConfig(o X86InductorConfigOptions) (*QuantizationCon
 		DType: observers.UInt8, QuantMin: observers.Int(0), QuantMax: observers.Int(qmax),
 		QScheme: observers.PerTensorAffine, IsDynamic: o.Dynamic,
 	}
-	if o.Dynamic {
+	switch {
+	case o.QAT:
+		act.Observer = FusedFakeQuantizeCtor(observers.Config{Eps: x86Eps})
+	case o.Dynamic:
 		act.Observer = PlaceholderObserverCtor(observers.PlaceholderConfig{Eps: x86Eps})
-	} else {
+	default:
 		act.Observer = HistogramObserverCtor(observers.Config{Eps: x86Eps})
 	}
 	zero := 0
@@ -64,7 +64,10 @@ func X86InductorQuantizationConfig(o X86InductorConfigOptions) (*QuantizationCon
 		QScheme: observers.PerChannelSymmetric, ChAxis: &zero,
 		Observer: PerChannelMinMaxObserverCtor(observers.Config{Eps: x86Eps}),
 	}
-	return &QuantizationConfig{InputActivation: act, OutputActivation: act, Weight: w}, nil
+	if o.QAT {
+		w.Observer = FusedFakeQuantizeCtor(observers.Config{Eps: x86Eps})
+	}
+	return &QuantizationConfig{InputActivation: act, OutputActivation: act, Weight: w, IsQAT: o.QAT}, nil
 }
 
 // X86InductorLinearDynamicFP16Config is torchao's

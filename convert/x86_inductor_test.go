@@ -1,7 +1,6 @@
 package convert_test
 
 import (
-	"errors"
 	"fmt"
 	"testing"
 
@@ -113,24 +112,51 @@ func TestX86InductorConfig(t *testing.T) {
 	}
 }
 
-// TestX86InductorQATConfigHook: the QAT config is refused until the QAT
-// flow provides X86QATConfig, and then comes from it.
-func TestX86InductorQATConfigHook(t *testing.T) {
-	_, err := convert.X86InductorQuantizationConfig(convert.X86InductorConfigOptions{QAT: true})
-	require.ErrorIs(t, err, convert.ErrOptions)
-	defer func(old func(convert.X86InductorConfigOptions) (*convert.QuantizationConfig, error)) {
-		convert.X86QATConfig = old
-	}(convert.X86QATConfig)
-	want := &convert.QuantizationConfig{IsQAT: true}
-	convert.X86QATConfig = func(o convert.X86InductorConfigOptions) (*convert.QuantizationConfig, error) {
-		if !o.QAT || !o.Dynamic {
-			return nil, errors.New("options not passed on")
+// TestX86InductorQATConfig: get_default_x86_inductor_quantization_config(is_qat=True)
+// (x86_inductor_quantizer.py): the PTQ specs with
+// FusedMovingAvgObsFakeQuantize observers, a MovingAverageMinMaxObserver
+// for activations (uint8 0..255 affine, symmetric_quant False) and a
+// MovingAveragePerChannelMinMaxObserver for weights (int8 per channel
+// symmetric, axis 0), eps 2**-12, averaging constant 0.01; dynamic QAT is
+// refused.
+func TestX86InductorQATConfig(t *testing.T) {
+	for _, rr := range []bool{false, true} {
+		c, err := convert.X86InductorQuantizationConfig(convert.X86InductorConfigOptions{QAT: true, ReduceRange: rr})
+		require.NoError(t, err)
+		assert.True(t, c.IsQAT)
+		act := c.InputActivation
+		assert.Same(t, act, c.OutputActivation)
+		qmax := int64(255)
+		if rr {
+			qmax = 127
 		}
-		return want, nil
+		assert.Equal(t, observers.UInt8, act.DType)
+		assert.Equal(t, []int64{0, qmax}, []int64{*act.QuantMin, *act.QuantMax})
+		assert.Equal(t, observers.PerTensorAffine, act.QScheme)
+		ao, err := act.Observer(act)
+		require.NoError(t, err)
+		fa, ok := ao.(*convert.FakeQuantize)
+		require.True(t, ok, "%T", ao)
+		assert.Equal(t, "FusedMovingAvgObsFakeQuantize", fa.Class())
+		assert.Equal(t, "MovingAverageMinMaxObserver", fa.Observer.Class())
+		assert.Equal(t, convert.FakeQuantize{Observer: fa.Observer, QuantMin: 0, QuantMax: qmax, ChAxis: -1,
+			AveragingConstant: 0.01, Eps: 1.0 / 4096}, *fa)
+
+		w := c.Weight
+		assert.Equal(t, observers.Int8, w.DType)
+		assert.Equal(t, []int64{-128, 127}, []int64{*w.QuantMin, *w.QuantMax})
+		assert.Equal(t, observers.PerChannelSymmetric, w.QScheme)
+		wo, err := w.Observer(w)
+		require.NoError(t, err)
+		fw, ok := wo.(*convert.FakeQuantize)
+		require.True(t, ok, "%T", wo)
+		assert.Equal(t, "MovingAveragePerChannelMinMaxObserver", fw.Observer.Class())
+		assert.Equal(t, convert.FakeQuantize{Observer: fw.Observer, QuantMin: -128, QuantMax: 127, ChAxis: 0,
+			PerChannel: true, Symmetric: true, AveragingConstant: 0.01, Eps: 1.0 / 4096}, *fw)
+		assert.Nil(t, c.Bias)
 	}
-	got, err := convert.X86InductorQuantizationConfig(convert.X86InductorConfigOptions{QAT: true, Dynamic: true})
-	require.NoError(t, err)
-	assert.Same(t, want, got)
+	_, err := convert.X86InductorQuantizationConfig(convert.X86InductorConfigOptions{QAT: true, Dynamic: true})
+	require.ErrorIs(t, err, convert.ErrQAT)
 }
 
 // TestX86InductorMixedConfigs follows _need_skip_config: once a config is

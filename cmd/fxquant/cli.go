@@ -69,8 +69,8 @@ usage:
                                 run, then write an HTML page (default report.html): both
                                 graphs side by side coloured by per-node SQNR, q/dq qparams,
                                 a sortable per-node table, activation histograms
-  fxquant prepare-qat FILE -o OUT.pt2 [--per-channel] [--presize=false]
-                                prepare_qat_pt2e (XNNPACK, is_qat=True) on a program exported
+  fxquant prepare-qat FILE -o OUT.pt2 [--quantizer xnnpack|x86-inductor] [--per-channel] [--presize=false]
+                                prepare_qat_pt2e (XNNPACK or X86Inductor, is_qat=True) on a program exported
                                 in train mode; PyTorch loads OUT.pt2 and trains it. With
                                 --per-channel the fake quantizers' buffers are presized to
                                 the channel count (--presize=false: torchao's empty buffers,

@@ -19,9 +19,10 @@ import (
 type qatConfig struct {
 	file        string
 	out         string
-	reference   bool // convert-qat only
-	perChannel  bool // prepare-qat only: per-channel weights
-	presize     bool // prepare-qat only: QATOptions.PresizePerChannel
+	reference   bool   // convert-qat only
+	perChannel  bool   // prepare-qat only: per-channel weights
+	presize     bool   // prepare-qat only: QATOptions.PresizePerChannel
+	quantizer   string // prepare-qat only: xnnpack or x86-inductor (qat_x86.go)
 	force       bool
 	allowOpaque bool
 }
@@ -34,6 +35,7 @@ func parseQATFlags(e *env, name string, args []string) (*qatConfig, error) {
 		fs.BoolVar(&c.reference, "reference", false, "rewrite to the reference representation after convert")
 	} else {
 		fs.BoolVar(&c.perChannel, "per-channel", false, "per-channel weights (is_per_channel=True); implies --presize")
+		fs.StringVar(&c.quantizer, "quantizer", "xnnpack", "xnnpack (get_symmetric_quantization_config(is_qat=True)) or x86-inductor (get_default_x86_inductor_quantization_config(is_qat=True): uint8 activations, per-channel int8 weights)")
 		fs.BoolVar(&c.presize, "presize", true, "give per-channel fake quantizers their channel count, so the program trains after torch.export.load (torchao's graph has empty min/max buffers)")
 	}
 	fs.BoolVar(&c.force, "force", false, "take an input that fails verification, and write -o even when the result fails it (with a warning)")
@@ -86,9 +88,7 @@ func cmdPrepareQAT(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	o := convert.DefaultSymmetricConfigOptions()
-	o.PerChannel = c.perChannel
-	cfg, err := convert.SymmetricQATConfig(o)
+	q, desc, err := qatQuantizer(c)
 	if err != nil {
 		return err
 	}
@@ -99,20 +99,13 @@ func cmdPrepareQAT(e *env, args []string) error {
 		}
 	}
 	before := countOps(g)
-	if err := convert.PrepareQAT(g, convert.NewXNNPACKQuantizer(cfg),
+	if err := convert.PrepareQAT(g, q,
 		convert.QATOptions{PrepareOptions: convert.PrepareOptions{Buffers: buffers}, PresizePerChannel: c.presize}); err != nil {
 		return stageError(in.name, "prepare qat", err)
 	}
 	fq := len(g.FindNodes(fxgraph.CallFunction, convert.FusedFakeQuantize))
-	mode := "is_qat=True"
-	if c.perChannel {
-		mode += ", is_per_channel=True"
-		if c.presize {
-			mode += ", presized"
-		}
-	}
-	fmt.Fprintf(e.stdout, "%s: prepared for QAT (XNNPACK, %s): %d nodes (float: %d), %d fake quantizers\n",
-		in.name, mode, g.Len(), sumCounts(before), fq)
+	fmt.Fprintf(e.stdout, "%s: prepared for QAT (%s): %d nodes (float: %d), %d fake quantizers\n",
+		in.name, desc, g.Len(), sumCounts(before), fq)
 	writeOpCounts(e.stdout, countOps(g))
 	return writeQAT(e, in, g, c)
 }
