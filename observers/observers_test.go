@@ -215,6 +215,17 @@ func TestPerChannel(t *testing.T) {
 		assertBits(t, float32(math.Ldexp(1, -23)), scaleOf(t, qp)[1], "scale 1")
 		assert.Equal(t, []float64{2, 0}, zpOf(t, qp))
 	})
+	t.Run("middle axis, NaN", func(t *testing.T) {
+		o, err := observers.NewPerChannelMinMaxObserver(observers.Config{ChAxis: 1})
+		require.NoError(t, err)
+		// [2, 2, 2], axis 1: channel 0 holds 1, NaN, 5, -7 (NaN wins, as
+		// torch.aminmax propagates it); channel 1 holds 3, 4, -2, 9.
+		nan := float32(math.NaN())
+		require.NoError(t, o.Observe(f32([]int{2, 2, 2}, 1, nan, 3, 4, 5, -7, -2, 9)))
+		lo, hi := o.MinMax()
+		assert.True(t, lo[0] != lo[0] && hi[0] != hi[0], "channel 0: %v %v", lo[0], hi[0])
+		assert.Equal(t, []float32{-2, 9}, []float32{lo[1], hi[1]})
+	})
 	t.Run("channel count changes", func(t *testing.T) {
 		o, err := observers.NewPerChannelMinMaxObserver(observers.Config{})
 		require.NoError(t, err)

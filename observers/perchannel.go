@@ -93,21 +93,31 @@ func (o *PerChannelMinMaxObserver) Observe(x *tensor.Tensor) error {
 	lo := make([]float32, C)
 	hi := make([]float32, C)
 	seen := make([]bool, C)
-	for i, e := range v {
-		ch := (i / inner) % C
-		switch {
-		case !seen[ch]:
-			lo[ch], hi[ch], seen[ch] = e, e, true
-		case lo[ch] != lo[ch]:
-		case e != e:
-			lo[ch], hi[ch] = e, e
-		default:
-			if e < lo[ch] {
-				lo[ch] = e
+	// Each channel's elements are visited in index order, block by block
+	// (outer index, channel, inner run), so the NaN rule (the first NaN
+	// sticks) sees them as a flat walk would.
+	for base := 0; base < len(v); base += C * inner {
+		for ch := range C {
+			run := v[base+ch*inner : base+(ch+1)*inner]
+			l, h := lo[ch], hi[ch]
+			if !seen[ch] {
+				l, h, seen[ch] = run[0], run[0], true
 			}
-			if e > hi[ch] {
-				hi[ch] = e
+			for _, e := range run {
+				switch {
+				case l != l:
+				case e != e:
+					l, h = e, e
+				default:
+					if e < l {
+						l = e
+					}
+					if e > h {
+						h = e
+					}
+				}
 			}
+			lo[ch], hi[ch] = l, h
 		}
 	}
 	if len(o.minVal) == 0 {
