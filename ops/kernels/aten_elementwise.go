@@ -657,12 +657,20 @@ func Unary(name string, x *tensor.Tensor, f func(float32) float32) (*tensor.Tens
 // Relu returns max(x, 0) elementwise. NaN stays NaN and -0 stays -0, as
 // PyTorch's clamp_min(x, 0) kernel gives.
 func Relu(x *tensor.Tensor) (*tensor.Tensor, error) {
-	return Unary("relu", x, func(v float32) float32 {
+	d, err := floatArg("self", x)
+	if err != nil {
+		return nil, fmt.Errorf("relu: %w", err)
+	}
+	// A plain loop, not Unary's function call per element: relu follows
+	// every convolution of a CNN.
+	out := make([]float32, len(d))
+	for i, v := range d {
 		if v < 0 {
-			return 0
+			v = 0
 		}
-		return v
-	})
+		out[i] = v
+	}
+	return fromFloat32(x.DType(), x.Shape(), out), nil
 }
 
 // Hardtanh clamps x to [minVal, maxVal]; NaN stays NaN.
