@@ -151,6 +151,20 @@ func TestActivations(t *testing.T) {
 		require.ErrorIs(t, err, kernels.ErrUnsupportedDType)
 		assert.Contains(t, err.Error(), `"self"`)
 	})
+	t.Run("NaN and -0 pass through", func(t *testing.T) {
+		negZero := float32(math.Copysign(0, -1))
+		got, err := kernels.Relu(tensor.MustFromData(tensor.Float32, []int{4}, []float32{float32(math.NaN()), negZero, -1, 2}))
+		require.NoError(t, err)
+		v, err := tensor.Data[float32](got)
+		require.NoError(t, err)
+		var bits []uint32
+		for _, f := range v {
+			bits = append(bits, math.Float32bits(f))
+		}
+		// NaN stays NaN, -0 < 0 is false so -0 stays, -1 -> +0, 2 -> 2.
+		assert.True(t, v[0] != v[0])
+		assert.Equal(t, []uint32{0x80000000, 0, 0x40000000}, bits[1:])
+	})
 	t.Run("bfloat16 rounds back", func(t *testing.T) {
 		x := tensor.MustFromData(tensor.BFloat16, []int{1}, []uint16{tensor.Float32ToBFloat16(-3)})
 		got, err := kernels.Relu(x)
