@@ -170,7 +170,7 @@ func Compare(float, quant *fxgraph.Graph, batches [][]*tensor.Tensor) (*Comparis
 		for i := range vals {
 			vals[i] = captured{}
 		}
-		fo, err := interp.Run(float, batch, interp.Options{Release: true, Hook: func(n *fxgraph.Node, v ops.Value) error {
+		fo, err := interp.Run(float, batch, interp.Options{Release: true, HookAnyOrder: true, Hook: func(n *fxgraph.Node, v ops.Value) error {
 			i, ok := fNode[n]
 			if !ok || skip[i] {
 				return nil
@@ -184,7 +184,7 @@ func Compare(float, quant *fxgraph.Graph, batches [][]*tensor.Tensor) (*Comparis
 		if err != nil {
 			return nil, fmt.Errorf("numdebug: float graph, batch %d: %w", b, err)
 		}
-		qo, err := interp.Run(quant, batch, interp.Options{Release: true, Hook: func(n *fxgraph.Node, v ops.Value) error {
+		qo, err := interp.Run(quant, batch, interp.Options{Release: true, HookAnyOrder: true, Hook: func(n *fxgraph.Node, v ops.Value) error {
 			i, ok := qNode[n]
 			if !ok || skip[i] {
 				return nil

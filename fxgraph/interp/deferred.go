@@ -2,6 +2,7 @@ package interp
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/fxquant/fxquant/fxgraph"
 	"github.com/fxquant/fxquant/ops"
@@ -15,12 +16,13 @@ import (
 // Options.Release they are computed when their first user needs them and
 // dropped after their last, so one layer's dequantized weight is live at a
 // time. They are deferred only when nothing can tell: no Hook (which sees
-// values in program order) and no op of the graph writes its arguments
-// (a later in-place op could change an attribute they read).
+// values in program order) unless Options.HookAnyOrder allows it, and no
+// op of the graph writes its arguments (a later in-place op could change
+// an attribute they read).
 
 // deferrable returns the nodes of g to defer, or nil.
 func (r *runner) deferrable(nodes []*fxgraph.Node) map[*fxgraph.Node]bool {
-	if !r.opts.Release || r.opts.Hook != nil {
+	if !r.opts.Release || (r.opts.Hook != nil && !r.opts.HookAnyOrder) {
 		return nil
 	}
 	var out map[*fxgraph.Node]bool
@@ -82,6 +84,11 @@ func (r *runner) evalDeferred(n *fxgraph.Node) (ops.Value, error) {
 		return nil, &deferredError{r.nodeErr(n, err)}
 	}
 	r.env[n] = v
+	if r.opts.Hook != nil {
+		if err := r.opts.Hook(n, v); err != nil {
+			return nil, &deferredError{r.nodeErr(n, fmt.Errorf("hook: %w", err))}
+		}
+	}
 	return v, nil
 }
 

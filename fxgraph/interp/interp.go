@@ -55,6 +55,13 @@ type Options struct {
 	// (the output node excluded). A non-nil error stops the run and is
 	// returned wrapped in a NodeError for that node.
 	Hook func(n *fxgraph.Node, v ops.Value) error
+	// HookAnyOrder lets a run with Release and a Hook still compute
+	// constant nodes (see deferred.go) when their first user needs them:
+	// the Hook then sees each of those when it is computed, which may be
+	// after later nodes. Without it a Hook keeps program order, and every
+	// constant node (a converted graph's dequantized weights) is live at
+	// once.
+	HookAnyOrder bool
 	// CallModule, when set, runs every call_module node in place of the
 	// module's Forward: it gets the node, the module and the node's
 	// argument values (node references replaced), and returns the node's

@@ -532,3 +532,28 @@ func TestReleaseDefersConstants(t *testing.T) {
 	require.ErrorAs(t, e4, &ne)
 	assert.Equal(t, "mul_scalar", ne.Node)
 }
+
+// TestHookAnyOrder: with HookAnyOrder the constant mul is still deferred
+// when a Hook is set, and the Hook sees it when its user needs it (after
+// relu); without it the Hook sees program order.
+func TestHookAnyOrder(t *testing.T) {
+	x := tensor.F32([]int{3}, -1, 0, 2)
+	g := deferGraph(tensor.F32([]int{3}, 1, 2, 3))
+	order := func(anyOrder bool) []string {
+		var seen []string
+		_, err := interp.Run(g, []*tensor.Tensor{x}, interp.Options{Release: true, HookAnyOrder: anyOrder,
+			Hook: func(n *fxgraph.Node, v ops.Value) error {
+				if n.Op() == fxgraph.CallFunction {
+					seen = append(seen, n.Name())
+				}
+				if n.Name() == "mul_scalar" {
+					assert.Equal(t, []float32{2, 4, 6}, outF32(t, v))
+				}
+				return nil
+			}})
+		require.NoError(t, err)
+		return seen
+	}
+	assert.Equal(t, []string{"mul_scalar", "relu_default", "add_tensor"}, order(false))
+	assert.Equal(t, []string{"relu_default", "mul_scalar", "add_tensor"}, order(true))
+}
