@@ -221,6 +221,7 @@ func runPipeline(c *runConfig, stderr io.Writer) (*runResult, error) {
 	}
 	res := &runResult{cfg: c, inputName: in.name, program: in.program}
 	p := in.program
+	defer lowGCFor(p)()
 	if err := verifyInput(in, c.force, c.allowOpaque, stderr); err != nil {
 		return nil, err
 	}
