@@ -328,10 +328,9 @@ func (a *x86Annotator) convBinary(c *QuantizationConfig, withUnary bool) error {
 		if withUnary {
 			nodes = []*fxgraph.Node{outs[2], bin, conv}
 		}
-		if s, err := a.skip(nodes...); err != nil || s {
-			if err != nil {
-				return err
-			}
+		if s, err := a.skip(nodes...); err != nil {
+			return err
+		} else if s {
 			continue
 		}
 		if c == nil {
@@ -375,10 +374,9 @@ func (a *x86Annotator) conv2dUnary(c *QuantizationConfig) error {
 		if conv.Op() != fxgraph.CallFunction || (conv.Target() != x86Conv2d && conv.Target() != x86Conv1d) {
 			continue
 		}
-		if s, err := a.skip(unary, conv); err != nil || s {
-			if err != nil {
-				return err
-			}
+		if s, err := a.skip(unary, conv); err != nil {
+			return err
+		} else if s {
 			continue
 		}
 		if c == nil {
@@ -403,10 +401,9 @@ func (a *x86Annotator) conv2d(c *QuantizationConfig) error {
 		if conv.Op() != fxgraph.CallFunction || conv.Target() != x86Conv2d {
 			return fmt.Errorf("%w: node %q is not an aten conv2d operator", ErrAnnotation, conv.Name())
 		}
-		if s, err := a.skip(conv); err != nil || s {
-			if err != nil {
-				return err
-			}
+		if s, err := a.skip(conv); err != nil {
+			return err
+		} else if s {
 			continue
 		}
 		if err := a.weighted(conv, true, c); err != nil {
@@ -447,10 +444,9 @@ func (a *x86Annotator) linearBinaryUnary(c *QuantizationConfig) error {
 			if withUnary {
 				nodes = []*fxgraph.Node{outs[2], bin, lin}
 			}
-			if s, err := a.skip(nodes...); err != nil || s {
-				if err != nil {
-					return err
-				}
+			if s, err := a.skip(nodes...); err != nil {
+				return err
+			} else if s {
 				continue
 			}
 			if c == nil {
@@ -487,10 +483,9 @@ func (a *x86Annotator) linearUnary(c *QuantizationConfig) error {
 		if lin.Op() != fxgraph.CallFunction || lin.Target() != linearDefault {
 			continue
 		}
-		if s, err := a.skip(unary, lin); err != nil || s {
-			if err != nil {
-				return err
-			}
+		if s, err := a.skip(unary, lin); err != nil {
+			return err
+		} else if s {
 			continue
 		}
 		if c == nil {
@@ -513,10 +508,9 @@ func (a *x86Annotator) linear(c *QuantizationConfig) error {
 			if lin.Op() != fxgraph.CallFunction || lin.Target() != linearDefault {
 				return fmt.Errorf("%w: node %q is not an aten linear operator", ErrAnnotation, lin.Name())
 			}
-			if s, err := a.skip(lin); err != nil || s {
-				if err != nil {
-					return err
-				}
+			if s, err := a.skip(lin); err != nil {
+				return err
+			} else if s {
 				continue
 			}
 			if err := a.weighted(lin, true, c); err != nil {
@@ -535,10 +529,9 @@ func (a *x86Annotator) matmul(c *QuantizationConfig) error {
 		if n.Op() != fxgraph.CallFunction || n.Target() != x86Matmul {
 			continue
 		}
-		if s, err := a.skip(n); err != nil || s {
-			if err != nil {
-				return err
-			}
+		if s, err := a.skip(n); err != nil {
+			return err
+		} else if s {
 			continue
 		}
 		if c == nil {
@@ -569,10 +562,9 @@ func (a *x86Annotator) mulTensor(c *QuantizationConfig) error {
 		if n.Op() != fxgraph.CallFunction || n.Target() != mulTensor {
 			continue
 		}
-		if s, err := a.skip(n); err != nil || s {
-			if err != nil {
-				return err
-			}
+		if s, err := a.skip(n); err != nil {
+			return err
+		} else if s {
 			continue
 		}
 		if c == nil {
@@ -620,10 +612,9 @@ func (a *x86Annotator) propagate(c *QuantizationConfig) error {
 		if n.Op() != fxgraph.CallFunction || !x86Propagation.Has(n.Target()) || IsAnnotated(n) {
 			continue
 		}
-		if s, err := a.skip(n); err != nil || s {
-			if err != nil {
-				return err
-			}
+		if s, err := a.skip(n); err != nil {
+			return err
+		} else if s {
 			continue
 		}
 		if c == nil {

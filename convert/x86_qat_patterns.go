@@ -1,6 +1,8 @@
 package convert
 
 import (
+	"slices"
+
 	"github.com/fxquant/fxquant/fxgraph"
 )
 
@@ -59,10 +61,9 @@ func (a *x86Annotator) qatConvBNBinary(c *QuantizationConfig, withUnary bool) er
 		if withUnary {
 			nodes = append([]*fxgraph.Node{outs[3]}, nodes...)
 		}
-		if s, err := a.skip(nodes...); err != nil || s {
-			if err != nil {
-				return err
-			}
+		if s, err := a.skip(nodes...); err != nil {
+			return err
+		} else if s {
 			continue
 		}
 		if err := a.weighted(conv, false, c); err != nil {
@@ -94,58 +95,42 @@ func (a *x86Annotator) qatConvBNUnary(c *QuantizationConfig) error {
 	for _, u := range []partType{ptReLU, ptHardtanh, ptHardswish, ptReLU6, ptSiLU} {
 		fused = append(fused, findSequentialPartitions(a.g, ptConv2d, ptBN2d, u)...)
 	}
+	return a.qatConvBNTail(c, fused)
+}
+
+// qatConvBN is _annotate_qat_conv2d_bn.
+func (a *x86Annotator) qatConvBN(c *QuantizationConfig) error {
+	return a.qatConvBNTail(c, findSequentialPartitions(a.g, ptConv2d, ptBN2d))
+}
+
+// qatConvBNTail annotates conv + BatchNorm patterns that end in their last
+// partition's output (the unary post-op, or the batch norm itself): the
+// conv as a weighted op and that last node with the output spec.
+func (a *x86Annotator) qatConvBNTail(c *QuantizationConfig, fused [][]sourcePartition) error {
 	for _, fp := range fused {
 		outs, err := outputNodes(fp)
 		if err != nil {
 			return err
 		}
-		conv, bn, unary := outs[0], outs[1], outs[2]
+		conv, last := outs[0], outs[len(outs)-1]
 		if conv.Op() != fxgraph.CallFunction || conv.Target() != x86Conv2d {
 			continue
 		}
-		if s, err := a.skip(unary, bn, conv); err != nil || s {
-			if err != nil {
-				return err
-			}
+		// The pattern's nodes last to first, as torchao lists them.
+		nodes := slices.Clone(outs)
+		slices.Reverse(nodes)
+		if s, err := a.skip(nodes...); err != nil {
+			return err
+		} else if s {
 			continue
 		}
 		if err := a.weighted(conv, false, c); err != nil {
 			return err
 		}
 		if c != nil {
-			a.set(unary, &QuantizationAnnotation{OutputQSpec: qs(c.OutputActivation)}, true)
+			a.set(last, &QuantizationAnnotation{OutputQSpec: qs(c.OutputActivation)}, true)
 		} else {
-			a.notQuantize(unary)
-		}
-		a.markAnnotated(partitionNodes(fp)...)
-	}
-	return nil
-}
-
-// qatConvBN is _annotate_qat_conv2d_bn.
-func (a *x86Annotator) qatConvBN(c *QuantizationConfig) error {
-	for _, fp := range findSequentialPartitions(a.g, ptConv2d, ptBN2d) {
-		outs, err := outputNodes(fp)
-		if err != nil {
-			return err
-		}
-		conv, bn := outs[0], outs[1]
-		if conv.Op() != fxgraph.CallFunction || conv.Target() != x86Conv2d {
-			continue
-		}
-		if s, err := a.skip(bn, conv); err != nil || s {
-			if err != nil {
-				return err
-			}
-			continue
-		}
-		if err := a.weighted(conv, false, c); err != nil {
-			return err
-		}
-		if c != nil {
-			a.set(bn, &QuantizationAnnotation{OutputQSpec: qs(c.OutputActivation)}, true)
-		} else {
-			a.notQuantize(bn)
+			a.notQuantize(last)
 		}
 		a.markAnnotated(partitionNodes(fp)...)
 	}
