@@ -334,10 +334,7 @@ func (a *x86Annotator) convBinary(c *QuantizationConfig, withUnary bool) error {
 			continue
 		}
 		if c == nil {
-			a.notQuantize(conv, bin)
-			if withUnary {
-				a.notQuantize(outs[2])
-			}
+			a.notQuantize(nodes...)
 			continue
 		}
 		if err := a.weighted(conv, false, c); err != nil {

@@ -259,13 +259,7 @@ func (q *X86InductorQuantizer) setTypeConfig(kind, name string, c *QuantizationC
 		q.Warnings = append(q.Warnings, fmt.Sprintf("%s: unable to customize quantization config for %s by X86InductorQuantizer", kind, name))
 		return q
 	}
-	for i := range q.operatorType {
-		if q.operatorType[i].op == op {
-			q.operatorType[i].config = c
-			return q
-		}
-	}
-	q.operatorType = append(q.operatorType, operatorConfig{op: op, config: c})
+	q.operatorType = setOperatorConfig(q.operatorType, op, c)
 	return q
 }
 

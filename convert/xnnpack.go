@@ -165,6 +165,17 @@ func setModuleConfig(list []moduleConfig, key string, c *QuantizationConfig) []m
 	return append(list, moduleConfig{key: key, config: c})
 }
 
+// setOperatorConfig is setModuleConfig for operator configs.
+func setOperatorConfig(list []operatorConfig, op ops.Target, c *QuantizationConfig) []operatorConfig {
+	for i := range list {
+		if list[i].op == op {
+			list[i].config = c
+			return list
+		}
+	}
+	return append(list, operatorConfig{op: op, config: c})
+}
+
 // SetModuleName sets the config of the module with fully qualified name
 // name ("sub.linear"), matched against every entry of a node's
 // nn_module_stack (set_module_name). A nil config leaves the module
@@ -186,13 +197,7 @@ func (q *XNNPACKQuantizer) SetModuleType(typ string, c *QuantizationConfig) *XNN
 // SetOperatorType stores a config for an operator (set_operator_type). As
 // in torchao, Annotate does not use it. It returns q.
 func (q *XNNPACKQuantizer) SetOperatorType(op ops.Target, c *QuantizationConfig) *XNNPACKQuantizer {
-	for i := range q.operatorType {
-		if q.operatorType[i].op == op {
-			q.operatorType[i].config = c
-			return q
-		}
-	}
-	q.operatorType = append(q.operatorType, operatorConfig{op: op, config: c})
+	q.operatorType = setOperatorConfig(q.operatorType, op, c)
 	return q
 }
 
