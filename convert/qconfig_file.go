@@ -189,7 +189,7 @@ func ParseQuantizerConfig(data []byte) (Quantizer, error) {
 		return nil, errors.New("quantizers: missing; want a list of quantizers")
 	}
 	var list []json.RawMessage
-	if err := json.Unmarshal(raw, &list); err != nil || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+	if err := json.Unmarshal(raw, &list); err != nil || isNull(raw) {
 		return nil, fmt.Errorf("quantizers: want a list of quantizer objects, got %s", kindOf(raw))
 	}
 	if len(list) == 0 {
@@ -542,12 +542,8 @@ func symmetricFromConfig(a *ConfigObject) (*QuantizationConfig, error) {
 	if o.PerChannel, err = a.Bool("is_per_channel", false); err != nil {
 		return nil, err
 	}
-	qat, err := a.Bool("is_qat", false)
-	if err != nil {
+	if err := refuseQAT(a); err != nil {
 		return nil, err
-	}
-	if qat {
-		return nil, a.errorf("is_qat", "QAT configs are not supported here (this flow prepares for post-training quantization)")
 	}
 	if o.Dynamic, err = a.Bool("is_dynamic", false); err != nil {
 		return nil, err
@@ -570,6 +566,19 @@ func symmetricFromConfig(a *ConfigObject) (*QuantizationConfig, error) {
 		}
 	}
 	return SymmetricQuantizationConfig(o), a.Done()
+}
+
+// refuseQAT reads a config function's is_qat, which a config file may only
+// set to false: the file configures post-training quantization.
+func refuseQAT(a *ConfigObject) error {
+	qat, err := a.Bool("is_qat", false)
+	if err != nil {
+		return err
+	}
+	if qat {
+		return a.errorf("is_qat", "QAT configs are not supported here (this flow prepares for post-training quantization)")
+	}
+	return nil
 }
 
 // int4FromConfig builds an Int4GroupwiseQuantizer from an "int4_groupwise"

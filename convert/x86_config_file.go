@@ -25,29 +25,30 @@ var x86Fields = []string{"set_global", "set_module_name_qconfig", "set_module_ty
 // type it cannot configure) goes to the quantizer's Warnings.
 func x86FromConfig(e *ConfigObject) (Quantizer, error) {
 	q := NewX86InductorQuantizer()
+	setters := map[string]func(string, *QuantizationConfig) *X86InductorQuantizer{
+		"set_module_name_qconfig":   q.SetModuleName,
+		"set_module_type_qconfig":   q.SetModuleType,
+		"set_function_type_qconfig": q.SetFunctionType,
+	}
 	for _, k := range e.keys {
-		switch k {
-		case "set_global":
+		if k == "set_global" {
 			c, _, err := e.Config(k)
 			if err != nil {
 				return nil, err
 			}
 			q.SetGlobal(c)
-		case "set_module_name_qconfig", "set_module_type_qconfig", "set_function_type_qconfig":
-			entries, err := e.Configs(k)
-			if err != nil {
-				return nil, err
-			}
-			for _, kc := range entries {
-				switch k {
-				case "set_module_name_qconfig":
-					q.SetModuleName(kc.Key, kc.Config)
-				case "set_module_type_qconfig":
-					q.SetModuleType(kc.Key, kc.Config)
-				default:
-					q.SetFunctionType(kc.Key, kc.Config)
-				}
-			}
+			continue
+		}
+		set, ok := setters[k]
+		if !ok {
+			continue
+		}
+		entries, err := e.Configs(k)
+		if err != nil {
+			return nil, err
+		}
+		for _, kc := range entries {
+			set(kc.Key, kc.Config)
 		}
 	}
 	for _, k := range x86Fields {
@@ -62,14 +63,11 @@ func x86FromConfig(e *ConfigObject) (Quantizer, error) {
 // (the QAT config is X86InductorQuantizationConfig with QAT, for
 // PrepareQAT).
 func x86DefaultFromConfig(a *ConfigObject) (*QuantizationConfig, error) {
-	var o X86InductorConfigOptions
-	var err error
-	if o.QAT, err = a.Bool("is_qat", false); err != nil {
+	if err := refuseQAT(a); err != nil {
 		return nil, err
 	}
-	if o.QAT {
-		return nil, a.errorf("is_qat", "QAT configs are not supported here (this flow prepares for post-training quantization)")
-	}
+	var o X86InductorConfigOptions
+	var err error
 	if o.Dynamic, err = a.Bool("is_dynamic", false); err != nil {
 		return nil, err
 	}
