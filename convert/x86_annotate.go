@@ -546,6 +546,7 @@ func (a *x86Annotator) matmul(c *QuantizationConfig) error {
 	return nil
 }
 
+// sameShape reports whether x and y are tensors of the same shape.
 func sameShape(x, y *fxgraph.Node) bool {
 	tx, ok1 := x.TensorType()
 	ty, ok2 := y.TensorType()
@@ -573,16 +574,7 @@ func (a *x86Annotator) mulTensor(c *QuantizationConfig) error {
 		}
 		x, ok1 := n.Arg(0).(*fxgraph.Node)
 		y, ok2 := n.Arg(1).(*fxgraph.Node)
-		if !ok1 || !ok2 {
-			continue
-		}
-		if _, ok := x.TensorType(); !ok {
-			continue
-		}
-		if _, ok := y.TensorType(); !ok {
-			continue
-		}
-		if !sameShape(x, y) {
+		if !ok1 || !ok2 || !sameShape(x, y) {
 			continue
 		}
 		ann := &QuantizationAnnotation{}
