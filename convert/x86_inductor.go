@@ -292,39 +292,35 @@ func (q *X86InductorQuantizer) Annotate(g *fxgraph.Graph) error {
 	}
 	for _, e := range q.operatorType {
 		op := e.op
-		a.filter = func(nodes []*fxgraph.Node) (bool, error) {
-			k := 0
-			for _, n := range nodes {
-				if n.Op() == fxgraph.CallFunction && n.Target() == op {
-					k++
-				}
-			}
-			if k > 1 {
-				return false, fmt.Errorf("%w: several nodes within a single pattern are %s (%s)", ErrAnnotation, op, nodes[0].Name())
-			}
-			return k == 1, nil
-		}
+		a.filter = oneOfFilter(func(t ops.Target) bool { return t == op }, op)
 		if err := a.annotateWithConfig(e.config); err != nil {
 			return err
 		}
 	}
 	if q.Global != nil {
-		a.filter = func(nodes []*fxgraph.Node) (bool, error) {
-			k := 0
-			for _, n := range nodes {
-				if n.Op() == fxgraph.CallFunction && x86DefaultQuantizable.Has(n.Target()) {
-					k++
-				}
-			}
-			if k > 1 {
-				return false, fmt.Errorf("%w: several nodes within a single pattern are default quantizable operations (%s)", ErrAnnotation, nodes[0].Name())
-			}
-			return k == 1, nil
-		}
+		a.filter = oneOfFilter(x86DefaultQuantizable.Has, "default quantizable operations")
 		if err := a.annotateWithConfig(q.Global); err != nil {
 			return err
 		}
 	}
 	a.annotateInt8InInt8Out()
 	return nil
+}
+
+// oneOfFilter is the filter of operator and global configs: a pattern
+// qualifies when exactly one of its nodes is an operator match accepts;
+// several are an error naming what they are.
+func oneOfFilter(match func(ops.Target) bool, what any) func([]*fxgraph.Node) (bool, error) {
+	return func(nodes []*fxgraph.Node) (bool, error) {
+		k := 0
+		for _, n := range nodes {
+			if n.Op() == fxgraph.CallFunction && match(n.Target()) {
+				k++
+			}
+		}
+		if k > 1 {
+			return false, fmt.Errorf("%w: several nodes within a single pattern are %s (%s)", ErrAnnotation, what, nodes[0].Name())
+		}
+		return k == 1, nil
+	}
 }
