@@ -33,7 +33,7 @@ func (q *xnnAnnotator) annotateGRUIOOnly(g *fxgraph.Graph, c *QuantizationConfig
 			continue
 		}
 		inputs := partitionInputs(p.nodes)
-		if anyAnnotated(append(append([]*fxgraph.Node(nil), inputs...), p.outputs...)...) {
+		if anyAnnotated(inputs...) || anyAnnotated(p.outputs...) {
 			continue
 		}
 		if len(inputs) < 2 {
