@@ -19,8 +19,11 @@ const parallelGrain = 1 << 16
 
 // splitWork runs fn over [0, n) in at most GOMAXPROCS contiguous pieces of
 // at least grain units each, the first on the calling goroutine, and
-// returns when all are done.
+// returns when all are done; it does not call fn when n <= 0.
 func splitWork(n, grain int, fn func(lo, hi int)) {
+	if n <= 0 {
+		return
+	}
 	w := runtime.GOMAXPROCS(0)
 	if p := n / max(grain, 1); p < w {
 		w = p
