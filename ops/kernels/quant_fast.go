@@ -109,14 +109,6 @@ func dequantVec32[T qint](dst []float32, src []T, zp []float64, scale []float32,
 	}
 }
 
-func toFloat32s(v []float64) []float32 {
-	out := make([]float32, len(v))
-	for i, f := range v {
-		out[i] = float32(f)
-	}
-	return out
-}
-
 // quantChunkAVX2 quantizes the leading multiple of 8 elements of an int8
 // or uint8 chunk with the AVX2 kernel (the operations of quantChunk32:
 // VROUNDPS rounds half to even like math.RoundToEven, and the min/max
