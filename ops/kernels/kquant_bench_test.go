@@ -2,9 +2,7 @@ package kernels
 
 import (
 	"math/rand/v2"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/fxquant/fxquant/ops/tensor"
 )
@@ -17,21 +15,13 @@ import (
 // cpuTimer reports the process CPU time per op (the machine is shared:
 // wall time depends on the other processes; with -cpu 1 the CPU time is
 // the work of the one goroutine plus the runtime's).
-type cpuTimer struct{ start time.Duration }
+type cpuTimer struct{ start float64 }
 
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-func startCPU() cpuTimer { return cpuTimer{processCPU()} }
+func startCPU() cpuTimer { return cpuTimer{processCPUSeconds()} }
 
 // report adds cpu-ms/op and GB/s of bytes per op over that CPU time.
 func (c cpuTimer) report(b *testing.B, bytes int) {
-	cpu := float64(processCPU()-c.start) / float64(b.N)
+	cpu := (processCPUSeconds() - c.start) * 1e9 / float64(b.N)
 	b.ReportMetric(cpu/1e6, "cpu-ms/op")
 	if cpu > 0 {
 		b.ReportMetric(float64(bytes)/cpu, "GB/s")
