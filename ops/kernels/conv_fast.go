@@ -1,9 +1,6 @@
 package kernels
 
-import (
-	"runtime"
-	"sync"
-)
+import "sync"
 
 // This file holds the vector paths of oneDNN's direct convolutions
 // (ConvJit, ConvJit1x1, ConvJitDW). They compute sixteen output channels
@@ -36,33 +33,6 @@ func getF32(n int) []float32 {
 // putF32 hands a slice from getF32 back for reuse.
 func putF32(s []float32) {
 	f32Pool.Put(&s)
-}
-
-// parallelFor calls fn on contiguous ranges covering [0, n), on up to
-// GOMAXPROCS goroutines with at least grain items each.
-func parallelFor(n, grain int, fn func(lo, hi int)) {
-	workers := runtime.GOMAXPROCS(0)
-	if grain < 1 {
-		grain = 1
-	}
-	workers = min(workers, n/grain)
-	if workers <= 1 {
-		if n > 0 {
-			fn(0, n)
-		}
-		return
-	}
-	step := (n + workers - 1) / workers
-	var wg sync.WaitGroup
-	for lo := 0; lo < n; lo += step {
-		hi := min(lo+step, n)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			fn(lo, hi)
-		}()
-	}
-	wg.Wait()
 }
 
 // convBlocking is the input-channel block and the partial-sum rule of
@@ -149,7 +119,7 @@ func convDWPlanes(g conv2dGeom, xd, wd, bd []float32) []float32 {
 		}
 	}
 	runs := columnRuns(g)
-	parallelFor(g.B*g.Ho, 2, func(lo, hi int) {
+	splitWork(g.B*g.Ho, 2, func(lo, hi int) {
 		var taps []int64
 		for it := lo; it < hi; it++ {
 			b, oy := it/g.Ho, it%g.Ho
@@ -201,7 +171,7 @@ func convDirectVec(impl ConvImpl, isa ConvISA, g conv2dGeom, xd, wd, bd []float3
 			}
 		}
 	}
-	parallelFor(g.G*nOB, 1, func(lo, hi int) {
+	splitWork(g.G*nOB, 1, func(lo, hi int) {
 		for it := lo; it < hi; it++ {
 			gi, ob := it/nOB, it%nOB
 			dst := wp[it*perOB : (it+1)*perOB]
@@ -253,7 +223,7 @@ func convDirectVec(impl ConvImpl, isa ConvISA, g conv2dGeom, xd, wd, bd []float3
 		for gi := 0; gi < g.G; gi++ {
 			// Channel-last input of the group: xp[(y*W+x)*Cg + c].
 			src := xd[(b*g.C+gi*Cg)*HW:]
-			parallelFor(Cg, 16, func(lo, hi int) {
+			splitWork(Cg, 16, func(lo, hi int) {
 				for c := lo; c < hi; c++ {
 					plane := src[c*HW : (c+1)*HW]
 					for p, v := range plane {
@@ -266,7 +236,7 @@ func convDirectVec(impl ConvImpl, isa ConvISA, g conv2dGeom, xd, wd, bd []float3
 			// 16-channel blocks; one-position tiles run the group's
 			// blocks together (convTile64x1) to hide FMA latency.
 			nOG := (nOB + 3) / 4
-			parallelFor(nOG*g.Ho, 1, func(lo, hi int) {
+			splitWork(nOG*g.Ho, 1, func(lo, hi int) {
 				var full, last []int64
 				var biasLanes [4 * 16]float32
 				// row[k*Wo*16 + p*16 + lane] is output channel
@@ -417,7 +387,7 @@ func convDWVec(g conv2dGeom, xd, wd, bd []float32) []float32 {
 	op := make([]float32, HWo*Cp)
 	for b := 0; b < g.B; b++ {
 		src := xd[b*C*HW:]
-		parallelFor(g.H, 4, func(lo, hi int) {
+		splitWork(g.H, 4, func(lo, hi int) {
 			for y := lo; y < hi; y++ {
 				for c := 0; c < C; c++ {
 					row := src[c*HW+y*g.W : c*HW+(y+1)*g.W]
@@ -427,7 +397,7 @@ func convDWVec(g conv2dGeom, xd, wd, bd []float32) []float32 {
 				}
 			}
 		})
-		parallelFor(g.Ho, 2, func(lo, hi int) {
+		splitWork(g.Ho, 2, func(lo, hi int) {
 			var taps []int64
 			for oy := lo; oy < hi; oy++ {
 				iLo, iHi := validRange(oy, g.sh, g.pt, g.dh, g.kh, g.H)
@@ -456,7 +426,7 @@ func convDWVec(g conv2dGeom, xd, wd, bd []float32) []float32 {
 			}
 		})
 		dst := out[b*C*HWo:]
-		parallelFor(C, 8, func(lo, hi int) {
+		splitWork(C, 8, func(lo, hi int) {
 			for c := lo; c < hi; c++ {
 				plane := dst[c*HWo : (c+1)*HWo]
 				for p := range plane {
@@ -531,7 +501,7 @@ func convGemmVec(isa ConvISA, g conv2dGeom, xd, wd, bd []float32) []float32 {
 					wt[k*Og+j] = wd[(gi*Og+j)*K+k]
 				}
 			}
-			parallelFor(K, 8, func(lo, hi int) {
+			splitWork(K, 8, func(lo, hi int) {
 				for k := lo; k < hi; k++ {
 					c, i, j := k/KT, k%KT/g.kw, k%g.kw
 					plane := xd[(b*g.C+gi*Cg+c)*g.H*g.W:]
@@ -551,7 +521,7 @@ func convGemmVec(isa ConvISA, g conv2dGeom, xd, wd, bd []float32) []float32 {
 			})
 			base := (b*g.O + gi*Og) * M
 			const chunk = 256
-			parallelFor((M+chunk-1)/chunk, 1, func(lo, hi int) {
+			splitWork((M+chunk-1)/chunk, 1, func(lo, hi int) {
 				var taps []int64
 				var tmp []float32
 				for ch := lo; ch < hi; ch++ {

@@ -41,6 +41,15 @@ func benchConv(b *testing.B, in, wt []int, pad, groups int, opt ConvOptions) {
 		b.Fatal(err)
 	}
 	flops := 2 * float64(y.Numel()) * float64(wt[1]*wt[2]*wt[3])
+	benchPaths(b, flops, func() error {
+		_, err := ConvolutionWith(x, w, bias, p, opt)
+		return err
+	})
+}
+
+// benchPaths runs op as the sub-benchmarks "vector" (assembly kernels)
+// and "go" (pure-Go kernels), reporting flopsPerOp as reportFlops does.
+func benchPaths(b *testing.B, flopsPerOp float64, op func() error) {
 	for _, vec := range []bool{true, false} {
 		name := "vector"
 		if !vec {
@@ -55,11 +64,11 @@ func benchConv(b *testing.B, in, wt []int, pad, groups int, opt ConvOptions) {
 			b.ReportAllocs()
 			cpu0 := processCPUSeconds()
 			for b.Loop() {
-				if _, err := ConvolutionWith(x, w, bias, p, opt); err != nil {
+				if err := op(); err != nil {
 					b.Fatal(err)
 				}
 			}
-			reportFlops(b, flops, cpu0)
+			reportFlops(b, flopsPerOp, cpu0)
 		})
 	}
 }
@@ -107,25 +116,8 @@ func BenchmarkLinearPaths(b *testing.B) {
 	x := tensor.F32([]int{64, 1024}, randFloats(r, 64*1024, false)...)
 	w := tensor.F32([]int{1024, 1024}, randFloats(r, 1024*1024, false)...)
 	bias := tensor.F32([]int{1024}, randFloats(r, 1024, false)...)
-	for _, vec := range []bool{true, false} {
-		name := "vector"
-		if !vec {
-			name = "go"
-		}
-		b.Run(name, func(b *testing.B) {
-			if vec && !haveFMA32x8 {
-				b.Skip("no assembly kernels on this CPU")
-			}
-			defer func(v bool) { useVectorKernels = v }(useVectorKernels)
-			useVectorKernels = vec
-			b.ReportAllocs()
-			cpu0 := processCPUSeconds()
-			for b.Loop() {
-				if _, err := Linear(x, w, bias); err != nil {
-					b.Fatal(err)
-				}
-			}
-			reportFlops(b, 2*64*1024*1024, cpu0)
-		})
-	}
+	benchPaths(b, 2*64*1024*1024, func() error {
+		_, err := Linear(x, w, bias)
+		return err
+	})
 }

@@ -231,20 +231,8 @@ func convOneDNN(impl ConvImpl, isa ConvISA, g conv2dGeom, xd, wd, bd []float32) 
 	}
 	Cg, Og := g.C/g.G, g.O/g.G
 	out := make([]float32, g.B*g.O*g.Ho*g.Wo)
-	block := Cg
-	partial := false
-	if impl == ConvJit {
-		block = jitBlock(ConvShape{C: g.C, O: g.O, Groups: g.G}, isa)
-		partial = isa == ConvISAAVX512Core
-	}
-	if impl == ConvJit1x1 {
-		block = conv1x1Chunk(isa, Cg, Og, g.Ho, g.Ho*g.Wo)
-		partial = true
-	}
 	// ConvJitDW: bias first, one accumulator over the taps.
-	if block < 1 {
-		block = Cg
-	}
+	block, partial := convBlocking(impl, isa, g)
 	ks := g.kh * g.kw
 	for b := 0; b < g.B; b++ {
 		for o := 0; o < g.O; o++ {

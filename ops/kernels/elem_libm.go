@@ -22,20 +22,9 @@ package kernels
 
 import "math"
 
-// fmaf returns a*b+c rounded once to float32. The product of two float32
-// values is exact in float64, so only the float64 sum rounds; rounding that
-// sum to float32 is correct unless it lands exactly halfway between two
-// float32 values (or in the float32 subnormal range), where the sum's
-// rounding error decides: there the sum is rounded to odd in float64 first,
-// which makes the final rounding to float32 correct ([FMA32], the slow
-// path).
-func fmaf(a, b, c float32) float32 {
-	s := float64(a)*float64(b) + float64(c)
-	if bits := math.Float64bits(s); bits&0x1fffffff != 0x10000000 && bits&0x7ff0000000000000 >= 0x3810000000000000 {
-		return float32(s) // not a float32 halfway case, not float32-subnormal (inf and NaN included)
-	}
-	return FMA32(a, b, c)
-}
+// fmaf is [FMA32] (a*b+c rounded once to float32) under the name of C's
+// float fma, which the libm ports below follow.
+func fmaf(a, b, c float32) float32 { return FMA32(a, b, c) }
 
 // cvtps2dq is _mm256_cvtps_epi32: round to nearest even, INT_MIN when out
 // of range or NaN.

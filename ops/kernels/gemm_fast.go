@@ -13,7 +13,7 @@ func dotAccumulateVec(m, n, k int, a, b, c []float32, ldc int) {
 	np := (n + 15) / 16
 	// bp[(jp*k+l)*16+q] = b[(jp*16+q)*k+l], zero past column n.
 	bp := make([]float32, np*k*16)
-	parallelFor(np, max(1, 8192/k), func(lo, hi int) {
+	splitWork(np, max(1, 8192/k), func(lo, hi int) {
 		for jp := lo; jp < hi; jp++ {
 			panel := bp[jp*k*16 : (jp+1)*k*16]
 			for q := 0; q < 16 && jp*16+q < n; q++ {
@@ -40,7 +40,7 @@ func dotPanels(m, n, k int, a, bp, c []float32, ldc int) {
 	}
 	groups := mp / 4
 	tiles := np * groups
-	parallelFor(tiles, max(1, 65536/(64*k)), func(lo, hi int) {
+	splitWork(tiles, max(1, 65536/(64*k)), func(lo, hi int) {
 		var tile [4 * 16]float32
 		for it := lo; it < hi; it++ {
 			jp, ig := it/groups, it%groups
@@ -80,7 +80,7 @@ func convNativeVec(g conv2dGeom, xd, wd, bd []float32) []float32 {
 	bp := make([]float32, np*K*16)
 	for b := 0; b < g.B; b++ {
 		for gi := 0; gi < g.G; gi++ {
-			parallelFor(K, 8, func(lo, hi int) {
+			splitWork(K, 8, func(lo, hi int) {
 				for l := lo; l < hi; l++ {
 					c, i, j := l/KT, l%KT/g.kw, l%g.kw
 					plane := xd[(b*g.C+gi*Cg+c)*g.H*g.W:]

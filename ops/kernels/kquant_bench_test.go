@@ -2,9 +2,7 @@ package kernels
 
 import (
 	"math/rand/v2"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/fxquant/fxquant/ops/tensor"
 )
@@ -17,25 +15,32 @@ import (
 // cpuTimer reports the process CPU time per op (the machine is shared:
 // wall time depends on the other processes; with -cpu 1 the CPU time is
 // the work of the one goroutine plus the runtime's).
-type cpuTimer struct{ start time.Duration }
+type cpuTimer struct{ start float64 }
 
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-func startCPU() cpuTimer { return cpuTimer{processCPU()} }
+func startCPU() cpuTimer { return cpuTimer{processCPUSeconds()} }
 
 // report adds cpu-ms/op and GB/s of bytes per op over that CPU time.
 func (c cpuTimer) report(b *testing.B, bytes int) {
-	cpu := float64(processCPU()-c.start) / float64(b.N)
+	cpu := (processCPUSeconds() - c.start) * 1e9 / float64(b.N)
 	b.ReportMetric(cpu/1e6, "cpu-ms/op")
 	if cpu > 0 {
 		b.ReportMetric(float64(bytes)/cpu, "GB/s")
 	}
+}
+
+// benchCPU runs f as sub-benchmark name and reports bytes per op over
+// the CPU time (cpuTimer.report).
+func benchCPU(b *testing.B, name string, bytes int, f func() error) {
+	b.Run(name, func(b *testing.B) {
+		b.ReportAllocs()
+		c := startCPU()
+		for b.Loop() {
+			if err := f(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		c.report(b, bytes)
+	})
 }
 
 func kqFloats(seed uint64, shape ...int) *tensor.Tensor {
@@ -81,16 +86,7 @@ func BenchmarkKQuant(b *testing.B) {
 	x := kqFloats(1, n, k)
 	bytes := 4 * n * k
 	run := func(name string, f func() (*tensor.Tensor, error)) {
-		b.Run(name, func(b *testing.B) {
-			b.ReportAllocs()
-			c := startCPU()
-			for b.Loop() {
-				if _, err := f(); err != nil {
-					b.Fatal(err)
-				}
-			}
-			c.report(b, bytes)
-		})
+		benchCPU(b, name, bytes, func() error { _, err := f(); return err })
 	}
 	flat := must(x.Reshape(n * k))
 	run("quantize_per_tensor/16M", func() (*tensor.Tensor, error) {
@@ -130,61 +126,31 @@ func BenchmarkKQuant(b *testing.B) {
 func BenchmarkKNorm(b *testing.B) {
 	x := kqFloats(2, 64, 128, 512)
 	w, bias := kqFloats(3, 512), kqFloats(4, 512)
-	b.Run("layer_norm/64x128x512", func(b *testing.B) {
-		b.ReportAllocs()
-		c := startCPU()
-		for b.Loop() {
-			if _, _, _, err := LayerNorm(x, []int{512}, w, bias, 1e-5); err != nil {
-				b.Fatal(err)
-			}
-		}
-		c.report(b, 4*x.Numel())
+	benchCPU(b, "layer_norm/64x128x512", 4*x.Numel(), func() error {
+		_, _, _, err := LayerNorm(x, []int{512}, w, bias, 1e-5)
+		return err
 	})
-	b.Run("softmax/64x128x512", func(b *testing.B) {
-		b.ReportAllocs()
-		c := startCPU()
-		for b.Loop() {
-			if _, err := Softmax(x, 2); err != nil {
-				b.Fatal(err)
-			}
-		}
-		c.report(b, 4*x.Numel())
+	benchCPU(b, "softmax/64x128x512", 4*x.Numel(), func() error {
+		_, err := Softmax(x, 2)
+		return err
 	})
 }
 
 func BenchmarkKPool(b *testing.B) {
 	xm := kqFloats(5, 8, 64, 112, 112)
-	b.Run("max_pool2d/8x64x112x112-k3s2p1", func(b *testing.B) {
-		b.ReportAllocs()
-		c := startCPU()
-		for b.Loop() {
-			if _, _, err := MaxPool2d(xm, []int{3, 3}, []int{2, 2}, []int{1, 1}, []int{1, 1}, false); err != nil {
-				b.Fatal(err)
-			}
-		}
-		c.report(b, 4*xm.Numel())
+	benchCPU(b, "max_pool2d/8x64x112x112-k3s2p1", 4*xm.Numel(), func() error {
+		_, _, err := MaxPool2d(xm, []int{3, 3}, []int{2, 2}, []int{1, 1}, []int{1, 1}, false)
+		return err
 	})
 	xa := kqFloats(6, 8, 64, 56, 56)
-	b.Run("avg_pool2d/8x64x56x56-k3s2p1", func(b *testing.B) {
-		b.ReportAllocs()
-		c := startCPU()
-		for b.Loop() {
-			if _, err := AvgPool2d(xa, []int{3, 3}, []int{2, 2}, []int{1, 1}, false, true, 0); err != nil {
-				b.Fatal(err)
-			}
-		}
-		c.report(b, 4*xa.Numel())
+	benchCPU(b, "avg_pool2d/8x64x56x56-k3s2p1", 4*xa.Numel(), func() error {
+		_, err := AvgPool2d(xa, []int{3, 3}, []int{2, 2}, []int{1, 1}, false, true, 0)
+		return err
 	})
 	xg := kqFloats(7, 8, 512, 7, 7)
-	b.Run("adaptive_avg_pool2d/8x512x7x7-1", func(b *testing.B) {
-		b.ReportAllocs()
-		c := startCPU()
-		for b.Loop() {
-			if _, err := AdaptiveAvgPool2d(xg, []int{1, 1}); err != nil {
-				b.Fatal(err)
-			}
-		}
-		c.report(b, 4*xg.Numel())
+	benchCPU(b, "adaptive_avg_pool2d/8x512x7x7-1", 4*xg.Numel(), func() error {
+		_, err := AdaptiveAvgPool2d(xg, []int{1, 1})
+		return err
 	})
 }
 
@@ -198,26 +164,14 @@ func BenchmarkKBinary(b *testing.B) {
 		iv[i] = int32(r.IntN(256) - 128)
 	}
 	xi := tensor.MustFromData(tensor.Int32, []int{n}, iv)
-	b.Run("add_int32/4M", func(b *testing.B) {
-		b.ReportAllocs()
-		c := startCPU()
-		for b.Loop() {
-			if _, err := Binary(OpAdd, T(xi), T(xi), nil); err != nil {
-				b.Fatal(err)
-			}
-		}
-		c.report(b, 4*n)
+	benchCPU(b, "add_int32/4M", 4*n, func() error {
+		_, err := Binary(OpAdd, T(xi), T(xi), nil)
+		return err
 	})
 	xf := kqFloats(11, 1024, n/1024)
 	row := kqFloats(12, n/1024)
-	b.Run("mul_f32_broadcast/4M", func(b *testing.B) {
-		b.ReportAllocs()
-		c := startCPU()
-		for b.Loop() {
-			if _, err := Binary(OpMul, T(xf), T(row), nil); err != nil {
-				b.Fatal(err)
-			}
-		}
-		c.report(b, 4*n)
+	benchCPU(b, "mul_f32_broadcast/4M", 4*n, func() error {
+		_, err := Binary(OpMul, T(xf), T(row), nil)
+		return err
 	})
 }

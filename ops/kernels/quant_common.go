@@ -426,7 +426,7 @@ func qRunInto[T qint](q *qQuant, dst []T, x qfloats) {
 		})
 		return
 	}
-	inv32, zp32 := toFloat32s(q.inv), toFloat32s(q.zp)
+	inv32, zp32 := convertFloats[float32](q.inv), convertFloats[float32](q.zp)
 	q.lay.forRuns(func(a, b, k int) {
 		quantChunk32(dst[a:b], src[a:b], inv32[k], zp32[k], lo, hi, q.zpBefore)
 	}, func(a, b, k int) {
@@ -505,7 +505,7 @@ func (d *qDequant) run(q *tensor.Tensor, out tensor.DType) (*tensor.Tensor, erro
 
 func dqRun[T qint](d *qDequant, src []T, r32 []float32, r64 []float64) {
 	if !d.f64 {
-		s32 := toFloat32s(d.scale)
+		s32 := convertFloats[float32](d.scale)
 		zp := d.zp
 		if zp == nil {
 			zp = make([]float64, len(s32))

@@ -19,8 +19,11 @@ const parallelGrain = 1 << 16
 
 // splitWork runs fn over [0, n) in at most GOMAXPROCS contiguous pieces of
 // at least grain units each, the first on the calling goroutine, and
-// returns when all are done.
+// returns when all are done; it does not call fn when n <= 0.
 func splitWork(n, grain int, fn func(lo, hi int)) {
+	if n <= 0 {
+		return
+	}
 	w := runtime.GOMAXPROCS(0)
 	if p := n / max(grain, 1); p < w {
 		w = p
@@ -104,14 +107,6 @@ func dequantVec32[T qint](dst []float32, src []T, zp []float64, scale []float32,
 	for i := range src {
 		dequantChunk32(dst[i:i+1], src[i:i+1], zp[i], scale[i], intDiff)
 	}
-}
-
-func toFloat32s(v []float64) []float32 {
-	out := make([]float32, len(v))
-	for i, f := range v {
-		out[i] = float32(f)
-	}
-	return out
 }
 
 // quantChunkAVX2 quantizes the leading multiple of 8 elements of an int8
