@@ -81,7 +81,7 @@ func (z *zipRecords) readPayload(name string) (data []byte, ok, shared bool, err
 		return nil, false, false, nil
 	}
 	if v, good := z.storedView(f); good {
-		if err := z.budget.charge(f.Name, int64(f.UncompressedSize64), false); err != nil {
+		if err := z.budget.charge(f.Name, f.UncompressedSize64, false); err != nil {
 			return nil, true, false, err
 		}
 		return v, true, true, nil

@@ -269,39 +269,12 @@ func scanArrayItems(raw []byte) (items []json.RawMessage, ok bool) {
 	if i >= len(raw) || raw[i] != '[' {
 		return nil, false
 	}
-	j := skipSpace(raw, i+1)
-	if j < len(raw) && raw[j] == ']' {
-		if skipSpace(raw, j+1) != len(raw) {
-			return nil, false
-		}
-		return []json.RawMessage{}, true
-	}
-	n := 0
-	for {
-		start := j
-		end, err := scanValue(raw, j, 1)
-		if err != nil {
-			return nil, false
-		}
-		if items == nil {
-			items = make([]json.RawMessage, 0, 4)
-		}
-		items = append(items, raw[start:end:end])
-		n++
-		j = skipSpace(raw, end)
-		if j >= len(raw) {
-			return nil, false
-		}
-		if raw[j] == ']' {
-			break
-		}
-		if raw[j] != ',' {
-			return nil, false
-		}
-		j = skipSpace(raw, j+1)
-	}
-	if skipSpace(raw, j+1) != len(raw) {
+	end, err := scanArray(raw, i, 1, &items)
+	if err != nil || skipSpace(raw, end) != len(raw) {
 		return nil, false
+	}
+	if items == nil {
+		items = []json.RawMessage{}
 	}
 	return items, true
 }

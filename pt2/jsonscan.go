@@ -1,6 +1,7 @@
 package pt2
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -67,7 +68,7 @@ func scanValue(data []byte, i, depth int) (int, error) {
 	case c == '{':
 		return scanObject(data, i, depth+1)
 	case c == '[':
-		return scanArray(data, i, depth+1)
+		return scanArray(data, i, depth+1, nil)
 	case c == '-' || (c >= '0' && c <= '9'):
 		return scanNumber(data, i)
 	case c == 't':
@@ -242,7 +243,9 @@ func scanObject(data []byte, i, depth int) (int, error) {
 	}
 }
 
-func scanArray(data []byte, i, depth int) (int, error) {
+// scanArray returns the end of the array starting at data[i]; when items
+// is not nil, it also appends each element there, as a slice of data.
+func scanArray(data []byte, i, depth int, items *[]json.RawMessage) (int, error) {
 	if depth > maxJSONDepth {
 		return 0, errJSONDepth
 	}
@@ -251,9 +254,16 @@ func scanArray(data []byte, i, depth int) (int, error) {
 		return j + 1, nil
 	}
 	for {
+		start := j
 		var err error
 		if j, err = scanValue(data, j, depth); err != nil {
 			return 0, err
+		}
+		if items != nil {
+			if *items == nil {
+				*items = make([]json.RawMessage, 0, 4)
+			}
+			*items = append(*items, data[start:j:j])
 		}
 		j = skipSpace(data, j)
 		if j >= len(data) {

@@ -93,14 +93,10 @@ func newBudget(opts *Options, fileSize int64) *budget {
 // the caps; an entry holding more or fewer bytes than it declares is an
 // error. isJSON applies the JSON cap.
 func (b *budget) readEntry(f *zip.File, name string, isJSON bool) ([]byte, error) {
-	declared := f.UncompressedSize64
-	if declared > uint64(b.entry) {
-		return nil, fmt.Errorf("%w: entry %q declares %d bytes, more than the %d allowed per entry (MaxEntryBytes)", ErrLimit, name, declared, b.entry)
-	}
-	size := int64(declared)
-	if err := b.check(name, size, isJSON); err != nil {
+	if err := b.check(name, f.UncompressedSize64, isJSON); err != nil {
 		return nil, err
 	}
+	size := int64(f.UncompressedSize64)
 	rc, err := f.Open()
 	if err != nil {
 		return nil, fmt.Errorf("%w: entry %q: %v", ErrArchive, name, err)
@@ -123,9 +119,13 @@ func (b *budget) readEntry(f *zip.File, name string, isJSON bool) ([]byte, error
 	return data, nil
 }
 
-// check checks an entry of size bytes against the caps (the entry cap
-// aside) before it is read.
-func (b *budget) check(name string, size int64, isJSON bool) error {
+// check checks an entry that declares size bytes against the caps before
+// it is read.
+func (b *budget) check(name string, declared uint64, isJSON bool) error {
+	if declared > uint64(b.entry) {
+		return fmt.Errorf("%w: entry %q declares %d bytes, more than the %d allowed per entry (MaxEntryBytes)", ErrLimit, name, declared, b.entry)
+	}
+	size := int64(declared)
 	if isJSON && size > b.json {
 		return fmt.Errorf("%w: entry %q declares %d bytes of JSON, more than the %d allowed (MaxJSONBytes)", ErrLimit, name, size, b.json)
 	}
@@ -140,15 +140,12 @@ func (b *budget) check(name string, size int64, isJSON bool) error {
 
 // charge accounts for an entry of size bytes viewed in place, with the
 // checks and errors of readEntry.
-func (b *budget) charge(name string, size int64, isJSON bool) error {
-	if size > b.entry {
-		return fmt.Errorf("%w: entry %q declares %d bytes, more than the %d allowed per entry (MaxEntryBytes)", ErrLimit, name, size, b.entry)
-	}
+func (b *budget) charge(name string, size uint64, isJSON bool) error {
 	if err := b.check(name, size, isJSON); err != nil {
 		return err
 	}
-	b.read += size
-	b.used += size
+	b.read += int64(size)
+	b.used += int64(size)
 	return nil
 }
 

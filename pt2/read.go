@@ -506,21 +506,21 @@ func (b *builder) canonicalNames() {
 		}
 	}
 	if b.p.symVals != nil {
-		vals := make(map[string]symVal, len(b.p.symVals))
-		for name, v := range b.p.symVals {
-			if n, ok := b.defined[name]; ok {
-				vals[n.Name()] = v
-			}
-		}
-		b.p.symVals = vals
+		b.p.symVals = byNodeName(b.p.symVals, b.defined)
 	}
-	metas := make(map[string]tensorMeta, len(b.metas))
-	for name, m := range b.metas {
-		if n, ok := b.defined[name]; ok {
-			metas[n.Name()] = m
+	b.metas = byNodeName(b.metas, b.defined)
+}
+
+// byNodeName re-keys m, keyed by serialized names, by the names of the
+// nodes defined under them; entries of no defined node are dropped.
+func byNodeName[V any](m map[string]V, defined map[string]*fxgraph.Node) map[string]V {
+	out := make(map[string]V, len(m))
+	for name, v := range m {
+		if n, ok := defined[name]; ok {
+			out[n.Name()] = v
 		}
 	}
-	b.metas = metas
+	return out
 }
 
 func (b *builder) define(name string, n *fxgraph.Node, path string) error {

@@ -353,21 +353,7 @@ func (sw *symWriter) meta(t ops.TensorType, requiresGrad bool) (tensorMeta, erro
 // integer coefficient first (left out when it is 1), then the other
 // factors sorted by their text (symbol names: s27 before s77).
 func symMul(a, b *ops.SymExpr) *ops.SymExpr {
-	coef := int64(1)
-	var factors []*ops.SymExpr
-	for _, x := range []*ops.SymExpr{a, b} {
-		parts := []*ops.SymExpr{x}
-		if x.Kind == ops.SymMul {
-			parts = x.Args
-		}
-		for _, p := range parts {
-			if p.Kind == ops.SymInteger {
-				coef *= p.Int
-			} else {
-				factors = append(factors, p)
-			}
-		}
-	}
+	coef, factors := symOperands(ops.SymMul, a, b, 1, func(x, y int64) int64 { return x * y })
 	if coef == 0 || len(factors) == 0 {
 		return ops.SymInt(coef)
 	}
@@ -384,21 +370,7 @@ func symMul(a, b *ops.SymExpr) *ops.SymExpr {
 // symAdd adds two expressions as sympy orders a sum: the other terms in
 // order, the integer constant last (left out when it is 0).
 func symAdd(a, b *ops.SymExpr) *ops.SymExpr {
-	c := int64(0)
-	var terms []*ops.SymExpr
-	for _, x := range []*ops.SymExpr{a, b} {
-		parts := []*ops.SymExpr{x}
-		if x.Kind == ops.SymAdd {
-			parts = x.Args
-		}
-		for _, p := range parts {
-			if p.Kind == ops.SymInteger {
-				c += p.Int
-			} else {
-				terms = append(terms, p)
-			}
-		}
-	}
+	c, terms := symOperands(ops.SymAdd, a, b, 0, func(x, y int64) int64 { return x + y })
 	if c != 0 || len(terms) == 0 {
 		terms = append(terms, ops.SymInt(c))
 	}
@@ -406,6 +378,28 @@ func symAdd(a, b *ops.SymExpr) *ops.SymExpr {
 		return terms[0]
 	}
 	return &ops.SymExpr{Kind: ops.SymAdd, Args: terms}
+}
+
+// symOperands flattens a and b, each an expression of kind (its
+// arguments) or one operand, into their integers, folded by fold from id
+// in order, and their other operands, in order.
+func symOperands(kind ops.SymKind, a, b *ops.SymExpr, id int64, fold func(x, y int64) int64) (int64, []*ops.SymExpr) {
+	c := id
+	var rest []*ops.SymExpr
+	for _, x := range []*ops.SymExpr{a, b} {
+		parts := []*ops.SymExpr{x}
+		if x.Kind == kind {
+			parts = x.Args
+		}
+		for _, p := range parts {
+			if p.Kind == ops.SymInteger {
+				c = fold(c, p.Int)
+			} else {
+				rest = append(rest, p)
+			}
+		}
+	}
+	return c, rest
 }
 
 // symNodeExpr derives the value of a symbolic scalar node that was not

@@ -47,7 +47,6 @@ const fieldAlignment = 64
 func writeContainer(w io.Writer, root string, recs []record, crcs []uint32) error {
 	type entry struct {
 		name   string
-		crc    uint32
 		size   uint32
 		offset uint32
 		pad    int
@@ -80,8 +79,7 @@ func writeContainer(w io.Writer, root string, recs []record, crcs []uint32) erro
 	}
 	var out []byte
 	for i, r := range recs {
-		e := &entries[i]
-		e.crc = crcs[i]
+		e := entries[i]
 		out = out[:0]
 		out = binary.LittleEndian.AppendUint32(out, 0x04034b50)
 		out = binary.LittleEndian.AppendUint16(out, 0)      // version needed
@@ -109,7 +107,7 @@ func writeContainer(w io.Writer, root string, recs []record, crcs []uint32) erro
 		}
 		out = out[:0]
 		out = binary.LittleEndian.AppendUint32(out, 0x08074b50)
-		out = binary.LittleEndian.AppendUint32(out, e.crc)
+		out = binary.LittleEndian.AppendUint32(out, crcs[i])
 		out = binary.LittleEndian.AppendUint32(out, uint32(len(r.data)))
 		out = binary.LittleEndian.AppendUint32(out, uint32(len(r.data)))
 		if _, err := w.Write(out); err != nil {
@@ -118,14 +116,14 @@ func writeContainer(w io.Writer, root string, recs []record, crcs []uint32) erro
 	}
 	out = out[:0]
 	cdStart := pos
-	for _, e := range entries {
+	for i, e := range entries {
 		out = binary.LittleEndian.AppendUint32(out, 0x02014b50)
 		out = binary.LittleEndian.AppendUint16(out, 0)      // version made by
 		out = binary.LittleEndian.AppendUint16(out, 0)      // version needed
 		out = binary.LittleEndian.AppendUint16(out, 0x0808) // flags
 		out = binary.LittleEndian.AppendUint16(out, 0)      // method
 		out = binary.LittleEndian.AppendUint32(out, 0)      // time, date
-		out = binary.LittleEndian.AppendUint32(out, e.crc)
+		out = binary.LittleEndian.AppendUint32(out, crcs[i])
 		out = binary.LittleEndian.AppendUint32(out, e.size)
 		out = binary.LittleEndian.AppendUint32(out, e.size)
 		out = binary.LittleEndian.AppendUint16(out, uint16(len(e.name)))

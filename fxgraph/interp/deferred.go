@@ -2,7 +2,6 @@ package interp
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/fxquant/fxquant/fxgraph"
 	"github.com/fxquant/fxquant/ops"
@@ -72,22 +71,9 @@ func (r *runner) evalDeferred(n *fxgraph.Node) (ops.Value, error) {
 	r.cur = n
 	defer func() { r.cur = cur }()
 	delete(r.deferred, n)
-	if err := r.checkRecorded(n); err != nil {
-		return nil, &deferredError{r.nodeErr(n, err)}
-	}
-	v, err := r.eval(n)
+	v, err := r.compute(n)
 	if err != nil {
-		var de *deferredError
-		if errors.As(err, &de) {
-			return nil, de
-		}
-		return nil, &deferredError{r.nodeErr(n, err)}
-	}
-	r.env[n] = v
-	if r.opts.Hook != nil {
-		if err := r.opts.Hook(n, v); err != nil {
-			return nil, &deferredError{r.nodeErr(n, fmt.Errorf("hook: %w", err))}
-		}
+		return nil, &deferredError{err}
 	}
 	return v, nil
 }

@@ -214,30 +214,19 @@ func run(g *fxgraph.Graph, bind func([]*fxgraph.Node) (map[*fxgraph.Node]ops.Val
 			}
 			return []ops.Value{v}, nil
 		}
-		var v ops.Value
-		var err error
 		if n.Op() == fxgraph.Placeholder {
-			var ok bool
-			if v, ok = bound[n]; !ok {
+			v, ok := bound[n]
+			if !ok {
 				if len(n.Args()) == 0 {
 					return nil, r.nodeErr(n, fmt.Errorf("%w: no input given for placeholder %q, one of %d", ErrInputs, n.TargetName(), len(ph)))
 				}
 				v = n.Arg(0)
 			}
-		} else {
-			if err := r.checkRecorded(n); err != nil {
-				return nil, r.nodeErr(n, err)
+			if err := r.record(n, v); err != nil {
+				return nil, err
 			}
-			v, err = r.eval(n)
-			if err != nil {
-				return nil, r.ownError(n, err)
-			}
-		}
-		r.env[n] = v
-		if opts.Hook != nil {
-			if err := opts.Hook(n, v); err != nil {
-				return nil, r.nodeErr(n, fmt.Errorf("hook: %w", err))
-			}
+		} else if _, err := r.compute(n); err != nil {
+			return nil, err
 		}
 		if opts.Release {
 			for _, in := range n.InputNodes() {
@@ -252,6 +241,30 @@ func run(g *fxgraph.Graph, bind func([]*fxgraph.Node) (map[*fxgraph.Node]ops.Val
 	}
 	r.cur = nil
 	return nil, &NodeError{Node: "<graph>", Target: "output", Err: fmt.Errorf("%w: graph has no output node", ErrUnsupported)}
+}
+
+// compute runs node n (neither a placeholder nor the output) and records
+// its value; an error is n's, or that of a deferred node n needed.
+func (r *runner) compute(n *fxgraph.Node) (ops.Value, error) {
+	if err := r.checkRecorded(n); err != nil {
+		return nil, r.nodeErr(n, err)
+	}
+	v, err := r.eval(n)
+	if err != nil {
+		return nil, r.ownError(n, err)
+	}
+	return v, r.record(n, v)
+}
+
+// record binds n's value v and shows it to the Hook.
+func (r *runner) record(n *fxgraph.Node, v ops.Value) error {
+	r.env[n] = v
+	if r.opts.Hook != nil {
+		if err := r.opts.Hook(n, v); err != nil {
+			return r.nodeErr(n, fmt.Errorf("hook: %w", err))
+		}
+	}
+	return nil
 }
 
 func (r *runner) nodeErr(n *fxgraph.Node, err error) error {
