@@ -378,20 +378,14 @@ func sqnrClass(db float64) string {
 }
 
 // num formats a number for the page: 4 significant digits, "inf", "nan".
-func num(v float64) string {
-	switch {
-	case math.IsInf(v, 1):
-		return "inf"
-	case math.IsInf(v, -1):
-		return "-inf"
-	case math.IsNaN(v):
-		return "nan"
-	}
-	return strconv.FormatFloat(v, 'g', 4, 64)
-}
+func num(v float64) string { return formatFloat(v, 'g', 4) }
 
 // dB formats an SQNR or a growth in dB with two decimals.
-func dB(v float64) string {
+func dB(v float64) string { return formatFloat(v, 'f', 2) }
+
+// formatFloat is strconv.FormatFloat with "inf", "-inf" and "nan" for the
+// values that are not finite.
+func formatFloat(v float64, format byte, prec int) string {
 	switch {
 	case math.IsInf(v, 1):
 		return "inf"
@@ -400,7 +394,7 @@ func dB(v float64) string {
 	case math.IsNaN(v):
 		return "nan"
 	}
-	return strconv.FormatFloat(v, 'f', 2, 64)
+	return strconv.FormatFloat(v, format, prec, 64)
 }
 
 // sortKey is a cell's numeric sort key: finite, with +Inf above everything.
