@@ -276,7 +276,7 @@ func runPipeline(c *runConfig, stderr io.Writer) (*runResult, error) {
 		}
 		res.calibDesc = fmt.Sprintf("%d random batch%s (seed %d)", len(batches), pluralES(len(batches)), c.seed)
 	}
-	eval, calDesc, evalDesc, err := splitEvalBatches(c, specs, &batches)
+	batches, eval, calDesc, evalDesc, err := splitEval(c, specs, batches)
 	if err != nil {
 		return nil, err
 	}
