@@ -7,7 +7,6 @@ import (
 
 	"github.com/fxquant/fxquant/fxgraph"
 	"github.com/fxquant/fxquant/internal/atomicfile"
-	"github.com/fxquant/fxquant/ops/tensor"
 	htmlreport "github.com/fxquant/fxquant/report"
 )
 
@@ -27,7 +26,7 @@ func cmdReport(e *env, args []string) error {
 	if err := checkOutputs(c); err != nil {
 		return err
 	}
-	page, res, err := buildReport(c, e)
+	page, res, summary, err := buildReport(c, e)
 	if err != nil {
 		return err
 	}
@@ -35,7 +34,7 @@ func cmdReport(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	res.writeSummary(e.stdout)
+	e.stdout.Write(summary)
 	if err := writeDot(e, c.dot, res.quant); err != nil {
 		return err
 	}
@@ -53,15 +52,15 @@ func cmdReport(e *env, args []string) error {
 // histograms are taken from the calibrated graph before convert, and the
 // per-node numbers are run's comparison on its eval batches. When the
 // comparison fails the page still shows the graphs, uncoloured, and says
-// why.
-func buildReport(c *runConfig, e *env) (*htmlreport.Page, *runResult, error) {
+// why. It also returns run's summary, which the page shows too.
+func buildReport(c *runConfig, e *env) (*htmlreport.Page, *runResult, []byte, error) {
 	var hists map[string]*htmlreport.Histogram
-	c.onCalibrated = func(g *fxgraph.Graph, _ [][]*tensor.Tensor) {
+	c.onCalibrated = func(g *fxgraph.Graph) {
 		hists = htmlreport.ObserverHistograms(g)
 	}
 	res, err := runPipeline(c, e.stderr)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	page := &htmlreport.Page{
 		Title:      res.inputName,
@@ -95,5 +94,5 @@ func buildReport(c *runConfig, e *env) (*htmlreport.Page, *runResult, error) {
 	res.writeSummary(&sum)
 	_, after, _ := strings.Cut(sum.String(), "\n\n") // the settings are above
 	page.Summary = []htmlreport.Field{{Label: "fxquant run", Value: strings.TrimRight(after, "\n")}}
-	return page, res, nil
+	return page, res, sum.Bytes(), nil
 }

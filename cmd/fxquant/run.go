@@ -51,8 +51,8 @@ type runConfig struct {
 	// qopts: --quantizer-config, --per-tensor, --no-fold, --packet-affine-ops (qconfig.go)
 	qopts quantFlags
 	// onCalibrated, when set, sees the calibrated graph (observers still
-	// in place) and the batches before convert ("fxquant report").
-	onCalibrated func(prepared *fxgraph.Graph, batches [][]*tensor.Tensor)
+	// in place) before convert ("fxquant report").
+	onCalibrated func(prepared *fxgraph.Graph)
 	fromQAT      bool // FILE is a trained QAT program: convert-qat instead of the PTQ pipeline (qat.go)
 }
 
@@ -298,7 +298,7 @@ func runPipeline(c *runConfig, stderr io.Writer) (*runResult, error) {
 		return nil, stageError(in.name, "calibrate", err)
 	}
 	if c.onCalibrated != nil {
-		c.onCalibrated(qg, batches)
+		c.onCalibrated(qg)
 	}
 	if err := convert.Convert(qg, c.qopts.convertOptions(convert.ConvertOptions{ReferenceRepresentation: c.reference, Buffers: buffers})); err != nil {
 		return nil, stageError(in.name, "convert", err)
