@@ -133,17 +133,7 @@ func Compare(float, quant *fxgraph.Graph, batches [][]*tensor.Tensor) (*Comparis
 		return nil, fmt.Errorf("numdebug: compare: nil graph")
 	}
 	// The node holding each handle last, in each graph.
-	lastF, lastQ := map[int]*fxgraph.Node{}, map[int]*fxgraph.Node{}
-	for n := range float.All() {
-		if h := n.Meta.NumericDebugHandle; h != 0 {
-			lastF[h] = n
-		}
-	}
-	for n := range quant.All() {
-		if h := n.Meta.NumericDebugHandle; h != 0 {
-			lastQ[h] = n
-		}
-	}
+	lastF, lastQ := lastHolders(float), lastHolders(quant)
 	// The compared handles, in float graph order.
 	var order []int
 	fNode := map[*fxgraph.Node]int{}
@@ -276,6 +266,18 @@ func Compare(float, quant *fxgraph.Graph, batches [][]*tensor.Tensor) (*Comparis
 	return c, nil
 }
 
+// lastHolders maps each numeric debug handle of g to the last node, in
+// graph order, that holds it.
+func lastHolders(g *fxgraph.Graph) map[int]*fxgraph.Node {
+	last := map[int]*fxgraph.Node{}
+	for n := range g.All() {
+		if h := n.Meta.NumericDebugHandle; h != 0 {
+			last[h] = n
+		}
+	}
+	return last
+}
+
 // compareOutputs accumulates one batch's floating point outputs of both
 // graphs into a (false when there is none).
 func compareOutputs(a *accum, fo, qo []ops.Value) (bool, error) {
@@ -373,8 +375,7 @@ func capture(v ops.Value) captured {
 	var c captured
 	var add func(v ops.Value) bool
 	add = func(v ops.Value) bool {
-		switch x := v.(type) {
-		case *tensor.Tensor:
+		if x, ok := v.(*tensor.Tensor); ok {
 			d, ok := float32s(x)
 			if !ok {
 				return false
@@ -382,22 +383,17 @@ func capture(v ops.Value) captured {
 			c.data = append(c.data, d)
 			c.shapes = append(c.shapes, x.Shape())
 			return true
-		case ops.Tuple:
-			for _, e := range x {
-				if !add(e) {
-					return false
-				}
-			}
-			return len(x) > 0
-		case ops.List:
-			for _, e := range x {
-				if !add(e) {
-					return false
-				}
-			}
-			return len(x) > 0
 		}
-		return false
+		elems, ok := ops.Sequence(v)
+		if !ok {
+			return false
+		}
+		for _, e := range elems {
+			if !add(e) {
+				return false
+			}
+		}
+		return len(elems) > 0
 	}
 	c.ok = add(v)
 	return c
