@@ -200,18 +200,11 @@ func (r *renderer) view(key, title string, g *fxgraph.Graph, byName map[string]i
 		v.sub = append(v.sub, opLabel(n))
 		v.qp = append(v.qp, qp)
 	}
-	k := 0
-	idx := map[*fxgraph.Node]int{}
-	for n := range g.All() {
-		idx[n] = k
-		k++
-	}
-	v.lay = layoutGraph(g, func(n *fxgraph.Node) float64 {
-		i := idx[n]
+	v.lay = layoutGraph(g, func(i int) float64 {
 		chars := max(len(v.label[i]), len(v.sub[i]), len(v.qp[i]))
 		return math.Min(maxNodeW, math.Max(minNodeW, math.Ceil(float64(chars)*charW)+14))
-	}, func(n *fxgraph.Node) float64 {
-		if v.qp[idx[n]] != "" {
+	}, func(i int) float64 {
+		if v.qp[i] != "" {
 			return 48
 		}
 		return 34
