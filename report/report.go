@@ -141,6 +141,7 @@ type renderer struct {
 
 func newRenderer(p *Page) *renderer {
 	r := &renderer{p: p, bands: map[string][]string{}, bandOf: map[string][]int{}, byObserver: map[string]string{}}
+	r.cur = &r.buf
 	for k, h := range p.Histograms {
 		if h != nil && h.Observer != "" {
 			r.byObserver[h.Observer] = k
@@ -402,9 +403,6 @@ func sortKey(v float64) string {
 }
 
 func (r *renderer) w(s ...string) {
-	if r.cur == nil {
-		r.cur = &r.buf
-	}
 	for _, x := range s {
 		r.cur.WriteString(x)
 	}
