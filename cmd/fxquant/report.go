@@ -75,14 +75,10 @@ func buildReport(c *runConfig, e *env) (*htmlreport.Page, *runResult, []byte, er
 		page.Comparison = res.cmp
 	}
 
-	ins := make([]string, len(res.inputSpecs))
-	for i, s := range res.inputSpecs {
-		ins[i] = s.String()
-	}
 	yes := map[bool]string{false: "no", true: "yes"}
 	page.Settings = []htmlreport.Field{
 		{Label: "input", Value: res.inputName},
-		{Label: "user inputs", Value: strings.Join(ins, ", ")},
+		{Label: "user inputs", Value: res.inputsDesc()},
 		{Label: "quantizer", Value: c.quantizer},
 		{Label: "calibration", Value: res.calibDesc},
 		{Label: "reference", Value: yes[c.reference]},

@@ -407,15 +407,20 @@ func qdqCounts(g *fxgraph.Graph) (q, dq, choose int) {
 	return q, dq, choose
 }
 
-// writeSummary prints the report of a run. Everything but the SQNR value
-// is deterministic for a given input and flags.
-func (r *runResult) writeSummary(w io.Writer) {
-	fmt.Fprintf(w, "input:       %s\n", r.inputName)
+// inputsDesc lists the user inputs with their types, comma-separated.
+func (r *runResult) inputsDesc() string {
 	ins := make([]string, len(r.inputSpecs))
 	for i, s := range r.inputSpecs {
 		ins[i] = s.String()
 	}
-	fmt.Fprintf(w, "user inputs: %s\n", strings.Join(ins, ", "))
+	return strings.Join(ins, ", ")
+}
+
+// writeSummary prints the report of a run. Everything but the SQNR value
+// is deterministic for a given input and flags.
+func (r *runResult) writeSummary(w io.Writer) {
+	fmt.Fprintf(w, "input:       %s\n", r.inputName)
+	fmt.Fprintf(w, "user inputs: %s\n", r.inputsDesc())
 	fmt.Fprintf(w, "quantizer:   %s\n", r.cfg.quantizerDesc())
 	fmt.Fprintf(w, "calibration: %s\n", r.calibDesc)
 	rep := "no"
