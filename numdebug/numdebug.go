@@ -165,7 +165,7 @@ func Compare(float, quant *fxgraph.Graph, batches [][]*tensor.Tensor) (*Comparis
 			if !ok || skip[i] {
 				return nil
 			}
-			vals[i] = capture(v)
+			vals[i] = capture(v, true)
 			if !vals[i].ok {
 				skip[i] = true
 			}
@@ -181,7 +181,7 @@ func Compare(float, quant *fxgraph.Graph, batches [][]*tensor.Tensor) (*Comparis
 			}
 			fv := vals[i]
 			vals[i] = captured{}
-			qv := capture(v)
+			qv := capture(v, false) // compared right here: no copy
 			if !qv.ok {
 				skip[i] = true
 				return nil
@@ -294,8 +294,8 @@ func compareOutputs(a *accum, fo, qo []ops.Value) (bool, error) {
 		if !slices.Equal(ft.Shape(), qt.Shape()) {
 			return false, fmt.Errorf("output %d: float shape %v, quantized %v", i, ft.Shape(), qt.Shape())
 		}
-		fd, ok1 := float32s(ft)
-		qd, ok2 := float32s(qt)
+		fd, ok1 := float32s(ft, false)
+		qd, ok2 := float32s(qt, false)
 		if !ok1 || !ok2 {
 			continue
 		}
@@ -369,14 +369,16 @@ func (a *accum) add(f, q captured) {
 	a.batch = append(a.batch, sqnr(sig, noise))
 }
 
-// capture copies a node's value as float32 elements in row-major order: a
+// capture gives a node's value as float32 elements in row-major order: a
 // tensor, or a tuple or list of tensors; ok is false for anything else.
-func capture(v ops.Value) captured {
+// keep copies float32 storage, for a value kept after the hook returns;
+// otherwise the elements may be the tensor's own (read them at once).
+func capture(v ops.Value, keep bool) captured {
 	var c captured
 	var add func(v ops.Value) bool
 	add = func(v ops.Value) bool {
 		if x, ok := v.(*tensor.Tensor); ok {
-			d, ok := float32s(x)
+			d, ok := float32s(x, keep)
 			if !ok {
 				return false
 			}
@@ -399,14 +401,18 @@ func capture(v ops.Value) captured {
 	return c
 }
 
-// float32s returns a copy of t's elements converted to float32.
-func float32s(t *tensor.Tensor) ([]float32, bool) {
+// float32s returns t's elements converted to float32: a copy when keep
+// holds, otherwise possibly t's own storage (not to be modified).
+func float32s(t *tensor.Tensor, keep bool) ([]float32, bool) {
 	if t.DType() == tensor.Float32 {
 		d, err := tensor.Data[float32](t)
 		if err != nil {
 			return nil, false
 		}
-		return slices.Clone(d), true
+		if keep {
+			d = slices.Clone(d)
+		}
+		return d, true
 	}
 	d, err := t.Float64s()
 	if err != nil {
