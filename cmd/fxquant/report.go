@@ -86,9 +86,13 @@ func buildReport(c *runConfig, e *env) (*htmlreport.Page, *runResult, []byte, er
 		{Label: "own activation chains", Value: yes[c.ownChains]},
 		{Label: "per-node numbers", Value: res.evalDesc},
 	}
+	// run's summary for stdout; the page shows its results part (the
+	// settings are above).
 	var sum bytes.Buffer
-	res.writeSummary(&sum)
-	_, after, _ := strings.Cut(sum.String(), "\n\n") // the settings are above
-	page.Summary = []htmlreport.Field{{Label: "fxquant run", Value: strings.TrimRight(after, "\n")}}
+	res.writeSettings(&sum)
+	sum.WriteString("\n")
+	results := sum.Len()
+	res.writeResults(&sum)
+	page.Summary = []htmlreport.Field{{Label: "fxquant run", Value: strings.TrimRight(sum.String()[results:], "\n")}}
 	return page, res, sum.Bytes(), nil
 }

@@ -416,9 +416,17 @@ func (r *runResult) inputsDesc() string {
 	return strings.Join(ins, ", ")
 }
 
-// writeSummary prints the report of a run. Everything but the SQNR value
-// is deterministic for a given input and flags.
+// writeSummary prints the report of a run: its settings, a blank line,
+// its results. Everything but the SQNR value is deterministic for a given
+// input and flags.
 func (r *runResult) writeSummary(w io.Writer) {
+	r.writeSettings(w)
+	fmt.Fprintln(w)
+	r.writeResults(w)
+}
+
+// writeSettings prints the summary's first part: the input and the flags.
+func (r *runResult) writeSettings(w io.Writer) {
 	fmt.Fprintf(w, "input:       %s\n", r.inputName)
 	fmt.Fprintf(w, "user inputs: %s\n", r.inputsDesc())
 	fmt.Fprintf(w, "quantizer:   %s\n", r.cfg.quantizerDesc())
@@ -427,8 +435,12 @@ func (r *runResult) writeSummary(w io.Writer) {
 	if r.cfg.reference {
 		rep = "yes"
 	}
-	fmt.Fprintf(w, "reference:   %s\n\n", rep)
+	fmt.Fprintf(w, "reference:   %s\n", rep)
+}
 
+// writeResults prints the summary's second part: node counts, the
+// verifier's verdict and the SQNR lines.
+func (r *runResult) writeResults(w io.Writer) {
 	before, after := countOps(r.float), countOps(r.quant)
 	keys := map[string]bool{}
 	for k := range before {
