@@ -133,17 +133,7 @@ func Compare(float, quant *fxgraph.Graph, batches [][]*tensor.Tensor) (*Comparis
 		return nil, fmt.Errorf("numdebug: compare: nil graph")
 	}
 	// The node holding each handle last, in each graph.
-	lastF, lastQ := map[int]*fxgraph.Node{}, map[int]*fxgraph.Node{}
-	for n := range float.All() {
-		if h := n.Meta.NumericDebugHandle; h != 0 {
-			lastF[h] = n
-		}
-	}
-	for n := range quant.All() {
-		if h := n.Meta.NumericDebugHandle; h != 0 {
-			lastQ[h] = n
-		}
-	}
+	lastF, lastQ := lastHolders(float), lastHolders(quant)
 	// The compared handles, in float graph order.
 	var order []int
 	fNode := map[*fxgraph.Node]int{}
@@ -175,7 +165,7 @@ func Compare(float, quant *fxgraph.Graph, batches [][]*tensor.Tensor) (*Comparis
 			if !ok || skip[i] {
 				return nil
 			}
-			vals[i] = capture(v)
+			vals[i] = capture(v, true)
 			if !vals[i].ok {
 				skip[i] = true
 			}
@@ -191,7 +181,7 @@ func Compare(float, quant *fxgraph.Graph, batches [][]*tensor.Tensor) (*Comparis
 			}
 			fv := vals[i]
 			vals[i] = captured{}
-			qv := capture(v)
+			qv := capture(v, false) // compared right here: no copy
 			if !qv.ok {
 				skip[i] = true
 				return nil
@@ -276,6 +266,18 @@ func Compare(float, quant *fxgraph.Graph, batches [][]*tensor.Tensor) (*Comparis
 	return c, nil
 }
 
+// lastHolders maps each numeric debug handle of g to the last node, in
+// graph order, that holds it.
+func lastHolders(g *fxgraph.Graph) map[int]*fxgraph.Node {
+	last := map[int]*fxgraph.Node{}
+	for n := range g.All() {
+		if h := n.Meta.NumericDebugHandle; h != 0 {
+			last[h] = n
+		}
+	}
+	return last
+}
+
 // compareOutputs accumulates one batch's floating point outputs of both
 // graphs into a (false when there is none).
 func compareOutputs(a *accum, fo, qo []ops.Value) (bool, error) {
@@ -292,8 +294,8 @@ func compareOutputs(a *accum, fo, qo []ops.Value) (bool, error) {
 		if !slices.Equal(ft.Shape(), qt.Shape()) {
 			return false, fmt.Errorf("output %d: float shape %v, quantized %v", i, ft.Shape(), qt.Shape())
 		}
-		fd, ok1 := float32s(ft)
-		qd, ok2 := float32s(qt)
+		fd, ok1 := float32s(ft, false)
+		qd, ok2 := float32s(qt, false)
 		if !ok1 || !ok2 {
 			continue
 		}
@@ -367,50 +369,50 @@ func (a *accum) add(f, q captured) {
 	a.batch = append(a.batch, sqnr(sig, noise))
 }
 
-// capture copies a node's value as float32 elements in row-major order: a
+// capture gives a node's value as float32 elements in row-major order: a
 // tensor, or a tuple or list of tensors; ok is false for anything else.
-func capture(v ops.Value) captured {
+// keep copies float32 storage, for a value kept after the hook returns;
+// otherwise the elements may be the tensor's own (read them at once).
+func capture(v ops.Value, keep bool) captured {
 	var c captured
 	var add func(v ops.Value) bool
 	add = func(v ops.Value) bool {
-		switch x := v.(type) {
-		case *tensor.Tensor:
-			d, ok := float32s(x)
+		if x, ok := v.(*tensor.Tensor); ok {
+			d, ok := float32s(x, keep)
 			if !ok {
 				return false
 			}
 			c.data = append(c.data, d)
 			c.shapes = append(c.shapes, x.Shape())
 			return true
-		case ops.Tuple:
-			for _, e := range x {
-				if !add(e) {
-					return false
-				}
-			}
-			return len(x) > 0
-		case ops.List:
-			for _, e := range x {
-				if !add(e) {
-					return false
-				}
-			}
-			return len(x) > 0
 		}
-		return false
+		elems, ok := ops.Sequence(v)
+		if !ok {
+			return false
+		}
+		for _, e := range elems {
+			if !add(e) {
+				return false
+			}
+		}
+		return len(elems) > 0
 	}
 	c.ok = add(v)
 	return c
 }
 
-// float32s returns a copy of t's elements converted to float32.
-func float32s(t *tensor.Tensor) ([]float32, bool) {
+// float32s returns t's elements converted to float32: a copy when keep
+// holds, otherwise possibly t's own storage (not to be modified).
+func float32s(t *tensor.Tensor, keep bool) ([]float32, bool) {
 	if t.DType() == tensor.Float32 {
 		d, err := tensor.Data[float32](t)
 		if err != nil {
 			return nil, false
 		}
-		return slices.Clone(d), true
+		if keep {
+			d = slices.Clone(d)
+		}
+		return d, true
 	}
 	d, err := t.Float64s()
 	if err != nil {

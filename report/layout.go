@@ -55,8 +55,9 @@ func (L *layout) bands(maxH float64) []float64 {
 	return tops
 }
 
-// layoutGraph lays g out; width and height give each node's box size.
-func layoutGraph(g *fxgraph.Graph, width, height func(*fxgraph.Node) float64) *layout {
+// layoutGraph lays g out; width and height give each node's box size,
+// by the node's position in g's order.
+func layoutGraph(g *fxgraph.Graph, width, height func(i int) float64) *layout {
 	nodes := g.Nodes()
 	n := len(nodes)
 	index := make(map[*fxgraph.Node]int, n)
@@ -125,8 +126,8 @@ func layoutGraph(g *fxgraph.Graph, width, height func(*fxgraph.Node) float64) *l
 		side     bool // a constant node, or a virtual node on its edge
 	}
 	verts := make([]vertex, n, n+n/2)
-	for i, nd := range nodes {
-		verts[i] = vertex{w: width(nd), layer: layer[i], side: constant[i]}
+	for i := range nodes {
+		verts[i] = vertex{w: width(i), layer: layer[i], side: constant[i]}
 	}
 	type edge struct {
 		chain []int // vertices from source to target
@@ -304,8 +305,8 @@ func layoutGraph(g *fxgraph.Graph, width, height func(*fxgraph.Node) float64) *l
 
 	// Layer heights, y positions, and the drawing's extent.
 	layerH := make([]float64, nLayers)
-	for i, nd := range nodes {
-		layerH[layer[i]] = max(layerH[layer[i]], height(nd))
+	for i := range nodes {
+		layerH[layer[i]] = max(layerH[layer[i]], height(i))
 	}
 	layerY := make([]float64, nLayers)
 	y := float64(margin)
@@ -338,9 +339,9 @@ func layoutGraph(g *fxgraph.Graph, width, height func(*fxgraph.Node) float64) *l
 		height: round1(max(y-layerGap+margin, 2*margin)),
 		cuts:   cuts,
 	}
-	for i, nd := range nodes {
+	for i := range nodes {
 		L.w[i] = verts[i].w
-		L.h[i] = height(nd)
+		L.h[i] = height(i)
 		L.x[i] = round1(cx[i] - verts[i].w/2 + off)
 		// Centre the box vertically in its layer.
 		L.y[i] = round1(layerY[layer[i]] + (layerH[layer[i]]-L.h[i])/2)

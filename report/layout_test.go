@@ -10,8 +10,8 @@ import (
 	"github.com/fxquant/fxquant/fxgraph"
 )
 
-func fixedSize(*fxgraph.Node) float64 { return 80 }
-func fixedH(*fxgraph.Node) float64    { return 34 }
+func fixedSize(int) float64 { return 80 }
+func fixedH(int) float64    { return 34 }
 
 // checkLayout checks a drawing's invariants: every box inside the
 // drawing, boxes of one row apart by at least nodeGap, every edge going

@@ -141,6 +141,7 @@ type renderer struct {
 
 func newRenderer(p *Page) *renderer {
 	r := &renderer{p: p, bands: map[string][]string{}, bandOf: map[string][]int{}, byObserver: map[string]string{}}
+	r.cur = &r.buf
 	for k, h := range p.Histograms {
 		if h != nil && h.Observer != "" {
 			r.byObserver[h.Observer] = k
@@ -200,18 +201,11 @@ func (r *renderer) view(key, title string, g *fxgraph.Graph, byName map[string]i
 		v.sub = append(v.sub, opLabel(n))
 		v.qp = append(v.qp, qp)
 	}
-	k := 0
-	idx := map[*fxgraph.Node]int{}
-	for n := range g.All() {
-		idx[n] = k
-		k++
-	}
-	v.lay = layoutGraph(g, func(n *fxgraph.Node) float64 {
-		i := idx[n]
+	v.lay = layoutGraph(g, func(i int) float64 {
 		chars := max(len(v.label[i]), len(v.sub[i]), len(v.qp[i]))
 		return math.Min(maxNodeW, math.Max(minNodeW, math.Ceil(float64(chars)*charW)+14))
-	}, func(n *fxgraph.Node) float64 {
-		if v.qp[idx[n]] != "" {
+	}, func(i int) float64 {
+		if v.qp[i] != "" {
 			return 48
 		}
 		return 34
@@ -378,20 +372,14 @@ func sqnrClass(db float64) string {
 }
 
 // num formats a number for the page: 4 significant digits, "inf", "nan".
-func num(v float64) string {
-	switch {
-	case math.IsInf(v, 1):
-		return "inf"
-	case math.IsInf(v, -1):
-		return "-inf"
-	case math.IsNaN(v):
-		return "nan"
-	}
-	return strconv.FormatFloat(v, 'g', 4, 64)
-}
+func num(v float64) string { return formatFloat(v, 'g', 4) }
 
 // dB formats an SQNR or a growth in dB with two decimals.
-func dB(v float64) string {
+func dB(v float64) string { return formatFloat(v, 'f', 2) }
+
+// formatFloat is strconv.FormatFloat with "inf", "-inf" and "nan" for the
+// values that are not finite.
+func formatFloat(v float64, format byte, prec int) string {
 	switch {
 	case math.IsInf(v, 1):
 		return "inf"
@@ -400,7 +388,7 @@ func dB(v float64) string {
 	case math.IsNaN(v):
 		return "nan"
 	}
-	return strconv.FormatFloat(v, 'f', 2, 64)
+	return strconv.FormatFloat(v, format, prec, 64)
 }
 
 // sortKey is a cell's numeric sort key: finite, with +Inf above everything.
@@ -415,9 +403,6 @@ func sortKey(v float64) string {
 }
 
 func (r *renderer) w(s ...string) {
-	if r.cur == nil {
-		r.cur = &r.buf
-	}
 	for _, x := range s {
 		r.cur.WriteString(x)
 	}

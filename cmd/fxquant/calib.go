@@ -242,22 +242,32 @@ func loadBatches(file string, specs []inputSpec) ([][]*tensor.Tensor, error) {
 	if len(batches) == 0 {
 		return nil, fmt.Errorf("%s: no calibration batches", file)
 	}
+	if err := fitBatches(file, batches, specs); err != nil {
+		return nil, err
+	}
+	return batches, nil
+}
+
+// fitBatches checks that every batch holds one tensor of a fitting shape
+// per user input and casts each to its input's dtype, in place. where
+// starts the messages (the file, and the part of it the batches are from).
+func fitBatches(where string, batches [][]*tensor.Tensor, specs []inputSpec) error {
 	for b, batch := range batches {
 		if len(batch) != len(specs) {
-			return nil, fmt.Errorf("%s: batch %d has %d tensors, want %d (one per user input)", file, b, len(batch), len(specs))
+			return fmt.Errorf("%s: batch %d has %d tensors, want %d (one per user input)", where, b, len(batch), len(specs))
 		}
 		for i, s := range specs {
 			if !s.fits(batch[i].Shape()) {
-				return nil, fmt.Errorf("%s: batch %d, input %q: shape %v, want %s", file, b, s.name, batch[i].Shape(), s.shapeText())
+				return fmt.Errorf("%s: batch %d, input %q: shape %v, want %s", where, b, s.name, batch[i].Shape(), s.shapeText())
 			}
 			t, err := castTo(batch[i], s.dtype)
 			if err != nil {
-				return nil, fmt.Errorf("%s: batch %d, input %q: %w", file, b, s.name, err)
+				return fmt.Errorf("%s: batch %d, input %q: %w", where, b, s.name, err)
 			}
 			batch[i] = t
 		}
 	}
-	return batches, nil
+	return nil
 }
 
 // jsonTensor is a tensor in the encoding of the pt2e fixtures' outputs

@@ -2,15 +2,12 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"strconv"
 	"strings"
 
 	"github.com/fxquant/fxquant/ops/tensor"
-	"github.com/fxquant/fxquant/pt2"
 )
 
 // defaultCalibrationBudget is the default of run's --calibration-budget:
@@ -130,30 +127,6 @@ func checkFinite(file string, batches [][]*tensor.Tensor, specs []inputSpec) err
 				}
 			}
 		}
-	}
-	return nil
-}
-
-// checkInputSize refuses, before reading it, an input file larger than
-// the reader's total limit (pt2.DefaultMaxTotalBytes), or, unless it is a
-// zip, larger than the JSON limit (pt2.DefaultMaxJSONBytes): a program
-// JSON or a text graph is decoded whole.
-func checkInputSize(name string) error {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil // reading it reports the problem
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil
-	}
-	if st.Size() > pt2.DefaultMaxTotalBytes {
-		return fmt.Errorf("%s: file is %d bytes, more than the %d fxquant reads", name, st.Size(), pt2.DefaultMaxTotalBytes)
-	}
-	magic := make([]byte, 2)
-	if _, err := io.ReadFull(f, magic); err == nil && string(magic) != "PK" && st.Size() > pt2.DefaultMaxJSONBytes {
-		return fmt.Errorf("%s: file is %d bytes and not a zip, more than the %d fxquant reads as JSON or text", name, st.Size(), pt2.DefaultMaxJSONBytes)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -59,7 +60,7 @@ func TestRunDynamicBatchOutOfRange(t *testing.T) {
 		for i := range vals {
 			vals[i] = "0.5"
 		}
-		return `{"shape": [` + itoa(rows) + `, ` + itoa(cols) + `], "dtype": "float32", "values": [` + strings.Join(vals, ", ") + `]}`
+		return `{"shape": [` + strconv.Itoa(rows) + `, ` + strconv.Itoa(cols) + `], "dtype": "float32", "values": [` + strings.Join(vals, ", ") + `]}`
 	}
 	big := filepath.Join(dir, "big.json")
 	require.NoError(t, os.WriteFile(big, []byte("["+batch(8, 16)+", "+batch(65, 16)+"]"), 0o644))
@@ -73,9 +74,4 @@ func TestRunDynamicBatchOutOfRange(t *testing.T) {
 	code, _, errs = runCmd(t, "run", zooMLP+".float.pt2", "--calibration-data", narrow)
 	assert.Equal(t, exitFail, code)
 	assert.Contains(t, errs, `batch 0, input "x": shape [8 15], want [s77, 16]`)
-}
-
-func itoa(n int) string {
-	b, _ := json.Marshal(n)
-	return string(b)
 }

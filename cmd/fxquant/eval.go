@@ -95,31 +95,10 @@ func loadEvalBatches(file string, specs []inputSpec) ([][]*tensor.Tensor, error)
 	if len(batches) == 0 {
 		return nil, fmt.Errorf("%s: inputs.eval: no batches", file)
 	}
-	for b, batch := range batches {
-		if len(batch) != len(specs) {
-			return nil, fmt.Errorf("%s: inputs.eval: batch %d has %d tensors, want %d (one per user input)", file, b, len(batch), len(specs))
-		}
-		for i, s := range specs {
-			if !s.fits(batch[i].Shape()) {
-				return nil, fmt.Errorf("%s: inputs.eval: batch %d, input %q: shape %v, want %s", file, b, s.name, batch[i].Shape(), s.shapeText())
-			}
-			if batch[i], err = castTo(batch[i], s.dtype); err != nil {
-				return nil, fmt.Errorf("%s: inputs.eval: batch %d, input %q: %w", file, b, s.name, err)
-			}
-		}
+	if err := fitBatches(file+": inputs.eval", batches, specs); err != nil {
+		return nil, err
 	}
 	return batches, nil
-}
-
-// splitEvalBatches is splitEval for runPipeline: it leaves the calibration
-// batches in *batches and returns the eval batches and the descriptions.
-func splitEvalBatches(c *runConfig, specs []inputSpec, batches *[][]*tensor.Tensor) ([][]*tensor.Tensor, string, string, error) {
-	cal, eval, calDesc, evalDesc, err := splitEval(c, specs, *batches)
-	if err != nil {
-		return nil, "", "", err
-	}
-	*batches = cal
-	return eval, calDesc, evalDesc, nil
 }
 
 // dB prints an SQNR.

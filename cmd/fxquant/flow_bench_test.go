@@ -71,12 +71,8 @@ func deepMLPFile(dir string, layers, width int) (string, error) {
 		if err != nil {
 			perr = err
 		}
-		shape64 := make([]int64, len(shape))
-		for i, d := range shape {
-			shape64[i] = int64(d)
-		}
 		g.SetAttr(path, t)
-		return g.GetAttr(path, ops.Plain(tensor.Float32, shape64...))
+		return g.GetAttr(path, ops.Plain(tensor.Float32, ops.ShapeInts(shape)...))
 	}
 	prev := g.Placeholder("x", xType)
 	for i := range layers {

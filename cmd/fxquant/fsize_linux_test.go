@@ -7,16 +7,12 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// envFsizeArgs holds the child's command line, one argument a line.
-const envFsizeArgs = "FXQUANT_FSIZE_ARGS"
 
 // fsizeLimit is the child's RLIMIT_FSIZE: well under the size of the
 // quantized MLP archive (about 20 KB), well over its DOT file.
@@ -31,7 +27,7 @@ func init() {
 			os.Stderr.WriteString("setrlimit: " + err.Error() + "\n")
 			return 9
 		}
-		return run(strings.Split(os.Getenv(envFsizeArgs), "\n"), os.Stdin, os.Stdout, os.Stderr)
+		return run(childArgs(), os.Stdin, os.Stdout, os.Stderr)
 	}
 }
 
@@ -44,9 +40,7 @@ func TestRunOutputHitsFileSizeLimit(t *testing.T) {
 	out := filepath.Join(dir, "q.pt2")
 	old := []byte("previous good output " + strconv.Itoa(os.Getpid()))
 	require.NoError(t, os.WriteFile(out, old, 0o644))
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), envChildMain+"=fsize",
-		envFsizeArgs+"="+strings.Join([]string{"run", "--no-progress", "-o", out}, "\n"))
+	cmd := childCommand("fsize", "run", "--no-progress", "-o", out)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	err := cmd.Run()

@@ -63,10 +63,11 @@ func firstLine(b []byte) []byte {
 // loadFile reads the graph stored in name. allowOpaque lets programs use
 // operators the registry does not know.
 func loadFile(name string, allowOpaque bool) (*input, error) {
-	if err := checkInputSize(name); err != nil {
+	archive, err := probeInput(name)
+	if err != nil {
 		return nil, err
 	}
-	if isArchive(name) {
+	if archive {
 		// Mapped: the weights stay in the page cache, outside the Go
 		// heap, and the graph's tensors are views of them (issue 15).
 		p, err := pt2.ReadFile(name, &pt2.Options{AllowOpaque: allowOpaque, MapFile: true})
@@ -82,17 +83,31 @@ func loadFile(name string, allowOpaque bool) (*input, error) {
 	return loadBytes(name, data, allowOpaque)
 }
 
-// isArchive reports whether name is read as a PT2 archive: sniff's
-// verdict on its extension and first bytes.
-func isArchive(name string) bool {
+// probeInput looks at name before it is read. It refuses a file larger
+// than the reader's total limit (pt2.DefaultMaxTotalBytes), or, unless it
+// is a zip, larger than the JSON limit (pt2.DefaultMaxJSONBytes): a
+// program JSON or a text graph is decoded whole. archive reports whether
+// name is read as a PT2 archive: sniff's verdict on its extension and
+// first bytes. A file it cannot open or stat passes: reading it reports
+// the problem.
+func probeInput(name string) (archive bool, err error) {
 	f, err := os.Open(name)
 	if err != nil {
-		return false // reading it reports the problem
+		return false, nil
 	}
 	defer f.Close()
 	head := make([]byte, 512)
 	n, _ := io.ReadFull(f, head)
-	return sniff(name, head[:n]) == kindPT2
+	head = head[:n]
+	if st, err := f.Stat(); err == nil {
+		if st.Size() > pt2.DefaultMaxTotalBytes {
+			return false, fmt.Errorf("%s: file is %d bytes, more than the %d fxquant reads", name, st.Size(), pt2.DefaultMaxTotalBytes)
+		}
+		if len(head) >= 2 && !bytes.HasPrefix(head, []byte("PK")) && st.Size() > pt2.DefaultMaxJSONBytes {
+			return false, fmt.Errorf("%s: file is %d bytes and not a zip, more than the %d fxquant reads as JSON or text", name, st.Size(), pt2.DefaultMaxJSONBytes)
+		}
+	}
+	return sniff(name, head) == kindPT2, nil
 }
 
 // loadBytes reads a graph from data; name is used for the format and in

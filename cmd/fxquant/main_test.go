@@ -2,7 +2,9 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -25,9 +27,23 @@ func TestMain(m *testing.M) {
 // runs the test binary again with it set.
 const envChildMain = "FXQUANT_TEST_CHILD"
 
+// envChildArgs holds a child's command line, one argument a line.
+const envChildArgs = "FXQUANT_TEST_CHILD_ARGS"
+
 // childMains are the child-process entries, by name; each returns the
 // exit status.
 var childMains = map[string]func() int{}
+
+// childCommand is the test binary run again as the child-process entry
+// name, with the command line args (childArgs in the child).
+func childCommand(name string, args ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), envChildMain+"="+name, envChildArgs+"="+strings.Join(args, "\n"))
+	return cmd
+}
+
+// childArgs is the command line childCommand gave this child.
+func childArgs() []string { return strings.Split(os.Getenv(envChildArgs), "\n") }
 
 // TestScripts runs every testdata/script/*.txtar as a subtest. The scripts
 // can read the pt2e fixtures through $FIXTURES (tests/testdata/pt2e).

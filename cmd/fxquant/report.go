@@ -7,7 +7,6 @@ import (
 
 	"github.com/fxquant/fxquant/fxgraph"
 	"github.com/fxquant/fxquant/internal/atomicfile"
-	"github.com/fxquant/fxquant/ops/tensor"
 	htmlreport "github.com/fxquant/fxquant/report"
 )
 
@@ -27,7 +26,7 @@ func cmdReport(e *env, args []string) error {
 	if err := checkOutputs(c); err != nil {
 		return err
 	}
-	page, res, err := buildReport(c, e)
+	page, res, summary, err := buildReport(c, e)
 	if err != nil {
 		return err
 	}
@@ -35,7 +34,7 @@ func cmdReport(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	res.writeSummary(e.stdout)
+	e.stdout.Write(summary)
 	if err := writeDot(e, c.dot, res.quant); err != nil {
 		return err
 	}
@@ -53,15 +52,15 @@ func cmdReport(e *env, args []string) error {
 // histograms are taken from the calibrated graph before convert, and the
 // per-node numbers are run's comparison on its eval batches. When the
 // comparison fails the page still shows the graphs, uncoloured, and says
-// why.
-func buildReport(c *runConfig, e *env) (*htmlreport.Page, *runResult, error) {
+// why. It also returns run's summary, which the page shows too.
+func buildReport(c *runConfig, e *env) (*htmlreport.Page, *runResult, []byte, error) {
 	var hists map[string]*htmlreport.Histogram
-	c.onCalibrated = func(g *fxgraph.Graph, _ [][]*tensor.Tensor) {
+	c.onCalibrated = func(g *fxgraph.Graph) {
 		hists = htmlreport.ObserverHistograms(g)
 	}
 	res, err := runPipeline(c, e.stderr)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	page := &htmlreport.Page{
 		Title:      res.inputName,
@@ -76,14 +75,10 @@ func buildReport(c *runConfig, e *env) (*htmlreport.Page, *runResult, error) {
 		page.Comparison = res.cmp
 	}
 
-	ins := make([]string, len(res.inputSpecs))
-	for i, s := range res.inputSpecs {
-		ins[i] = s.String()
-	}
 	yes := map[bool]string{false: "no", true: "yes"}
 	page.Settings = []htmlreport.Field{
 		{Label: "input", Value: res.inputName},
-		{Label: "user inputs", Value: strings.Join(ins, ", ")},
+		{Label: "user inputs", Value: res.inputsDesc()},
 		{Label: "quantizer", Value: c.quantizer},
 		{Label: "calibration", Value: res.calibDesc},
 		{Label: "reference", Value: yes[c.reference]},
@@ -91,9 +86,13 @@ func buildReport(c *runConfig, e *env) (*htmlreport.Page, *runResult, error) {
 		{Label: "own activation chains", Value: yes[c.ownChains]},
 		{Label: "per-node numbers", Value: res.evalDesc},
 	}
+	// run's summary for stdout; the page shows its results part (the
+	// settings are above).
 	var sum bytes.Buffer
-	res.writeSummary(&sum)
-	_, after, _ := strings.Cut(sum.String(), "\n\n") // the settings are above
-	page.Summary = []htmlreport.Field{{Label: "fxquant run", Value: strings.TrimRight(after, "\n")}}
-	return page, res, nil
+	res.writeSettings(&sum)
+	sum.WriteString("\n")
+	results := sum.Len()
+	res.writeResults(&sum)
+	page.Summary = []htmlreport.Field{{Label: "fxquant run", Value: strings.TrimRight(sum.String()[results:], "\n")}}
+	return page, res, sum.Bytes(), nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -33,8 +34,8 @@ func TestReportDefault(t *testing.T) {
 	want := pipelineGraphs(t)
 	for _, s := range []string{
 		"<title>fxquant report: &lt;embedded mlp.float.pt2&gt;</title>",
-		`Float graph <span class="count">` + itoa(want.float.Len()) + " nodes",
-		`Quantized graph <span class="count">` + itoa(want.quant.Len()) + " nodes",
+		`Float graph <span class="count">` + strconv.Itoa(want.float.Len()) + " nodes",
+		`Quantized graph <span class="count">` + strconv.Itoa(want.quant.Len()) + " nodes",
 		"quantizer", "xnnpack-static", `<table id="node-table">`,
 	} {
 		if !bytes.Contains(first, []byte(s)) {

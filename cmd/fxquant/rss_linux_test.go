@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -20,12 +19,9 @@ import (
 // minute or more, so the normal "go test ./..." skips it.
 const envRSSTest = "FXQUANT_RSS_TEST"
 
-// envRSSArgs holds the child's command line, one argument a line.
-const envRSSArgs = "FXQUANT_RSS_ARGS"
-
 func init() {
 	childMains["rss"] = func() int {
-		code := run(strings.Split(os.Getenv(envRSSArgs), "\n"), os.Stdin, os.Stdout, os.Stderr)
+		code := run(childArgs(), os.Stdin, os.Stdout, os.Stderr)
 		// The child reports its own peak: rusage's ru_maxrss of a child
 		// also counts the parent's resident memory at fork time (Linux
 		// keeps the larger across exec), and the parent has just read the
@@ -68,9 +64,7 @@ func TestRunPeakRSS(t *testing.T) {
 	require.GreaterOrEqual(t, weights, int64(1e9))
 
 	out := filepath.Join(dir, "q.pt2")
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), envChildMain+"=rss",
-		envRSSArgs+"="+strings.Join([]string{"run", "--no-progress", "-o", out, file}, "\n"))
+	cmd := childCommand("rss", "run", "--no-progress", "-o", out, file)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	require.NoError(t, cmd.Run(), "stderr: %s", stderr.String())

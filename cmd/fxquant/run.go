@@ -51,8 +51,8 @@ type runConfig struct {
 	// qopts: --quantizer-config, --per-tensor, --no-fold, --packet-affine-ops (qconfig.go)
 	qopts quantFlags
 	// onCalibrated, when set, sees the calibrated graph (observers still
-	// in place) and the batches before convert ("fxquant report").
-	onCalibrated func(prepared *fxgraph.Graph, batches [][]*tensor.Tensor)
+	// in place) before convert ("fxquant report").
+	onCalibrated func(prepared *fxgraph.Graph)
 	fromQAT      bool // FILE is a trained QAT program: convert-qat instead of the PTQ pipeline (qat.go)
 }
 
@@ -276,7 +276,7 @@ func runPipeline(c *runConfig, stderr io.Writer) (*runResult, error) {
 		}
 		res.calibDesc = fmt.Sprintf("%d random batch%s (seed %d)", len(batches), pluralES(len(batches)), c.seed)
 	}
-	eval, calDesc, evalDesc, err := splitEvalBatches(c, specs, &batches)
+	batches, eval, calDesc, evalDesc, err := splitEval(c, specs, batches)
 	if err != nil {
 		return nil, err
 	}
@@ -298,7 +298,7 @@ func runPipeline(c *runConfig, stderr io.Writer) (*runResult, error) {
 		return nil, stageError(in.name, "calibrate", err)
 	}
 	if c.onCalibrated != nil {
-		c.onCalibrated(qg, batches)
+		c.onCalibrated(qg)
 	}
 	if err := convert.Convert(qg, c.qopts.convertOptions(convert.ConvertOptions{ReferenceRepresentation: c.reference, Buffers: buffers})); err != nil {
 		return nil, stageError(in.name, "convert", err)
@@ -407,23 +407,40 @@ func qdqCounts(g *fxgraph.Graph) (q, dq, choose int) {
 	return q, dq, choose
 }
 
-// writeSummary prints the report of a run. Everything but the SQNR value
-// is deterministic for a given input and flags.
-func (r *runResult) writeSummary(w io.Writer) {
-	fmt.Fprintf(w, "input:       %s\n", r.inputName)
+// inputsDesc lists the user inputs with their types, comma-separated.
+func (r *runResult) inputsDesc() string {
 	ins := make([]string, len(r.inputSpecs))
 	for i, s := range r.inputSpecs {
 		ins[i] = s.String()
 	}
-	fmt.Fprintf(w, "user inputs: %s\n", strings.Join(ins, ", "))
+	return strings.Join(ins, ", ")
+}
+
+// writeSummary prints the report of a run: its settings, a blank line,
+// its results. Everything but the SQNR value is deterministic for a given
+// input and flags.
+func (r *runResult) writeSummary(w io.Writer) {
+	r.writeSettings(w)
+	fmt.Fprintln(w)
+	r.writeResults(w)
+}
+
+// writeSettings prints the summary's first part: the input and the flags.
+func (r *runResult) writeSettings(w io.Writer) {
+	fmt.Fprintf(w, "input:       %s\n", r.inputName)
+	fmt.Fprintf(w, "user inputs: %s\n", r.inputsDesc())
 	fmt.Fprintf(w, "quantizer:   %s\n", r.cfg.quantizerDesc())
 	fmt.Fprintf(w, "calibration: %s\n", r.calibDesc)
 	rep := "no"
 	if r.cfg.reference {
 		rep = "yes"
 	}
-	fmt.Fprintf(w, "reference:   %s\n\n", rep)
+	fmt.Fprintf(w, "reference:   %s\n", rep)
+}
 
+// writeResults prints the summary's second part: node counts, the
+// verifier's verdict and the SQNR lines.
+func (r *runResult) writeResults(w io.Writer) {
 	before, after := countOps(r.float), countOps(r.quant)
 	keys := map[string]bool{}
 	for k := range before {
