@@ -81,7 +81,7 @@ func FusedFakeQuantizeCtor(base observers.Config) ObserverCtor {
 		if c.Eps != 0 {
 			f.Eps = float32(c.Eps)
 		}
-		f.Symmetric = s.QScheme == observers.PerTensorSymmetric || s.QScheme == observers.PerChannelSymmetric
+		f.Symmetric = s.QScheme.IsSymmetric()
 		if perChannel {
 			f.ChAxis = int64(c.ChAxis)
 		}
