@@ -524,14 +524,21 @@ func TestQATConvertedOutputs(t *testing.T) {
 			g := readUnlifted(t, filepath.Join(qatDir, name+".fxquant_trained.pt2"))
 			convert.MoveToEval(g)
 			require.NoError(t, convert.ConvertQAT(g, convert.ConvertOptions{}))
-			x, err := tensor.FromData(tensor.Float32, r.InShape, r.In)
-			require.NoError(t, err)
-			want, err := tensor.FromData(tensor.Float32, r.OutShape, r.Out)
-			require.NoError(t, err)
-			got, _ := runGraph(t, g, []*tensor.Tensor{x})
-			assert.NoError(t, tensor.Diff(got[0], want), "fxquant's interpreter on its converted graph")
+			assertConvertedOutput(t, g, r.InShape, r.In, r.OutShape, r.Out)
 		})
 	}
+}
+
+// assertConvertedOutput runs g on the recorded input and checks that it
+// computes torchao's recorded output bit for bit.
+func assertConvertedOutput(t *testing.T, g *fxgraph.Graph, inShape []int, in []float32, outShape []int, out []float32) {
+	t.Helper()
+	x, err := tensor.FromData(tensor.Float32, inShape, in)
+	require.NoError(t, err)
+	want, err := tensor.FromData(tensor.Float32, outShape, out)
+	require.NoError(t, err)
+	got, _ := runGraph(t, g, []*tensor.Tensor{x})
+	assert.NoError(t, tensor.Diff(got[0], want), "fxquant's interpreter on its converted graph")
 }
 
 // TestQATPrepareZoo: on two real torchvision CNNs of the zoo, fxquant's

@@ -169,12 +169,7 @@ func TestQATX86ConvertEqualsTorchao(t *testing.T) {
 
 			r, ok := recs[name+"_x86"]
 			require.True(t, ok)
-			x, err := tensor.FromData(tensor.Float32, r.InShape, r.In)
-			require.NoError(t, err)
-			out, err := tensor.FromData(tensor.Float32, r.OutShape, r.Out)
-			require.NoError(t, err)
-			got, _ := runGraph(t, g, []*tensor.Tensor{x})
-			assert.NoError(t, tensor.Diff(got[0], out), "fxquant's interpreter on its converted graph")
+			assertConvertedOutput(t, g, r.InShape, r.In, r.OutShape, r.Out)
 		})
 	}
 }
