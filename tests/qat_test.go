@@ -42,6 +42,21 @@ func readUnlifted(t *testing.T, path string) *fxgraph.Graph {
 	return g
 }
 
+// writtenUnlifted writes g as a .pt2 with p's signature, reads it back and
+// returns its graph, unlifted.
+func writtenUnlifted(t *testing.T, p *pt2.Program, g *fxgraph.Graph) *fxgraph.Graph {
+	t.Helper()
+	wp, err := p.WithGraph(g)
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	require.NoError(t, wp.WriteArchive(&buf, nil))
+	back, err := pt2.Read(buf.Bytes(), nil)
+	require.NoError(t, err)
+	bg, err := back.Unlifted()
+	require.NoError(t, err)
+	return bg
+}
+
 // graphMatcher compares two graphs structurally, from their outputs back:
 // same ops and targets, the same literal arguments (floats bit for bit),
 // get_attr tensors equal bit for bit, placeholders by name. Node names and
@@ -318,14 +333,7 @@ func TestQATRoundTrip(t *testing.T) {
 			g, err := p.Unlifted()
 			require.NoError(t, err)
 			require.NoError(t, convert.PrepareQAT(g, xnnpackQAT(t), convert.QATOptions{}))
-			wp, err := p.WithGraph(g)
-			require.NoError(t, err)
-			var buf bytes.Buffer
-			require.NoError(t, wp.WriteArchive(&buf, nil))
-			back, err := pt2.Read(buf.Bytes(), nil)
-			require.NoError(t, err)
-			bg, err := back.Unlifted()
-			require.NoError(t, err)
+			bg := writtenUnlifted(t, p, g)
 			want := readUnlifted(t, filepath.Join(qatDir, name+".torchao_prepared.pt2"))
 			assertSameGraph(t, bg, want)
 			assert.Equal(t, attrNames(want), attrNames(bg))

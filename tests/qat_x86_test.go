@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -90,15 +89,7 @@ func TestQATX86PrepareEqualsTorchao(t *testing.T) {
 			assert.Equal(t, 2, perChannel, "one per weight")
 			assert.Equal(t, map[string]int{"convbnrelu": 3, "mlp": 2}[name], perTensor)
 
-			wp, err := p.WithGraph(g)
-			require.NoError(t, err)
-			var buf bytes.Buffer
-			require.NoError(t, wp.WriteArchive(&buf, nil))
-			back, err := pt2.Read(buf.Bytes(), nil)
-			require.NoError(t, err)
-			bg, err := back.Unlifted()
-			require.NoError(t, err)
-			assertSameGraph(t, bg, want)
+			assertSameGraph(t, writtenUnlifted(t, p, g), want)
 		})
 	}
 }
