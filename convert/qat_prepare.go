@@ -164,11 +164,8 @@ func (q *xnnAnnotator) annotateConvBN(g *fxgraph.Graph, c *QuantizationConfig, r
 		if bn.Erased() || bn.Op() != fxgraph.CallFunction || bn.Target() != bnDefault {
 			continue
 		}
-		conv, ok := bn.Arg(0).(*fxgraph.Node)
-		if !ok || conv == nil || conv.Op() != fxgraph.CallFunction || !soleUser(conv, bn) {
-			continue
-		}
-		if transposed && !convTransposeTargets.Has(conv.Target()) || !transposed && !convTargets.Has(conv.Target()) {
+		conv, isT, ok := convInto(bn)
+		if !ok || isT != transposed {
 			continue
 		}
 		out := bn
@@ -220,12 +217,8 @@ func FuseConvBNQAT(g *fxgraph.Graph) error {
 			if bn.Erased() || bn.Op() != fxgraph.CallFunction || bn.Target() != bnDefault || len(bn.Args()) < 5 {
 				continue
 			}
-			conv, ok := bn.Arg(0).(*fxgraph.Node)
-			if !ok || conv == nil || conv.Op() != fxgraph.CallFunction || !soleUser(conv, bn) || len(conv.Args()) < 2 {
-				continue
-			}
-			isConv, isT := convTargets.Has(conv.Target()), convTransposeTargets.Has(conv.Target())
-			if !isConv && !isT {
+			conv, isT, ok := convInto(bn)
+			if !ok || len(conv.Args()) < 2 {
 				continue
 			}
 			var bnArgs [5]*fxgraph.Node
