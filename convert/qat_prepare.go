@@ -449,36 +449,24 @@ func MaterializeFakeQuants(g *fxgraph.Graph, presize bool) (int, error) {
 			for _, m := range group {
 				g.DeleteAttr(m.TargetName())
 			}
-			mk := func(dt tensor.DType, shape []int, data any) (*tensor.Tensor, error) {
-				switch d := data.(type) {
-				case []int64:
-					return tensor.FromData(dt, shape, d)
-				case []int32:
-					return tensor.FromData(dt, shape, d)
-				case []float32:
-					return tensor.FromData(dt, shape, d)
-				}
-				return nil, fmt.Errorf("unexpected data %T", data)
-			}
 			inf, ninf := float32(math.Inf(1)), float32(math.Inf(-1))
+			// The shapes match the data: MustFromData cannot fail.
 			type buf struct {
-				path  string
-				dt    tensor.DType
-				shape []int
-				data  any
+				path string
+				t    *tensor.Tensor
 			}
 			bufs := []buf{
-				{"fake_quant_enabled", tensor.Int64, []int{1}, []int64{1}},
-				{"observer_enabled", tensor.Int64, []int{1}, []int64{1}},
-				{"scale", tensor.Float32, []int{1}, []float32{1}},
-				{"zero_point", tensor.Int32, []int{1}, []int32{0}},
-				{"activation_post_process.eps", tensor.Float32, []int{1}, []float32{f.Eps}},
-				{"activation_post_process.min_val", tensor.Float32, []int{}, []float32{inf}},
-				{"activation_post_process.max_val", tensor.Float32, []int{}, []float32{ninf}},
+				{"fake_quant_enabled", tensor.MustFromData(tensor.Int64, []int{1}, []int64{1})},
+				{"observer_enabled", tensor.MustFromData(tensor.Int64, []int{1}, []int64{1})},
+				{"scale", tensor.MustFromData(tensor.Float32, []int{1}, []float32{1})},
+				{"zero_point", tensor.MustFromData(tensor.Int32, []int{1}, []int32{0})},
+				{"activation_post_process.eps", tensor.MustFromData(tensor.Float32, []int{1}, []float32{f.Eps})},
+				{"activation_post_process.min_val", tensor.MustFromData(tensor.Float32, []int{}, []float32{inf})},
+				{"activation_post_process.max_val", tensor.MustFromData(tensor.Float32, []int{}, []float32{ninf})},
 			}
 			if f.PerChannel && !presize {
-				bufs[5] = buf{"activation_post_process.min_val", tensor.Float32, []int{0}, []float32{}}
-				bufs[6] = buf{"activation_post_process.max_val", tensor.Float32, []int{0}, []float32{}}
+				bufs[5].t = tensor.MustFromData(tensor.Float32, []int{0}, []float32{})
+				bufs[6].t = tensor.MustFromData(tensor.Float32, []int{0}, []float32{})
 			} else if f.PerChannel {
 				tt, ok := x.TensorType()
 				ax := int(f.ChAxis)
@@ -496,19 +484,15 @@ func MaterializeFakeQuants(g *fxgraph.Graph, presize bool) (int, error) {
 					}
 					return d
 				}
-				bufs[2] = buf{"scale", tensor.Float32, []int{C}, fill(1)}
-				bufs[3] = buf{"zero_point", tensor.Int32, []int{C}, make([]int32, C)}
-				bufs[5] = buf{"activation_post_process.min_val", tensor.Float32, []int{C}, fill(inf)}
-				bufs[6] = buf{"activation_post_process.max_val", tensor.Float32, []int{C}, fill(ninf)}
+				bufs[2].t = tensor.MustFromData(tensor.Float32, []int{C}, fill(1))
+				bufs[3].t = tensor.MustFromData(tensor.Int32, []int{C}, make([]int32, C))
+				bufs[5].t = tensor.MustFromData(tensor.Float32, []int{C}, fill(inf))
+				bufs[6].t = tensor.MustFromData(tensor.Float32, []int{C}, fill(ninf))
 			}
 			nodes := map[string]*fxgraph.Node{}
 			restore := g.InsertingBefore(n)
 			for _, b := range bufs {
-				t, err := mk(b.dt, b.shape, b.data)
-				if err != nil {
-					restore()
-					return fmt.Errorf("fake quantize node %q: %s: %w", n.Name(), b.path, err)
-				}
+				t := b.t
 				p := name + "." + b.path
 				g.SetAttr(p, t)
 				nodes[b.path] = g.GetAttr(p, tensorTypeOf(t))
