@@ -35,11 +35,18 @@ var qatModels = []string{"convbnrelu", "mlp"}
 
 func readUnlifted(t *testing.T, path string) *fxgraph.Graph {
 	t.Helper()
+	_, g := readProgramUnlifted(t, path)
+	return g
+}
+
+// readProgramUnlifted reads the .pt2 at path and returns it and its graph, unlifted.
+func readProgramUnlifted(t *testing.T, path string) (*pt2.Program, *fxgraph.Graph) {
+	t.Helper()
 	p, err := pt2.ReadFile(path, nil)
 	require.NoError(t, err, path)
 	g, err := p.Unlifted()
 	require.NoError(t, err, path)
-	return g
+	return p, g
 }
 
 // writtenUnlifted writes g as a .pt2 with p's signature, reads it back and
@@ -328,10 +335,7 @@ func TestQATRoundTrip(t *testing.T) {
 	require.NoError(t, json.Unmarshal(data, &recs))
 	for _, name := range qatModels {
 		t.Run(name, func(t *testing.T) {
-			p, err := pt2.ReadFile(filepath.Join(qatDir, name+".float.pt2"), nil)
-			require.NoError(t, err)
-			g, err := p.Unlifted()
-			require.NoError(t, err)
+			p, g := readProgramUnlifted(t, filepath.Join(qatDir, name+".float.pt2"))
 			require.NoError(t, convert.PrepareQAT(g, xnnpackQAT(t), convert.QATOptions{}))
 			bg := writtenUnlifted(t, p, g)
 			want := readUnlifted(t, filepath.Join(qatDir, name+".torchao_prepared.pt2"))
@@ -561,10 +565,7 @@ func TestQATPrepareZoo(t *testing.T) {
 	}
 	for _, name := range []string{"mnasnet0_5", "mobilenet_v3_large"} {
 		t.Run(name, func(t *testing.T) {
-			p, err := pt2.ReadFile(filepath.Join(zooDir, name+".float.pt2"), nil)
-			require.NoError(t, err)
-			g, err := p.Unlifted()
-			require.NoError(t, err)
+			p, g := readProgramUnlifted(t, filepath.Join(zooDir, name+".float.pt2"))
 			var buffers []string
 			for _, s := range p.Signature.Inputs {
 				if s.Kind == pt2.Buffer {

@@ -14,7 +14,6 @@ import (
 	"github.com/fxquant/fxquant/convert"
 	"github.com/fxquant/fxquant/fxgraph"
 	"github.com/fxquant/fxquant/ops/tensor"
-	"github.com/fxquant/fxquant/pt2"
 )
 
 // x86QAT is X86InductorQuantizer().set_global(get_default_x86_inductor_quantization_config(is_qat=True)).
@@ -64,10 +63,7 @@ func readX86QATRecords(t *testing.T) map[string]x86QATRecord {
 func TestQATX86PrepareEqualsTorchao(t *testing.T) {
 	for _, name := range qatModels {
 		t.Run(name, func(t *testing.T) {
-			p, err := pt2.ReadFile(filepath.Join(qatDir, name+".float.pt2"), nil)
-			require.NoError(t, err)
-			g, err := p.Unlifted()
-			require.NoError(t, err)
+			p, g := readProgramUnlifted(t, filepath.Join(qatDir, name+".float.pt2"))
 			require.NoError(t, convert.PrepareQAT(g, x86QAT(t), convert.QATOptions{}))
 			require.NoError(t, fxgraph.Verify(g, fxgraph.VerifyOptions{}))
 			want := readUnlifted(t, filepath.Join(qatDir, name+"_x86.torchao_prepared.pt2"))
