@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/fxquant/fxquant/fxgraph"
 	"github.com/fxquant/fxquant/fxgraph/interp"
@@ -130,7 +131,7 @@ type folder struct {
 // (see [fxgraph.Graph.Begin]), and any failure leaves g exactly as it was,
 // namespace and attribute store included.
 func ConstantFold(g *fxgraph.Graph, opts Options) (res fxgraph.Result, err error) {
-	steps = 0
+	steps.Store(0)
 	err = g.Atomic(func() error {
 		res, err = constantFold(g, opts)
 		return err
@@ -141,16 +142,19 @@ func ConstantFold(g *fxgraph.Graph, opts Options) (res fxgraph.Result, err error
 // steps counts the edits of a ConstantFold call (a constant stored, a
 // node folded, a node erased); a test sets failAt to inject a failure at
 // one (export_test.go). Tests that do so do not run in parallel.
-var steps, failAt int
+var (
+	steps  atomic.Int64 // atomic: calls on different graphs may run at once
+	failAt int
+)
 
 // errInjected is the failure a test injects.
 var errInjected = errors.New("injected failure")
 
 // step counts one edit and returns the injected failure at failAt.
 func step() error {
-	steps++
-	if failAt > 0 && steps == failAt {
-		return fmt.Errorf("constfold: %w at step %d", errInjected, steps)
+	k := steps.Add(1)
+	if failAt > 0 && k == int64(failAt) {
+		return fmt.Errorf("constfold: %w at step %d", errInjected, k)
 	}
 	return nil
 }

@@ -115,7 +115,7 @@ type convertStep struct {
 // edits g in place, all or nothing: on error g is left exactly as it was
 // (the edits run in a transaction, see [fxgraph.Graph.Begin]).
 func ReplaceObservers(g *fxgraph.Graph, opts ConvertOptions) error {
-	steps = 0 // its observers are Convert's first steps
+	steps.Store(0) // its observers are Convert's first steps
 	return g.Atomic(func() error { return replaceObservers(g, opts) })
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 
 	"github.com/fxquant/fxquant/fxgraph"
 	"github.com/fxquant/fxquant/observers"
@@ -56,7 +57,7 @@ func PrepareWithOptions(g *fxgraph.Graph, q Quantizer, opts PrepareOptions) erro
 	if reg == nil {
 		reg = ops.Default()
 	}
-	steps = 0
+	steps.Store(0)
 	snap := snapshotAnnotations(g)
 	c, _ := g.Clone()
 	if !opts.SkipBNFold {
@@ -92,16 +93,19 @@ func PrepareWithOptions(g *fxgraph.Graph, q Quantizer, opts PrepareOptions) erro
 // steps counts the steps of a Prepare or Convert call (a stage, an
 // observer replaced); a test sets failAt to inject a failure at one
 // (export_test.go). Tests that do so do not run in parallel.
-var steps, failAt int
+var (
+	steps  atomic.Int64 // atomic: calls on different graphs may run at once
+	failAt int
+)
 
 // errInjected is the failure a test injects.
 var errInjected = errors.New("injected failure")
 
 // step counts one step and returns the injected failure at failAt.
 func step() error {
-	steps++
-	if failAt > 0 && steps == failAt {
-		return fmt.Errorf("%w at step %d", errInjected, steps)
+	k := steps.Add(1)
+	if failAt > 0 && k == int64(failAt) {
+		return fmt.Errorf("%w at step %d", errInjected, k)
 	}
 	return nil
 }

@@ -344,6 +344,17 @@ func soleUser(n, u *fxgraph.Node) bool {
 	return len(us) == 1 && us[0] == u
 }
 
+// convInto returns the convolution that is n's argument 0 and has n as
+// its only user, and whether it is a transposed one.
+func convInto(n *fxgraph.Node) (conv *fxgraph.Node, transposed, ok bool) {
+	conv, ok = n.Arg(0).(*fxgraph.Node)
+	if !ok || conv == nil || conv.Op() != fxgraph.CallFunction || !soleUser(conv, n) {
+		return nil, false, false
+	}
+	isConv, isT := convTargets.Has(conv.Target()), convTransposeTargets.Has(conv.Target())
+	return conv, isT, isConv || isT
+}
+
 // qatConvBN is one matched simulated conv+BN fold.
 type qatConvBN struct {
 	bn, conv, wq, wdq *fxgraph.Node
@@ -406,12 +417,8 @@ func matchQATConvBN(bn *fxgraph.Node) (*qatConvBN, bool) {
 	if a, ok := isCallTo(sq.Arg(0), addTensor); !ok || a.Arg(0) != rv {
 		return nil, false
 	}
-	conv, ok := d1.Arg(0).(*fxgraph.Node)
-	if !ok || conv == nil || conv.Op() != fxgraph.CallFunction || !soleUser(conv, d1) {
-		return nil, false
-	}
-	isConv, isT := convTargets.Has(conv.Target()), convTransposeTargets.Has(conv.Target())
-	if !isConv && !isT || len(conv.Args()) < 2 {
+	conv, isT, ok := convInto(d1)
+	if !ok || len(conv.Args()) < 2 {
 		return nil, false
 	}
 	m.conv, m.transposed = conv, isT

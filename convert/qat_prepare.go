@@ -81,7 +81,7 @@ func FusedFakeQuantizeCtor(base observers.Config) ObserverCtor {
 		if c.Eps != 0 {
 			f.Eps = float32(c.Eps)
 		}
-		f.Symmetric = s.QScheme == observers.PerTensorSymmetric || s.QScheme == observers.PerChannelSymmetric
+		f.Symmetric = s.QScheme.IsSymmetric()
 		if perChannel {
 			f.ChAxis = int64(c.ChAxis)
 		}
@@ -164,11 +164,8 @@ func (q *xnnAnnotator) annotateConvBN(g *fxgraph.Graph, c *QuantizationConfig, r
 		if bn.Erased() || bn.Op() != fxgraph.CallFunction || bn.Target() != bnDefault {
 			continue
 		}
-		conv, ok := bn.Arg(0).(*fxgraph.Node)
-		if !ok || conv == nil || conv.Op() != fxgraph.CallFunction || !soleUser(conv, bn) {
-			continue
-		}
-		if transposed && !convTransposeTargets.Has(conv.Target()) || !transposed && !convTargets.Has(conv.Target()) {
+		conv, isT, ok := convInto(bn)
+		if !ok || isT != transposed {
 			continue
 		}
 		out := bn
@@ -220,12 +217,8 @@ func FuseConvBNQAT(g *fxgraph.Graph) error {
 			if bn.Erased() || bn.Op() != fxgraph.CallFunction || bn.Target() != bnDefault || len(bn.Args()) < 5 {
 				continue
 			}
-			conv, ok := bn.Arg(0).(*fxgraph.Node)
-			if !ok || conv == nil || conv.Op() != fxgraph.CallFunction || !soleUser(conv, bn) || len(conv.Args()) < 2 {
-				continue
-			}
-			isConv, isT := convTargets.Has(conv.Target()), convTransposeTargets.Has(conv.Target())
-			if !isConv && !isT {
+			conv, isT, ok := convInto(bn)
+			if !ok || len(conv.Args()) < 2 {
 				continue
 			}
 			var bnArgs [5]*fxgraph.Node
@@ -456,36 +449,24 @@ func MaterializeFakeQuants(g *fxgraph.Graph, presize bool) (int, error) {
 			for _, m := range group {
 				g.DeleteAttr(m.TargetName())
 			}
-			mk := func(dt tensor.DType, shape []int, data any) (*tensor.Tensor, error) {
-				switch d := data.(type) {
-				case []int64:
-					return tensor.FromData(dt, shape, d)
-				case []int32:
-					return tensor.FromData(dt, shape, d)
-				case []float32:
-					return tensor.FromData(dt, shape, d)
-				}
-				return nil, fmt.Errorf("unexpected data %T", data)
-			}
 			inf, ninf := float32(math.Inf(1)), float32(math.Inf(-1))
+			// The shapes match the data: MustFromData cannot fail.
 			type buf struct {
-				path  string
-				dt    tensor.DType
-				shape []int
-				data  any
+				path string
+				t    *tensor.Tensor
 			}
 			bufs := []buf{
-				{"fake_quant_enabled", tensor.Int64, []int{1}, []int64{1}},
-				{"observer_enabled", tensor.Int64, []int{1}, []int64{1}},
-				{"scale", tensor.Float32, []int{1}, []float32{1}},
-				{"zero_point", tensor.Int32, []int{1}, []int32{0}},
-				{"activation_post_process.eps", tensor.Float32, []int{1}, []float32{f.Eps}},
-				{"activation_post_process.min_val", tensor.Float32, []int{}, []float32{inf}},
-				{"activation_post_process.max_val", tensor.Float32, []int{}, []float32{ninf}},
+				{"fake_quant_enabled", tensor.MustFromData(tensor.Int64, []int{1}, []int64{1})},
+				{"observer_enabled", tensor.MustFromData(tensor.Int64, []int{1}, []int64{1})},
+				{"scale", tensor.MustFromData(tensor.Float32, []int{1}, []float32{1})},
+				{"zero_point", tensor.MustFromData(tensor.Int32, []int{1}, []int32{0})},
+				{"activation_post_process.eps", tensor.MustFromData(tensor.Float32, []int{1}, []float32{f.Eps})},
+				{"activation_post_process.min_val", tensor.MustFromData(tensor.Float32, []int{}, []float32{inf})},
+				{"activation_post_process.max_val", tensor.MustFromData(tensor.Float32, []int{}, []float32{ninf})},
 			}
 			if f.PerChannel && !presize {
-				bufs[5] = buf{"activation_post_process.min_val", tensor.Float32, []int{0}, []float32{}}
-				bufs[6] = buf{"activation_post_process.max_val", tensor.Float32, []int{0}, []float32{}}
+				bufs[5].t = tensor.MustFromData(tensor.Float32, []int{0}, []float32{})
+				bufs[6].t = tensor.MustFromData(tensor.Float32, []int{0}, []float32{})
 			} else if f.PerChannel {
 				tt, ok := x.TensorType()
 				ax := int(f.ChAxis)
@@ -503,19 +484,15 @@ func MaterializeFakeQuants(g *fxgraph.Graph, presize bool) (int, error) {
 					}
 					return d
 				}
-				bufs[2] = buf{"scale", tensor.Float32, []int{C}, fill(1)}
-				bufs[3] = buf{"zero_point", tensor.Int32, []int{C}, make([]int32, C)}
-				bufs[5] = buf{"activation_post_process.min_val", tensor.Float32, []int{C}, fill(inf)}
-				bufs[6] = buf{"activation_post_process.max_val", tensor.Float32, []int{C}, fill(ninf)}
+				bufs[2].t = tensor.MustFromData(tensor.Float32, []int{C}, fill(1))
+				bufs[3].t = tensor.MustFromData(tensor.Int32, []int{C}, make([]int32, C))
+				bufs[5].t = tensor.MustFromData(tensor.Float32, []int{C}, fill(inf))
+				bufs[6].t = tensor.MustFromData(tensor.Float32, []int{C}, fill(ninf))
 			}
 			nodes := map[string]*fxgraph.Node{}
 			restore := g.InsertingBefore(n)
 			for _, b := range bufs {
-				t, err := mk(b.dt, b.shape, b.data)
-				if err != nil {
-					restore()
-					return fmt.Errorf("fake quantize node %q: %s: %w", n.Name(), b.path, err)
-				}
+				t := b.t
 				p := name + "." + b.path
 				g.SetAttr(p, t)
 				nodes[b.path] = g.GetAttr(p, tensorTypeOf(t))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/fxquant/fxquant/fxgraph"
 	"github.com/fxquant/fxquant/fxgraph/match"
@@ -35,7 +36,7 @@ func Pass() fxgraph.Pass {
 // error naming the entry and leaves g exactly as it was, retargeting and
 // earlier entries undone and the namespace restored.
 func Run(g *fxgraph.Graph) (res fxgraph.Result, err error) {
-	steps = 0
+	steps.Store(0)
 	err = g.Atomic(func() error {
 		res, err = run(g)
 		return err
@@ -92,16 +93,19 @@ func apply(g *fxgraph.Graph, e Entry) (int, error) {
 // steps counts the steps of a run (an entry applied, a hook called, a
 // node retargeted); a test sets failAt to inject a failure at one
 // (export_test.go). Tests that do so do not run in parallel.
-var steps, failAt int
+var (
+	steps  atomic.Int64 // atomic: calls on different graphs may run at once
+	failAt int
+)
 
 // errInjected is the failure a test injects.
 var errInjected = errors.New("injected failure")
 
 // step counts one step and returns the injected failure at failAt.
 func step() error {
-	steps++
-	if failAt > 0 && steps == failAt {
-		return fmt.Errorf("%w at step %d", errInjected, steps)
+	k := steps.Add(1)
+	if failAt > 0 && k == int64(failAt) {
+		return fmt.Errorf("%w at step %d", errInjected, k)
 	}
 	return nil
 }
@@ -116,7 +120,7 @@ func RunEntry(g *fxgraph.Graph, name string) (int, error) {
 	}
 	for _, e := range es {
 		if e.Name == name {
-			steps = 0
+			steps.Store(0)
 			var n int
 			err := g.Atomic(func() error {
 				n, err = apply(g, e)

@@ -35,11 +35,33 @@ var qatModels = []string{"convbnrelu", "mlp"}
 
 func readUnlifted(t *testing.T, path string) *fxgraph.Graph {
 	t.Helper()
+	_, g := readProgramUnlifted(t, path)
+	return g
+}
+
+// readProgramUnlifted reads the .pt2 at path and returns it and its graph, unlifted.
+func readProgramUnlifted(t *testing.T, path string) (*pt2.Program, *fxgraph.Graph) {
+	t.Helper()
 	p, err := pt2.ReadFile(path, nil)
 	require.NoError(t, err, path)
 	g, err := p.Unlifted()
 	require.NoError(t, err, path)
-	return g
+	return p, g
+}
+
+// writtenUnlifted writes g as a .pt2 with p's signature, reads it back and
+// returns its graph, unlifted.
+func writtenUnlifted(t *testing.T, p *pt2.Program, g *fxgraph.Graph) *fxgraph.Graph {
+	t.Helper()
+	wp, err := p.WithGraph(g)
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	require.NoError(t, wp.WriteArchive(&buf, nil))
+	back, err := pt2.Read(buf.Bytes(), nil)
+	require.NoError(t, err)
+	bg, err := back.Unlifted()
+	require.NoError(t, err)
+	return bg
 }
 
 // graphMatcher compares two graphs structurally, from their outputs back:
@@ -313,19 +335,9 @@ func TestQATRoundTrip(t *testing.T) {
 	require.NoError(t, json.Unmarshal(data, &recs))
 	for _, name := range qatModels {
 		t.Run(name, func(t *testing.T) {
-			p, err := pt2.ReadFile(filepath.Join(qatDir, name+".float.pt2"), nil)
-			require.NoError(t, err)
-			g, err := p.Unlifted()
-			require.NoError(t, err)
+			p, g := readProgramUnlifted(t, filepath.Join(qatDir, name+".float.pt2"))
 			require.NoError(t, convert.PrepareQAT(g, xnnpackQAT(t), convert.QATOptions{}))
-			wp, err := p.WithGraph(g)
-			require.NoError(t, err)
-			var buf bytes.Buffer
-			require.NoError(t, wp.WriteArchive(&buf, nil))
-			back, err := pt2.Read(buf.Bytes(), nil)
-			require.NoError(t, err)
-			bg, err := back.Unlifted()
-			require.NoError(t, err)
+			bg := writtenUnlifted(t, p, g)
 			want := readUnlifted(t, filepath.Join(qatDir, name+".torchao_prepared.pt2"))
 			assertSameGraph(t, bg, want)
 			assert.Equal(t, attrNames(want), attrNames(bg))
@@ -524,14 +536,21 @@ func TestQATConvertedOutputs(t *testing.T) {
 			g := readUnlifted(t, filepath.Join(qatDir, name+".fxquant_trained.pt2"))
 			convert.MoveToEval(g)
 			require.NoError(t, convert.ConvertQAT(g, convert.ConvertOptions{}))
-			x, err := tensor.FromData(tensor.Float32, r.InShape, r.In)
-			require.NoError(t, err)
-			want, err := tensor.FromData(tensor.Float32, r.OutShape, r.Out)
-			require.NoError(t, err)
-			got, _ := runGraph(t, g, []*tensor.Tensor{x})
-			assert.NoError(t, tensor.Diff(got[0], want), "fxquant's interpreter on its converted graph")
+			assertConvertedOutput(t, g, r.InShape, r.In, r.OutShape, r.Out)
 		})
 	}
+}
+
+// assertConvertedOutput runs g on the recorded input and checks that it
+// computes torchao's recorded output bit for bit.
+func assertConvertedOutput(t *testing.T, g *fxgraph.Graph, inShape []int, in []float32, outShape []int, out []float32) {
+	t.Helper()
+	x, err := tensor.FromData(tensor.Float32, inShape, in)
+	require.NoError(t, err)
+	want, err := tensor.FromData(tensor.Float32, outShape, out)
+	require.NoError(t, err)
+	got, _ := runGraph(t, g, []*tensor.Tensor{x})
+	assert.NoError(t, tensor.Diff(got[0], want), "fxquant's interpreter on its converted graph")
 }
 
 // TestQATPrepareZoo: on two real torchvision CNNs of the zoo, fxquant's
@@ -546,10 +565,7 @@ func TestQATPrepareZoo(t *testing.T) {
 	}
 	for _, name := range []string{"mnasnet0_5", "mobilenet_v3_large"} {
 		t.Run(name, func(t *testing.T) {
-			p, err := pt2.ReadFile(filepath.Join(zooDir, name+".float.pt2"), nil)
-			require.NoError(t, err)
-			g, err := p.Unlifted()
-			require.NoError(t, err)
+			p, g := readProgramUnlifted(t, filepath.Join(zooDir, name+".float.pt2"))
 			var buffers []string
 			for _, s := range p.Signature.Inputs {
 				if s.Kind == pt2.Buffer {

@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -15,7 +14,6 @@ import (
 	"github.com/fxquant/fxquant/convert"
 	"github.com/fxquant/fxquant/fxgraph"
 	"github.com/fxquant/fxquant/ops/tensor"
-	"github.com/fxquant/fxquant/pt2"
 )
 
 // x86QAT is X86InductorQuantizer().set_global(get_default_x86_inductor_quantization_config(is_qat=True)).
@@ -65,10 +63,7 @@ func readX86QATRecords(t *testing.T) map[string]x86QATRecord {
 func TestQATX86PrepareEqualsTorchao(t *testing.T) {
 	for _, name := range qatModels {
 		t.Run(name, func(t *testing.T) {
-			p, err := pt2.ReadFile(filepath.Join(qatDir, name+".float.pt2"), nil)
-			require.NoError(t, err)
-			g, err := p.Unlifted()
-			require.NoError(t, err)
+			p, g := readProgramUnlifted(t, filepath.Join(qatDir, name+".float.pt2"))
 			require.NoError(t, convert.PrepareQAT(g, x86QAT(t), convert.QATOptions{}))
 			require.NoError(t, fxgraph.Verify(g, fxgraph.VerifyOptions{}))
 			want := readUnlifted(t, filepath.Join(qatDir, name+"_x86.torchao_prepared.pt2"))
@@ -90,15 +85,7 @@ func TestQATX86PrepareEqualsTorchao(t *testing.T) {
 			assert.Equal(t, 2, perChannel, "one per weight")
 			assert.Equal(t, map[string]int{"convbnrelu": 3, "mlp": 2}[name], perTensor)
 
-			wp, err := p.WithGraph(g)
-			require.NoError(t, err)
-			var buf bytes.Buffer
-			require.NoError(t, wp.WriteArchive(&buf, nil))
-			back, err := pt2.Read(buf.Bytes(), nil)
-			require.NoError(t, err)
-			bg, err := back.Unlifted()
-			require.NoError(t, err)
-			assertSameGraph(t, bg, want)
+			assertSameGraph(t, writtenUnlifted(t, p, g), want)
 		})
 	}
 }
@@ -169,12 +156,7 @@ func TestQATX86ConvertEqualsTorchao(t *testing.T) {
 
 			r, ok := recs[name+"_x86"]
 			require.True(t, ok)
-			x, err := tensor.FromData(tensor.Float32, r.InShape, r.In)
-			require.NoError(t, err)
-			out, err := tensor.FromData(tensor.Float32, r.OutShape, r.Out)
-			require.NoError(t, err)
-			got, _ := runGraph(t, g, []*tensor.Tensor{x})
-			assert.NoError(t, tensor.Diff(got[0], out), "fxquant's interpreter on its converted graph")
+			assertConvertedOutput(t, g, r.InShape, r.In, r.OutShape, r.Out)
 		})
 	}
 }
