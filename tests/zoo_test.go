@@ -130,11 +130,7 @@ func zooQuantize(t *testing.T, stem string, q convert.Quantizer, opts convert.Co
 // zooBatches is the recorded calibration inputs, one batch each, in order.
 func zooBatches(t *testing.T, outs *fixtureOutputs) [][]*tensor.Tensor {
 	t.Helper()
-	var batches [][]*tensor.Tensor
-	for i := range outs.Inputs.Calibration {
-		batches = append(batches, []*tensor.Tensor{mustTensor(t, &outs.Inputs.Calibration[i])})
-	}
-	return batches
+	return oneEach(t, outs.Inputs.Calibration)
 }
 
 // targetCounts counts the call targets of g whose name starts with prefix
