@@ -35,8 +35,9 @@ const maxNesting = 200
 // with symbolic sizes ("# symbol NAME: range=[min, max], hint=N,
 // assumptions=(...)", each part optional, in that order; see [Symbol]),
 // then one node line each (leading whitespace is ignored, blank lines
-// are skipped, "\r\n" line ends are accepted). Node names are kept exactly, types are read by the type
-// parser, call_function targets must be FX qualified names
+// are skipped, "\r\n" line ends are accepted). Node names are kept
+// exactly, types are read by the type parser, call_function targets must
+// be FX qualified names
 // (torch.ops.<ns>.<op> for a packet, torch.ops.<ns>.<op>.<overload> for an
 // overload, <module>.<name> such as operator.getitem for a plain callable),
 // and string targets of the other opcodes must be dotted names
