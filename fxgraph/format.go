@@ -14,8 +14,9 @@ import (
 // is "graph():"; then, for a graph with symbolic sizes, one declaration
 // per symbol of [Graph.Symbols] ("# symbol s77: range=[1, 64], hint=8,
 // assumptions=(positive=True, integer=True)"); then one line per live node
-// in program order, indented by four spaces and formatted by [FormatNode]. Every line, the last included,
-// ends in "\n". The output depends only on the graph: no map is iterated.
+// in program order, indented by four spaces and formatted by
+// [FormatNode]. Every line, the last included, ends in "\n". The output
+// depends only on the graph: no map is iterated.
 //
 // [Parse] reads the text back into a graph that formats to the same bytes.
 func Format(g *Graph) string {

@@ -34,10 +34,10 @@ const maxNesting = 200
 // The text is a "graph():" header, then the symbol declarations of a graph
 // with symbolic sizes ("# symbol NAME: range=[min, max], hint=N,
 // assumptions=(...)", each part optional, in that order; see [Symbol]),
-// then one node line each (leading
-// whitespace is ignored, blank lines are skipped, "\r\n" line ends are
-// accepted). Node names are kept exactly, types are read by the type
-// parser, call_function targets must be FX qualified names
+// then one node line each (leading whitespace is ignored, blank lines
+// are skipped, "\r\n" line ends are accepted). Node names are kept
+// exactly, types are read by the type parser, call_function targets must
+// be FX qualified names
 // (torch.ops.<ns>.<op> for a packet, torch.ops.<ns>.<op>.<overload> for an
 // overload, <module>.<name> such as operator.getitem for a plain callable),
 // and string targets of the other opcodes must be dotted names
@@ -161,13 +161,6 @@ type graphParser struct {
 	lastRef int
 	boxes   boxCache
 	kws     arena[Kwarg]
-
-	// The names output lines may not take: those starting with "output"
-	// that the text declares after the first output line (read when it is
-	// met), and the first output_N candidate not yet passed over.
-	outputsSeen  bool
-	laterOutputs map[string]bool
-	outputNext   int
 
 	// outputLine is the line of the return line; 0 before it.
 	outputLine int
@@ -628,30 +621,25 @@ func (p *graphParser) parseTarget(text string) (ops.Target, error) {
 // outputName picks "output" (or output_N) avoiding every name the text
 // defines, since the output line does not print its node's name. Names on
 // earlier lines are reserved in the graph already; the lines after the
-// first output line are read once, when it is met. A candidate once
-// passed over stays unusable (names are never released), so each output
-// line goes on from where the previous one stopped: text with many output
-// lines costs linear time.
+// output line are read here. It runs once: a second return line is an
+// error.
 func (p *graphParser) outputName() string {
-	if !p.outputsSeen {
-		p.outputsSeen = true
-		p.laterDeclarations(func(n string, _ int) bool {
-			if strings.HasPrefix(n, "output") {
-				if p.laterOutputs == nil {
-					p.laterOutputs = map[string]bool{}
-				}
-				p.laterOutputs[n] = true
+	var later map[string]bool
+	p.laterDeclarations(func(n string, _ int) bool {
+		if strings.HasPrefix(n, "output") {
+			if later == nil {
+				later = map[string]bool{}
 			}
-			return true
-		})
-	}
-	for i := p.outputNext; ; i++ {
+			later[n] = true
+		}
+		return true
+	})
+	for i := 0; ; i++ {
 		name := "output"
 		if i > 0 {
 			name += "_" + strconv.Itoa(i)
 		}
-		if !p.laterOutputs[name] && !p.g.names.taken(name) {
-			p.outputNext = i + 1
+		if !later[name] && !p.g.names.taken(name) {
 			return name
 		}
 	}

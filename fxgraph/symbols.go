@@ -114,13 +114,13 @@ func (g *Graph) SetSymbols(syms []Symbol) error {
 	return nil
 }
 
+// isSymbolName matches an identifier [A-Za-z_][A-Za-z0-9_]*.
 func isSymbolName(s string) bool {
-	if s == "" {
+	if s == "" || !isWordStart(s[0]) {
 		return false
 	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
+	for i := 1; i < len(s); i++ {
+		if !isIdentByte(s[i]) {
 			return false
 		}
 	}

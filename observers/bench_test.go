@@ -15,9 +15,10 @@ func benchInput(n int) *tensor.Tensor {
 	for i := range v {
 		v[i] = float32(r.NormFloat64())
 	}
-	return tensor.F32([]int{n}, v...)
+	return benchInputFrom(v)
 }
 
+// benchInputFrom is the 1-D tensor of v.
 func benchInputFrom(v []float32) *tensor.Tensor { return tensor.F32([]int{len(v)}, v...) }
 
 func BenchmarkMinMaxObserve(b *testing.B) {

@@ -229,10 +229,8 @@ func (o *HistogramObserver) SearchRange() (newMin, newMax float32, err error) {
 // bin offsets (i - s) * bin_width, which depend on i - s only and so are
 // windows of one table.
 type quantErr struct {
-	B        int
 	D        float64   // dst_nbins
 	bw64     float64   // bin_width as Python computes it
-	bw       float32   // the same as ATen's float32 scalar
 	dens     []float32 // histogram / bin_width
 	off, end []float32 // off[B-1+k] = float32(k) * bw, end = off + bw, k in -(B-1)..B-1
 	kb, ke   []float32 // dst_bin_of_begin, dst_bin_of_end
@@ -242,16 +240,17 @@ type quantErr struct {
 func newQuantErr(hist []float32, minVal, maxVal float32, dstNBins float64) *quantErr {
 	B := len(hist)
 	bw64 := (float64(maxVal) - float64(minVal)) / float64(B)
-	q := &quantErr{B: B, D: dstNBins, bw64: bw64, bw: float32(bw64),
+	bw := float32(bw64) // ATen's float32 scalar
+	q := &quantErr{D: dstNBins, bw64: bw64,
 		dens: make([]float32, B), off: make([]float32, 2*B-1), end: make([]float32, 2*B-1),
 		kb: make([]float32, B), ke: make([]float32, B), norm: make([]float32, B)}
 	for i, h := range hist {
-		q.dens[i] = h / q.bw
+		q.dens[i] = h / bw
 	}
 	for k := range q.off {
-		sb := float32(float32(k-(B-1)) * q.bw)
+		sb := float32(float32(k-(B-1)) * bw)
 		q.off[k] = sb
-		q.end[k] = sb + q.bw
+		q.end[k] = sb + bw
 	}
 	return q
 }
@@ -264,7 +263,7 @@ func cube32(v float32) float32 {
 
 // eval is _compute_quantization_error(s, e).
 func (q *quantErr) eval(s, e int) float64 {
-	B := q.B
+	B := len(q.dens)
 	dw := q.bw64 * float64(e-s+1) / q.D
 	if dw == 0 {
 		return 0

@@ -129,8 +129,9 @@ func atenDropout(name string) KernelFunc {
 
 // atenInPlace wraps the kernel of an in-place op: the new value of self
 // must keep self's shape (self does not broadcast), is cast back to self's
-// dtype and laid out with self's strides; a float result for an integer or bool self is an error, as
-// in PyTorch ("result type Float can't be cast to the desired output type").
+// dtype and laid out with self's strides; a float result for an integer or
+// bool self is an error, as in PyTorch ("result type Float can't be cast
+// to the desired output type").
 func atenInPlace(k KernelFunc) KernelFunc {
 	return func(args []Value) (Value, error) {
 		v, err := k(args)

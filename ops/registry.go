@@ -1,5 +1,7 @@
 package ops
 
+import "slices"
+
 // This file declares the op registry's data model. The op rows live in
 // oprows.go, the kernel table in kernels*.go, and the registry construction
 // in registry_build.go.
@@ -44,11 +46,4 @@ type OpDef struct {
 
 // HasTag reports whether the op carries torch.Tag tag ("inplace",
 // "pointwise", "core", "view_copy", ...).
-func (d *OpDef) HasTag(tag string) bool {
-	for _, t := range d.Tags {
-		if t == tag {
-			return true
-		}
-	}
-	return false
-}
+func (d *OpDef) HasTag(tag string) bool { return slices.Contains(d.Tags, tag) }

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -145,13 +146,9 @@ func (r *Registry) tableOp(o Overload) (*OpDef, bool) {
 	if len(r.tnew) >= n {
 		m := make(map[Overload]*OpDef, n+len(r.tnew))
 		if old != nil {
-			for k, v := range *old {
-				m[k] = v
-			}
+			maps.Copy(m, *old)
 		}
-		for k, v := range r.tnew {
-			m[k] = v
-		}
+		maps.Copy(m, r.tnew)
 		r.tdefs.Store(&m)
 		clear(r.tnew)
 	}

@@ -49,8 +49,9 @@ func AllowsNumbersAsTensors(p Packet) bool {
 // Resolve picks the overload of packet p that an eager call with these
 // arguments dispatches to: the overloads are tried in the order
 // [Registry.Overloads] gives (the hand-written rows in their order, which
-// is eager resolution's, then the operator table's) and the first whose schema binds the arguments (see [Schema.Normalize])
-// and whose argument kinds fit wins. A tensor is any non-literal Value (a
+// is eager resolution's, then the operator table's) and the first whose
+// schema binds the arguments (see [Schema.Normalize]) and whose argument
+// kinds fit wins. A tensor is any non-literal Value (a
 // node, a run-time tensor or a static type, see [CheckLiteral]); a Python
 // number fits int, float, Scalar and SymInt arguments as PyTorch's parser
 // accepts them (an int fits a float, a float never fits an int; a bool is

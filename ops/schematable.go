@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -221,13 +222,5 @@ var fxSideEffectful = map[Overload]bool{
 // schema, a random op (tag nondeterministic_seeded), or one of FX's
 // side-effectful functions.
 func impureByTorch(o Overload, s *Schema, tags []string) bool {
-	if s.IsMutable() || fxSideEffectful[o] {
-		return true
-	}
-	for _, t := range tags {
-		if t == "nondeterministic_seeded" {
-			return true
-		}
-	}
-	return false
+	return s.IsMutable() || fxSideEffectful[o] || slices.Contains(tags, "nondeterministic_seeded")
 }

@@ -241,10 +241,7 @@ func TestDynamicMLPZoo(t *testing.T) {
 // oracle: the zoo MLP runs batch 0 and refuses 65; exprs_dynamic_batch
 // refuses 2 and 33).
 func TestDynamicOutOfRange(t *testing.T) {
-	p, err := pt2.ReadFile(filepath.Join(zooDir, "mlp_dynamic_batch.float.pt2"), nil)
-	require.NoError(t, err)
-	g, err := p.Unlifted()
-	require.NoError(t, err)
+	g := readUnlifted(t, filepath.Join(zooDir, "mlp_dynamic_batch.float.pt2"))
 	for _, c := range []struct {
 		x    *tensor.Tensor
 		want string
@@ -261,14 +258,11 @@ func TestDynamicOutOfRange(t *testing.T) {
 	// most 2 (it accepts and runs batch 0 of this program); a lower bound
 	// above 2 is enforced (exprs_dynamic_batch: s77 in [3, 32] refuses 2).
 	for _, b := range []int{0, 1} {
-		_, err = interp.CheckSymbols(g, []*tensor.Tensor{dynZeros(t, b, 16)})
+		_, err := interp.CheckSymbols(g, []*tensor.Tensor{dynZeros(t, b, 16)})
 		require.NoError(t, err, "batch %d", b)
 	}
-	pe, err := pt2.ReadFile(filepath.Join(dynDir, "exprs_dynamic_batch.pt2"), nil)
-	require.NoError(t, err)
-	ge, err := pe.Unlifted()
-	require.NoError(t, err)
-	_, err = interp.CheckSymbols(ge, []*tensor.Tensor{dynZeros(t, 2, 4)})
+	ge := readUnlifted(t, filepath.Join(dynDir, "exprs_dynamic_batch.pt2"))
+	_, err := interp.CheckSymbols(ge, []*tensor.Tensor{dynZeros(t, 2, 4)})
 	require.ErrorContains(t, err, `placeholder "x": dim 0: size 2 is outside the range [3, 32] of symbol s77`)
 	_, err = interp.CheckSymbols(ge, []*tensor.Tensor{dynZeros(t, 3, 4)})
 	require.NoError(t, err)
@@ -383,9 +377,7 @@ func TestDynamicSymScalarNodes(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, src, fxgraph.Format(g))
 	require.NoError(t, fxgraph.Verify(g, fxgraph.VerifyOptions{}))
-	x, err := tensor.FromData(tensor.Float32, []int{4, 3}, make([]float32, 12))
-	require.NoError(t, err)
-	outs, err := interp.Run(g, []*tensor.Tensor{x}, interp.Options{})
+	outs, err := interp.Run(g, []*tensor.Tensor{dynZeros(t, 4, 3)}, interp.Options{})
 	require.NoError(t, err)
 	require.Equal(t, []int{12}, outs[0].(*tensor.Tensor).Shape())
 	// 4 - 7 = -3: -3 // 2 = -2 and -3 % 5 = 2 in Python.

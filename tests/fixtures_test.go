@@ -189,6 +189,16 @@ func mustTensor(t *testing.T, f *fixtureTensor) *tensor.Tensor {
 	return x
 }
 
+// oneEach makes one single-input batch of each recorded tensor, in order.
+func oneEach(t *testing.T, fs []fixtureTensor) [][]*tensor.Tensor {
+	t.Helper()
+	var batches [][]*tensor.Tensor
+	for i := range fs {
+		batches = append(batches, []*tensor.Tensor{mustTensor(t, &fs[i])})
+	}
+	return batches
+}
+
 // programInputs lays out the placeholder values of a program read by pt2:
 // the user inputs in order, and for lifted parameters, buffers and
 // constants the tensors stored as graph attributes.
@@ -213,8 +223,6 @@ func programInputs(t *testing.T, p *pt2.Program, user []*tensor.Tensor) []*tenso
 	return out
 }
 
-// stemAndKind splits "mlp.static.pt2" into ("mlp", "static") and
-// "int4_linear_g8.converted.pt2" into ("int4_linear_g8", "converted").
 // fileStems globs dir for files named STEM+suffix, requires at least one
 // (msgAndArgs describe the failure) and returns their stems in file-name
 // order.
@@ -230,6 +238,8 @@ func fileStems(t *testing.T, dir, suffix string, msgAndArgs ...any) []string {
 	return stems
 }
 
+// stemAndKind splits "mlp.static.pt2" into ("mlp", "static") and
+// "int4_linear_g8.converted.pt2" into ("int4_linear_g8", "converted").
 func stemAndKind(path string) (string, string) {
 	base := strings.TrimSuffix(filepath.Base(path), ".pt2")
 	stem, kind, _ := strings.Cut(base, ".")

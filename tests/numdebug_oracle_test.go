@@ -14,7 +14,6 @@ import (
 	"github.com/fxquant/fxquant/numdebug"
 	"github.com/fxquant/fxquant/ops"
 	"github.com/fxquant/fxquant/ops/tensor"
-	"github.com/fxquant/fxquant/pt2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -64,13 +63,10 @@ func readDebugExpected(t *testing.T, stem string) *debugExpected {
 	return &e
 }
 
+// evalBatches is the recorded eval inputs, one batch each, in order.
 func evalBatches(t *testing.T, outs *fixtureOutputs) [][]*tensor.Tensor {
 	t.Helper()
-	var out [][]*tensor.Tensor
-	for i := range outs.Inputs.Eval {
-		out = append(out, []*tensor.Tensor{mustTensor(t, &outs.Inputs.Eval[i])})
-	}
-	return out
+	return oneEach(t, outs.Inputs.Eval)
 }
 
 // checkAgainstTorchao compares c with torchao's compare_results: the same
@@ -143,10 +139,7 @@ func TestNumdebugMatchesTorchao(t *testing.T) {
 			} else {
 				outs = loadFixtureOutputs(t, stem)
 			}
-			prog, err := pt2.ReadFile(filepath.Join("testdata", e.Source), nil)
-			require.NoError(t, err)
-			g, err := prog.Unlifted()
-			require.NoError(t, err)
+			g := readUnlifted(t, filepath.Join("testdata", e.Source))
 			numdebug.GenerateHandles(g)
 			float, _ := g.Clone()
 			require.NoError(t, convert.Prepare(g, zooQuantizer("static")))
@@ -184,14 +177,7 @@ func TestNumdebugTorchaoPrograms(t *testing.T) {
 		t.Run(stem, func(t *testing.T) {
 			e := readDebugExpected(t, stem)
 			outs := loadFixtureOutputs(t, stem)
-			read := func(name string) *fxgraph.Graph {
-				p, err := pt2.ReadFile(filepath.Join(numdebugDir, name), nil)
-				require.NoError(t, err)
-				g, err := p.Unlifted()
-				require.NoError(t, err)
-				return g
-			}
-			float := read(stem + ".handles.pt2")
+			float := readUnlifted(t, filepath.Join(numdebugDir, stem+".handles.pt2"))
 			handles := map[string]int{}
 			for n := range float.All() {
 				if h := n.Meta.NumericDebugHandle; h != 0 {
@@ -203,16 +189,13 @@ func TestNumdebugTorchaoPrograms(t *testing.T) {
 			}
 			// GenerateHandles numbers a fresh copy of the same program as
 			// torchao did.
-			fresh, err := pt2.ReadFile(filepath.Join("testdata", e.Source), nil)
-			require.NoError(t, err)
-			fg, err := fresh.Unlifted()
-			require.NoError(t, err)
+			fg := readUnlifted(t, filepath.Join("testdata", e.Source))
 			numdebug.GenerateHandles(fg)
 			for n := range fg.All() {
 				assert.Equal(t, handles[n.Name()], n.Meta.NumericDebugHandle, "%s: GenerateHandles vs torchao", n.Name())
 			}
 
-			quant := read(stem + ".torchao.pt2")
+			quant := readUnlifted(t, filepath.Join(numdebugDir, stem+".torchao.pt2"))
 			assert.NotZero(t, numdebug.AdoptHandles(float, quant))
 			c, err := numdebug.Compare(float, quant, evalBatches(t, outs))
 			require.NoError(t, err)
@@ -248,26 +231,17 @@ func overwrittenInPlace(g *fxgraph.Graph) map[string]bool {
 func TestNumdebugFxquantProgramsInTorchao(t *testing.T) {
 	for _, stem := range []string{"mlp", "cnn"} {
 		t.Run(stem, func(t *testing.T) {
-			data, err := os.ReadFile(filepath.Join(numdebugDir, stem+".fxquant.expected.json"))
-			require.NoError(t, err)
-			var e debugExpected
-			require.NoError(t, json.Unmarshal(data, &e))
+			e := readDebugExpected(t, stem+".fxquant")
 			for i := range e.Results {
 				e.Results[i].SQNRTotal = "inf" // not recorded: checked per input only
 			}
 			outs := loadFixtureOutputs(t, stem)
-			fp, err := pt2.ReadFile(filepath.Join(pt2eDir, stem+".float.pt2"), nil)
-			require.NoError(t, err)
-			float, err := fp.Unlifted()
-			require.NoError(t, err)
+			float := readUnlifted(t, filepath.Join(pt2eDir, stem+".float.pt2"))
 			numdebug.GenerateHandles(float)
-			qp, err := pt2.ReadFile(filepath.Join(numdebugDir, stem+".fxquant.pt2"), nil)
-			require.NoError(t, err)
-			quant, err := qp.Unlifted()
-			require.NoError(t, err)
+			quant := readUnlifted(t, filepath.Join(numdebugDir, stem+".fxquant.pt2"))
 			c, err := numdebug.Compare(float, quant, evalBatches(t, outs))
 			require.NoError(t, err)
-			checkAgainstTorchao(t, &e, c, 1e-5, nil)
+			checkAgainstTorchao(t, e, c, 1e-5, nil)
 			// torchao compared the same quantized nodes (the last holder
 			// of each handle).
 			for _, w := range e.Results {

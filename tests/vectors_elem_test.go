@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -71,14 +72,13 @@ func (e elemTensor) tensor() (*tensor.Tensor, error) {
 	if dt == tensor.Float32 {
 		out := make([]float32, len(raw)/4)
 		for i := range out {
-			b := raw[4*i : 4*i+4]
-			out[i] = math.Float32frombits(uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3]))
+			out[i] = math.Float32frombits(binary.BigEndian.Uint32(raw[4*i:]))
 		}
 		return tensor.FromData(dt, e.Shape, out)
 	}
 	out := make([]uint16, len(raw)/2)
 	for i := range out {
-		out[i] = uint16(raw[2*i])<<8 | uint16(raw[2*i+1])
+		out[i] = binary.BigEndian.Uint16(raw[2*i:])
 	}
 	return tensor.FromData(dt, e.Shape, out)
 }

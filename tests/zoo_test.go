@@ -29,7 +29,6 @@ const zooDir = "testdata/zoo"
 // zooMode is one quantizer mode of a model's record in expected.json.
 type zooMode struct {
 	QDQCounts map[string]int `json:"qdq_counts"`
-	SQNR      float64        `json:"sqnr_db_vs_float_on_eval"`
 }
 
 // zooRecord is a model's record in expected.json: its modes, each with
@@ -130,11 +129,7 @@ func zooQuantize(t *testing.T, stem string, q convert.Quantizer, opts convert.Co
 // zooBatches is the recorded calibration inputs, one batch each, in order.
 func zooBatches(t *testing.T, outs *fixtureOutputs) [][]*tensor.Tensor {
 	t.Helper()
-	var batches [][]*tensor.Tensor
-	for i := range outs.Inputs.Calibration {
-		batches = append(batches, []*tensor.Tensor{mustTensor(t, &outs.Inputs.Calibration[i])})
-	}
-	return batches
+	return oneEach(t, outs.Inputs.Calibration)
 }
 
 // targetCounts counts the call targets of g whose name starts with prefix
@@ -149,20 +144,17 @@ func targetCounts(g *fxgraph.Graph, prefix string) map[string]int {
 	return out
 }
 
-// activationQParams lists the (scale, zero point) literal pairs of the
-// quantize_per_tensor.default calls, sorted: torchao's activation qparams.
-func activationQParams(rows [][2]string) []string {
-	var out []string
-	for _, r := range rows {
-		out = append(out, r[0]+"/"+r[1])
-	}
-	slices.Sort(out)
-	return out
+// qparamPair spells a quantize_per_tensor.default call's literal
+// (scale, zero point) as "scale/zero_point".
+func qparamPair(s float64, z int64) string {
+	return strconv.FormatFloat(s, 'g', -1, 64) + "/" + strconv.FormatInt(z, 10)
 }
 
+// graphQParams lists the (scale, zero point) pairs of g's
+// quantize_per_tensor.default calls, sorted: torchao's activation qparams.
 func graphQParams(t *testing.T, g *fxgraph.Graph) []string {
 	t.Helper()
-	var rows [][2]string
+	var out []string
 	for n := range g.All() {
 		if n.Op() != fxgraph.CallFunction || n.Target().String() != "quantized_decomposed.quantize_per_tensor.default" {
 			continue
@@ -170,17 +162,17 @@ func graphQParams(t *testing.T, g *fxgraph.Graph) []string {
 		s, ok1 := n.Arg(1).(float64)
 		z, ok2 := n.Arg(2).(int64)
 		require.True(t, ok1 && ok2, "%s: literal scale and zero point", n.Name())
-		rows = append(rows, [2]string{strconv.FormatFloat(s, 'g', -1, 64), strconv.FormatInt(z, 10)})
+		out = append(out, qparamPair(s, z))
 	}
-	return activationQParams(rows)
+	slices.Sort(out)
+	return out
 }
 
 // listingQParams reads the same pairs from torchao's re-exported listing.
 func listingQParams(t *testing.T, path string) []string {
 	t.Helper()
-	rows := pgListing(t, path)
-	var out [][2]string
-	for _, r := range rows {
+	var out []string
+	for _, r := range pgListing(t, path) {
 		if r.Target != "quantized_decomposed.quantize_per_tensor.default" {
 			continue
 		}
@@ -188,9 +180,10 @@ func listingQParams(t *testing.T, path string) []string {
 		s, ok1 := r.Args[1].(float64)
 		z, ok2 := r.Args[2].(int64)
 		require.True(t, ok1 && ok2, "%s: literal scale and zero point, got %v", r.Name, r.Args)
-		out = append(out, [2]string{strconv.FormatFloat(s, 'g', -1, 64), strconv.FormatInt(z, 10)})
+		out = append(out, qparamPair(s, z))
 	}
-	return activationQParams(out)
+	slices.Sort(out)
+	return out
 }
 
 // TestZooQuantized quantizes every zoo model as torchao's records did and
