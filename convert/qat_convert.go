@@ -277,6 +277,7 @@ func FakeQuantObservers(g *fxgraph.Graph, reg *ops.Registry) (int, error) {
 		reg = ops.Default()
 	}
 	count := 0
+	var prefixes []string
 	err := g.Atomic(func() error {
 		for _, n := range g.Nodes() {
 			if n.Erased() || n.Op() != fxgraph.CallFunction || n.Target() != FusedFakeQuantize {
@@ -301,10 +302,14 @@ func FakeQuantObservers(g *fxgraph.Graph, reg *ops.Registry) (int, error) {
 				return fmt.Errorf("fake quantize node %q: %w", n.Name(), err)
 			}
 			if st.prefix != "" {
-				dropAttrsUnder(g, st.prefix+".")
+				prefixes = append(prefixes, st.prefix+".")
 			}
 			count++
 		}
+		// After the loop: a state read by two fake quantizers (a relu and
+		// the mean after it, torchao registering one module under two
+		// names) keeps its eps buffer for the second.
+		dropAttrsUnder(g, prefixes)
 		return nil
 	})
 	if err != nil {
@@ -314,8 +319,12 @@ func FakeQuantObservers(g *fxgraph.Graph, reg *ops.Registry) (int, error) {
 	return count, nil
 }
 
-// dropAttrsUnder deletes the attributes under prefix that no node reads.
-func dropAttrsUnder(g *fxgraph.Graph, prefix string) {
+// dropAttrsUnder deletes the attributes under any of prefixes that no
+// node reads.
+func dropAttrsUnder(g *fxgraph.Graph, prefixes []string) {
+	if len(prefixes) == 0 {
+		return
+	}
 	used := map[string]bool{}
 	for n := range g.All() {
 		if n.Op() == fxgraph.GetAttr && len(n.Users()) > 0 {
@@ -323,8 +332,14 @@ func dropAttrsUnder(g *fxgraph.Graph, prefix string) {
 		}
 	}
 	for _, name := range g.AttrNames() {
-		if strings.HasPrefix(name, prefix) && !used[name] {
-			g.DeleteAttr(name)
+		if used[name] {
+			continue
+		}
+		for _, p := range prefixes {
+			if strings.HasPrefix(name, p) {
+				g.DeleteAttr(name)
+				break
+			}
 		}
 	}
 }

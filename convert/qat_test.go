@@ -83,3 +83,32 @@ func TestConvertQATFakeQuantState(t *testing.T) {
 		})
 	}
 }
+
+// Two fake quantizers reading one state (torchao registers one module
+// under two names: mnasnet's relu and the mean after it) both keep the
+// program's eps. Range [0, 1e-5]: (max - min) / 255 is below eps, so
+// scale = eps = 2**-12 for both; with float32 eps (the default when the
+// buffer is gone) it would be 1e-5/255 clamped to 2**-23 instead.
+func TestConvertQATSharedStateKeepsEps(t *testing.T) {
+	g := fakeQuantGraph(t, 0, 1e-5, -128, 127, false)
+	var fq *fxgraph.Node
+	for n := range g.All() {
+		if n.Op() == fxgraph.CallFunction {
+			fq = n
+		}
+	}
+	args := append([]ops.Value{fq}, fq.Args()[1:]...)
+	restore := g.InsertingAfter(fq)
+	fq2 := g.Call(convert.FusedFakeQuantize, args...)
+	restore()
+	fq2.SetType(ops.Plain(tensor.Float32, 2, 3))
+	g.SetOutput(ops.Tuple{fq2})
+	require.NoError(t, convert.ConvertQAT(g, convert.ConvertOptions{}))
+	var scales []any
+	for n := range g.All() {
+		if n.Op() == fxgraph.CallFunction && n.Target() == ops.MustOverload("quantized_decomposed.quantize_per_tensor.default") {
+			scales = append(scales, n.Arg(1))
+		}
+	}
+	assert.Equal(t, []any{1.0 / 4096, 1.0 / 4096}, scales)
+}
