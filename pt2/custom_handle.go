@@ -3,11 +3,9 @@ package pt2
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // numericDebugHandleKey is torchao's NUMERIC_DEBUG_HANDLE_KEY: the entry of
@@ -113,13 +111,13 @@ func withCustomHandle(s string, h int) string {
 	if len(out) == 0 {
 		return ""
 	}
-	var b strings.Builder
+	var b bytes.Buffer
 	b.WriteByte('{')
 	for i, e := range out {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		writePyJSONString(&b, e.key)
+		writePyString(&b, e.key)
 		b.WriteString(": ")
 		b.Write(e.raw)
 	}
@@ -127,33 +125,3 @@ func withCustomHandle(s string, h int) string {
 	return b.String()
 }
 
-// writePyJSONString writes s as Python's json.dumps does (ensure_ascii).
-func writePyJSONString(b *strings.Builder, s string) {
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"':
-			b.WriteString(`\"`)
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\b':
-			b.WriteString(`\b`)
-		case r == '\f':
-			b.WriteString(`\f`)
-		case r < 0x20 || (r >= 0x7f && r < 0x10000) || r == utf8.RuneError:
-			fmt.Fprintf(b, `\u%04x`, r)
-		case r >= 0x10000:
-			r -= 0x10000
-			fmt.Fprintf(b, `\u%04x\u%04x`, 0xd800+(r>>10), 0xdc00+(r&0x3ff))
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-}

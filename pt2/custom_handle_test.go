@@ -45,6 +45,9 @@ func TestWithCustomHandle(t *testing.T) {
 		{`{"quantize": true}`, 0, `{"quantize": true}`},
 		{`[1, 2]`, 5, `[1, 2]`}, // not a dict: torchao could not store a handle there either
 		{`{"é": 1}`, 2, `{"\u00e9": 1, "numeric_debug_handle": 2}`},
+		// json.dumps("a\x7fb\U0001F600") is "a\u007fb\ud83d\ude00": DEL is escaped, and
+		// a rune above U+FFFF is a surrogate pair.
+		{`{"a\u007fb\ud83d\ude00": 1}`, 2, `{"a\u007fb\ud83d\ude00": 1, "numeric_debug_handle": 2}`},
 	}
 	for _, c := range cases {
 		assert.Equal(t, c.want, withCustomHandle(c.in, c.h), "%s with handle %d", c.in, c.h)

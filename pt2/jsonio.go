@@ -584,7 +584,7 @@ func writePyString(b *bytes.Buffer, s string) {
 			b.WriteString(`\f`)
 		default:
 			switch {
-			case r < 0x20:
+			case r < 0x20 || r == 0x7f: // json.dumps escapes DEL too
 				fmt.Fprintf(b, `\u%04x`, r)
 			case r < utf8.RuneSelf:
 				b.WriteRune(r)
