@@ -124,4 +124,3 @@ func withCustomHandle(s string, h int) string {
 	b.WriteByte('}')
 	return b.String()
 }
-
