@@ -11,12 +11,13 @@ func (p *Program) LiftedAttrs() map[string]*tensor.Tensor {
 		return nil
 	}
 	m := map[string]*tensor.Tensor{}
+	placeholderNamed := p.placeholderNames()
 	for _, s := range p.Signature.Inputs {
 		switch s.Kind {
 		case Parameter, Buffer, TensorConstant:
 			if v, ok := p.Graph.Attr(s.Target); ok {
 				if t, ok := v.(*tensor.Tensor); ok {
-					m[p.placeholderNamed(s.Name)] = t
+					m[placeholderNamed(s.Name)] = t
 				}
 			}
 		}

@@ -36,29 +36,41 @@ func (p *Program) LiftedInputs() ([]fxgraph.LiftedInput, error) {
 // from its serialized name into the placeholder's node name.
 func (p *Program) Mutations() []fxgraph.Mutation {
 	var out []fxgraph.Mutation
+	var placeholderNamed func(string) string
 	for _, s := range p.Signature.Outputs {
 		switch s.Kind {
 		case BufferMutation, ParameterMutation:
 			out = append(out, fxgraph.Mutation{Value: s.Name, Target: s.Target})
 		case UserInputMutation:
-			out = append(out, fxgraph.Mutation{Value: s.Name, Target: p.placeholderNamed(s.Target), FromUserInput: true})
+			if placeholderNamed == nil {
+				placeholderNamed = p.placeholderNames()
+			}
+			out = append(out, fxgraph.Mutation{Value: s.Name, Target: placeholderNamed(s.Target), FromUserInput: true})
 		}
 	}
 	return out
 }
 
-// placeholderNamed returns the node name of the placeholder whose
-// serialized name is ser, or ser itself when there is none.
-func (p *Program) placeholderNamed(ser string) string {
-	if p.Graph == nil {
-		return ser
-	}
-	for _, n := range p.Graph.Placeholders() {
-		if p.SerializedName(n) == ser {
-			return n.Name()
+// placeholderNames returns a function giving the node name of the
+// placeholder whose serialized name is ser (the first, in graph order), or
+// ser itself when there is none. It reads the graph once, so a caller
+// looking up every signature entry stays linear in the graph.
+func (p *Program) placeholderNames() func(ser string) string {
+	byName := map[string]string{}
+	if p.Graph != nil {
+		for _, n := range p.Graph.Placeholders() {
+			ser := p.SerializedName(n)
+			if _, dup := byName[ser]; !dup {
+				byName[ser] = n.Name()
+			}
 		}
 	}
-	return ser
+	return func(ser string) string {
+		if name, ok := byName[ser]; ok {
+			return name
+		}
+		return ser
+	}
 }
 
 // Unlifted returns the program's graph as torch's ExportedProgram.module()
