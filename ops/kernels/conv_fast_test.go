@@ -174,7 +174,10 @@ func TestGemmVectorMatchesGo(t *testing.T) {
 	needVector(t)
 	defer func(v bool) { useVectorKernels = v }(useVectorKernels)
 	r := rand.New(rand.NewPCG(15, 5))
-	sizes := [][3]int{{64, 1024, 64}, {1, 4096, 3}, {37, 19, 33}, {5, 300, 17}, {130, 7, 9}}
+	sizes := [][3]int{{64, 1024, 64}, {1, 4096, 3}, {37, 19, 33}, {5, 300, 17}, {130, 7, 9},
+		// Packed a chunk of panels at a time (k past panelChunkFloats/16/3),
+		// one panel at a time, and one panel with rows split.
+		{6, 100, 5000}, {3, 40, 20000}, {40, 10, 30}}
 	for n := 0; n < 60; n++ {
 		sizes = append(sizes, [3]int{1 + r.IntN(70), 1 + r.IntN(70), 1 + r.IntN(200)})
 	}

@@ -4,27 +4,87 @@ package kernels
 // assembly kernel; below it packing costs more than it saves.
 const minVectorGemmWork = 4096
 
+// panelChunkFloats bounds the packed copy of b that dotAccumulateVec
+// holds at once, per goroutine: 256k floats (1 MiB), so a large weight is
+// never copied whole (a 4096x4096 linear would otherwise hold a second
+// 64 MiB) while a chunk still spans many panels.
+const panelChunkFloats = 1 << 18
+
 // dotAccumulateVec is dotAccumulate on the assembly kernel gemmTile4x16:
 // sixteen columns (one packed panel of b) by four rows at a time, every
 // output still its own sequential sum over k = 0, 1, ..., k-1 with each
-// product and each sum rounded to float32. Panels are packed and tiles
-// computed on several goroutines; each output is computed by one.
+// product and each sum rounded to float32. The panels are split between
+// goroutines; each packs its panels a chunk at a time into a pooled
+// buffer and computes every row against the chunk, so each output is
+// computed by one goroutine and b is packed once.
 func dotAccumulateVec(m, n, k int, a, b, c []float32, ldc int) {
 	np := (n + 15) / 16
-	// bp[(jp*k+l)*16+q] = b[(jp*16+q)*k+l], zero past column n.
-	bp := make([]float32, np*k*16)
-	splitWork(np, max(1, 8192/k), func(lo, hi int) {
-		for jp := lo; jp < hi; jp++ {
-			panel := bp[jp*k*16 : (jp+1)*k*16]
-			for q := 0; q < 16 && jp*16+q < n; q++ {
-				row := b[(jp*16+q)*k : (jp*16+q+1)*k]
-				for l, v := range row {
-					panel[l*16+q] = v
+	mp := (m + 3) &^ 3
+	ap := a[:m*k]
+	if mp != m {
+		ap = make([]float32, mp*k)
+		copy(ap, a[:m*k])
+	}
+	groups := mp / 4
+	if np < 2 && groups >= 8 {
+		// One panel and many rows: split the rows instead.
+		bp := getF32(np * k * 16)
+		packPanels(bp, b, n, k, 0, np)
+		dotPanels(m, n, k, ap, bp, c, ldc)
+		putF32(bp)
+		return
+	}
+	chunk := max(1, min(np, panelChunkFloats/(16*k)))
+	splitWork(np, max(1, (1<<18)/(64*k*groups)), func(lo, hi int) {
+		bp := getF32(min(chunk, hi-lo) * k * 16)
+		var tile [4 * 16]float32
+		for c0 := lo; c0 < hi; c0 += chunk {
+			c1 := min(c0+chunk, hi)
+			packPanels(bp, b, n, k, c0, c1)
+			for jp := c0; jp < c1; jp++ {
+				panel := &bp[(jp-c0)*k*16]
+				j0 := jp * 16
+				cols := min(16, n-j0)
+				for ig := range groups {
+					i0 := ig * 4
+					rows := min(4, m-i0)
+					if rows == 4 && cols == 16 {
+						gemmTile4x16(&ap[i0*k], k, panel, k, &c[i0*ldc+j0], ldc)
+						continue
+					}
+					for r := 0; r < rows; r++ {
+						copy(tile[r*16:r*16+cols], c[(i0+r)*ldc+j0:(i0+r)*ldc+j0+cols])
+					}
+					gemmTile4x16(&ap[i0*k], k, panel, k, &tile[0], 16)
+					for r := 0; r < rows; r++ {
+						copy(c[(i0+r)*ldc+j0:(i0+r)*ldc+j0+cols], tile[r*16:r*16+cols])
+					}
 				}
 			}
 		}
+		putF32(bp)
 	})
-	dotPanels(m, n, k, a, bp, c, ldc)
+}
+
+// packPanels packs the panels [lo, hi) of the n-by-k matrix b (row j is
+// column j of the product) into dst: dst[((jp-lo)*k+l)*16+q] =
+// b[(jp*16+q)*k+l], zero past column n.
+func packPanels(dst, b []float32, n, k, lo, hi int) {
+	for jp := lo; jp < hi; jp++ {
+		panel := dst[(jp-lo)*k*16 : (jp-lo+1)*k*16]
+		q := 0
+		for ; q < 16 && jp*16+q < n; q++ {
+			row := b[(jp*16+q)*k : (jp*16+q+1)*k]
+			for l, v := range row {
+				panel[l*16+q] = v
+			}
+		}
+		for ; q < 16; q++ {
+			for l := range k {
+				panel[l*16+q] = 0
+			}
+		}
+	}
 }
 
 // dotPanels is dotAccumulateVec with b already packed in panels of 16
