@@ -44,7 +44,7 @@ var commands = []command{
 
 // synopses holds each subcommand's arguments for its usage line.
 var synopses = map[string]string{
-	"run":         "[FILE] [--quantizer Q] [--reference] [--calibration N | --calibration-data FILE] [--calibration-budget SIZE] [--eval-data FILE | --hold-back K] [-o OUT.pt2] [--dot OUT.dot] [--force] [--allow-opaque] [--annotate-by-target] [--own-activation-chains] [--quantizer-config FILE] [--per-tensor] [--no-fold] [--packet-affine-ops] [--from-qat]",
+	"run":         "[FILE] [--quantizer Q] [--reference] [--calibration N | --calibration-data FILE] [--calibration-budget SIZE] [--eval-data FILE | --hold-back K | --no-compare] [-o OUT.pt2] [--dot OUT.dot] [--force] [--allow-opaque] [--annotate-by-target] [--own-activation-chains] [--quantizer-config FILE] [--per-tensor] [--no-fold] [--packet-affine-ops] [--from-qat]",
 	"print":       "[--allow-opaque] FILE",
 	"verify":      "[--allow-opaque] FILE",
 	"diff":        "[--allow-opaque] A B",

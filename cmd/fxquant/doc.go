@@ -6,7 +6,7 @@ searches their graphs.
 
 # Usage
 
-	fxquant run [FILE] [--quantizer Q] [--reference] [--calibration N | --calibration-data FILE] [--eval-data FILE | --hold-back K] [-o OUT.pt2] [--dot OUT.dot]
+	fxquant run [FILE] [--quantizer Q] [--reference] [--calibration N | --calibration-data FILE] [--eval-data FILE | --hold-back K | --no-compare] [-o OUT.pt2] [--dot OUT.dot]
 	fxquant print FILE
 	fxquant verify FILE
 	fxquant diff A B

@@ -35,12 +35,15 @@ const worstShown = 5
 //     do not calibrate (at least one must be left to calibrate).
 //   - random calibration (the default): evalRandomBatches more random
 //     batches, drawn with another seed (--seed + evalSeedOffset).
+//   - --no-compare: none.
 //   - --calibration-data alone: every batch calibrates, as torchao's flow
 //     calibrates on every batch a user gives it (so -o writes the program
 //     torchao would write from the same data), and the SQNR is measured on
 //     the calibration batches; the summary says that this is optimistic.
 func splitEval(c *runConfig, specs []inputSpec, calib [][]*tensor.Tensor) (cal, eval [][]*tensor.Tensor, calDesc, evalDesc string, err error) {
 	switch {
+	case c.noCompare:
+		return calib, nil, "", "none (--no-compare)", nil
 	case c.evalData != "":
 		if eval, err = loadEvalBatches(c.evalData, specs); err != nil {
 			return nil, nil, "", "", err
@@ -118,6 +121,10 @@ func (r *runResult) writeMeasure(w io.Writer) {
 	fmt.Fprintf(w, "eval:        %s\n", r.evalDesc)
 	if r.nothingQuantized {
 		fmt.Fprintf(w, "warning:     nothing was quantized (no quantize or dequantize node, no quantized value): the quantizer annotated no node of this program\n")
+	}
+	if r.cfg.noCompare {
+		fmt.Fprintf(w, "SQNR:        not measured (--no-compare)\n")
+		return
 	}
 	if r.sqnrErr != nil {
 		fmt.Fprintf(w, "SQNR:        unavailable: %v\n", r.sqnrErr)
@@ -207,10 +214,12 @@ func quantizedNodes(g *fxgraph.Graph) int {
 var compareGraphs = numdebug.Compare
 
 // measure compares the float and the quantized graph on the eval batches,
-// and warns on stderr when convert quantized nothing (the SQNR is then inf
+// unless --no-compare, and warns on stderr when convert quantized nothing (the SQNR is then inf
 // dB, which must not read as a perfect quantization).
 func (r *runResult) measure(eval [][]*tensor.Tensor, stderr io.Writer) {
-	r.cmp, r.sqnrErr = compareGraphs(r.float, r.quant, eval)
+	if !r.cfg.noCompare {
+		r.cmp, r.sqnrErr = compareGraphs(r.float, r.quant, eval)
+	}
 	r.nothingQuantized = quantizedNodes(r.quant) == quantizedNodes(r.float)
 	if r.nothingQuantized {
 		fmt.Fprintf(stderr, "fxquant run: warning: nothing was quantized: the converted graph has no quantize or dequantize node and no quantized value (%s annotated no node)\n", r.cfg.quantizer)

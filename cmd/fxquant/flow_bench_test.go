@@ -127,6 +127,21 @@ func BenchmarkRunMLP500(b *testing.B) {
 	benchRun(b, "-o", filepath.Join(dir, "out.pt2"), file)
 }
 
+// BenchmarkFlowMLP500 is BenchmarkRunMLP500 without the per-node
+// comparison (--no-compare): the steps of torchao's flow that issue 15
+// times against (load, prepare, calibrate 4 batches, convert, save), plus
+// the verifier.
+func BenchmarkFlowMLP500(b *testing.B) {
+	dir := b.TempDir()
+	file := deepMLP(b, dir, 500, 64)
+	st, err := os.Stat(file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(st.Size())
+	benchRun(b, "--no-compare", "-o", filepath.Join(dir, "out.pt2"), file)
+}
+
 // BenchmarkRunZoo runs the whole flow, 4 random batches at the programs'
 // recorded input shapes, on the zoo's CNNs and BERT-like encoder.
 func BenchmarkRunZoo(b *testing.B) {

@@ -47,6 +47,7 @@ type runConfig struct {
 	byTarget    bool // XNNPACKQuantizer.AnnotateByTarget
 	ownChains   bool // Int4GroupwiseQuantizer.OwnActivationChains
 	force       bool // run a broken input, write -o from a graph that fails verification
+	noCompare   bool // --no-compare: skip the float vs quantized comparison
 
 	// qopts: --quantizer-config, --per-tensor, --no-fold, --packet-affine-ops (qconfig.go)
 	qopts quantFlags
@@ -71,6 +72,9 @@ func parseRunFlagsFor(e *env, name string, args []string) (*runConfig, error) {
 	fs.StringVar(&c.calibData, "calibration-data", "", "calibration batches: a .npy array or a JSON list of tensors")
 	fs.StringVar(&c.evalData, "eval-data", "", "batches to measure the SQNR on, as --calibration-data (default: 2 more random batches, or the calibration data itself)")
 	fs.IntVar(&c.holdBack, "hold-back", 0, "measure the SQNR on the last K calibration batches, which then do not calibrate")
+	if name == "run" {
+		fs.BoolVar(&c.noCompare, "no-compare", false, "skip the float vs quantized comparison (no SQNR): only quantize, as torchao's flow does")
+	}
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of the random calibration batches")
 	budget := byteSize(defaultCalibrationBudget)
 	fs.Var(&budget, "calibration-budget", "bytes the random calibration batches may take in all (K, M, G suffixes; 0 means the default)")
@@ -106,6 +110,9 @@ func parseRunFlagsFor(e *env, name string, args []string) (*runConfig, error) {
 	}
 	if c.evalData != "" && c.holdBack != 0 {
 		return nil, usagef("--eval-data and --hold-back are exclusive")
+	}
+	if c.noCompare && (c.evalData != "" || c.holdBack != 0) {
+		return nil, usagef("--no-compare measures nothing: it takes neither --eval-data nor --hold-back")
 	}
 	if c.holdBack < 0 {
 		return nil, usagef("--hold-back %d: want 0 or more batches", c.holdBack)
