@@ -121,3 +121,17 @@ func BenchmarkLinearPaths(b *testing.B) {
 		return err
 	})
 }
+
+// BenchmarkLinearSmall is one layer of the 500-layer MLP: linear of a
+// 4x64 input by a 64x64 weight with bias, where packing the weight costs
+// as much as the products.
+func BenchmarkLinearSmall(b *testing.B) {
+	r := rand.New(rand.NewPCG(5, 6))
+	x := tensor.F32([]int{4, 64}, randFloats(r, 4*64, false)...)
+	w := tensor.F32([]int{64, 64}, randFloats(r, 64*64, false)...)
+	bias := tensor.F32([]int{64}, randFloats(r, 64, false)...)
+	benchPaths(b, 2*4*64*64, func() error {
+		_, err := Linear(x, w, bias)
+		return err
+	})
+}

@@ -72,6 +72,10 @@ func dotAccumulateVec(m, n, k int, a, b, c []float32, ldc int) {
 func packPanels(dst, b []float32, n, k, lo, hi int) {
 	for jp := lo; jp < hi; jp++ {
 		panel := dst[(jp-lo)*k*16 : (jp-lo+1)*k*16]
+		if (jp+1)*16 <= n {
+			packFullPanel(panel, b[jp*16*k:(jp+1)*16*k], k)
+			continue
+		}
 		q := 0
 		for ; q < 16 && jp*16+q < n; q++ {
 			row := b[(jp*16+q)*k : (jp*16+q+1)*k]
@@ -84,6 +88,23 @@ func packPanels(dst, b []float32, n, k, lo, hi int) {
 				panel[l*16+q] = 0
 			}
 		}
+	}
+}
+
+// packFullPanel is packPanels for one panel of 16 rows of length k (rows
+// holds them one after the other): each step l writes 16 contiguous
+// values, read from the 16 rows at l.
+func packFullPanel(panel, rows []float32, k int) {
+	r0, r1, r2, r3 := rows[0*k:1*k], rows[1*k:2*k], rows[2*k:3*k], rows[3*k:4*k]
+	r4, r5, r6, r7 := rows[4*k:5*k], rows[5*k:6*k], rows[6*k:7*k], rows[7*k:8*k]
+	r8, r9, r10, r11 := rows[8*k:9*k], rows[9*k:10*k], rows[10*k:11*k], rows[11*k:12*k]
+	r12, r13, r14, r15 := rows[12*k:13*k], rows[13*k:14*k], rows[14*k:15*k], rows[15*k:16*k]
+	for l := range k {
+		d := panel[l*16 : l*16+16 : l*16+16]
+		d[0], d[1], d[2], d[3] = r0[l], r1[l], r2[l], r3[l]
+		d[4], d[5], d[6], d[7] = r4[l], r5[l], r6[l], r7[l]
+		d[8], d[9], d[10], d[11] = r8[l], r9[l], r10[l], r11[l]
+		d[12], d[13], d[14], d[15] = r12[l], r13[l], r14[l], r15[l]
 	}
 }
 
