@@ -111,6 +111,8 @@ run flags:
                            batches themselves (optimistic)
   --hold-back K            measure on the last K calibration batches, which then do
                            not calibrate
+  --no-compare             skip the float vs quantized comparison (no SQNR): only
+                           quantize and write, as torchao's flow does
   -o OUT.pt2               write the quantized program as a PT2 archive
   --dot OUT.dot            write the quantized graph as Graphviz DOT
   --no-progress            never draw the progress bar
