@@ -360,6 +360,12 @@ func (n *Node) InputNodes() []*Node {
 	return out
 }
 
+// VisitInputs calls fn for every node reference in n's args then kwargs,
+// in slot order: a node passed twice is visited twice ([Node.InputNodes]
+// lists each once). Unlike InputNodes it allocates nothing, for loops that
+// run once per node per pass, as an interpreter's.
+func (n *Node) VisitInputs(fn func(*Node)) { n.walkRefs(fn) }
+
 // walkRefs calls fn for every node reference in args then kwargs, in slot
 // order.
 func (n *Node) walkRefs(fn func(*Node)) {

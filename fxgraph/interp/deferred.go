@@ -43,16 +43,15 @@ func (r *runner) deferrable(nodes []*fxgraph.Node) map[*fxgraph.Node]bool {
 		if def.Schema.IsMutable() {
 			return nil
 		}
-		ins := n.InputNodes()
-		if len(ins) == 0 {
-			continue
-		}
-		constant := true
-		for _, in := range ins {
+		inputs, constant := 0, true
+		n.VisitInputs(func(in *fxgraph.Node) {
+			inputs++
 			if in.Op() != fxgraph.GetAttr && !out[in] {
 				constant = false
-				break
 			}
+		})
+		if inputs == 0 {
+			continue
 		}
 		if constant {
 			if out == nil {

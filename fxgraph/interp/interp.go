@@ -189,9 +189,7 @@ func run(g *fxgraph.Graph, bind func([]*fxgraph.Node) (map[*fxgraph.Node]ops.Val
 	lastUse := map[*fxgraph.Node]int{}
 	if opts.Release {
 		for i, n := range nodes {
-			for _, in := range n.InputNodes() {
-				lastUse[in] = i
-			}
+			n.VisitInputs(func(in *fxgraph.Node) { lastUse[in] = i })
 		}
 	}
 	r.env = make(map[*fxgraph.Node]ops.Value, len(nodes))
@@ -229,11 +227,11 @@ func run(g *fxgraph.Graph, bind func([]*fxgraph.Node) (map[*fxgraph.Node]ops.Val
 			return nil, err
 		}
 		if opts.Release {
-			for _, in := range n.InputNodes() {
+			n.VisitInputs(func(in *fxgraph.Node) {
 				if lastUse[in] == i {
 					delete(r.env, in)
 				}
-			}
+			})
 			if n.NumUses() == 0 {
 				delete(r.env, n)
 			}
