@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 )
 
@@ -62,6 +63,18 @@ func newStorage(d DType, n int) (any, error) {
 	}
 	return nil, fmt.Errorf("tensor: no storage for dtype %s", d)
 }
+
+// storageTypes is the slice type newStorage makes for each dtype (nil
+// for none), so that FromData checks its data's type without formatting
+// or allocating.
+var storageTypes = func() (t [numDTypes]reflect.Type) {
+	for d := range DType(numDTypes) {
+		if s, err := newStorage(d, 0); err == nil {
+			t[d] = reflect.TypeOf(s)
+		}
+	}
+	return t
+}()
 
 // Numel returns the number of elements of a shape (1 for a 0-dim shape).
 func Numel(shape []int) int {
@@ -132,11 +145,11 @@ func FromData[T Elem](d DType, shape []int, data []T) (*Tensor, error) {
 	if err := checkShape(shape); err != nil {
 		return nil, err
 	}
-	want, err := newStorage(d, 0)
-	if err != nil {
-		return nil, err
-	}
-	if fmt.Sprintf("%T", want) != fmt.Sprintf("%T", data) {
+	if int(d) >= len(storageTypes) || storageTypes[d] != reflect.TypeFor[[]T]() {
+		want, err := newStorage(d, 0)
+		if err != nil {
+			return nil, err
+		}
 		return nil, fmt.Errorf("tensor: dtype %s is stored as %T, got %T", d, want, data)
 	}
 	if n := Numel(shape); n != len(data) {
