@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -105,13 +106,28 @@ func deepMLPFile(dir string, layers, width int) (string, error) {
 
 // benchRun runs "fxquant run" with args, failing on a non-zero exit.
 func benchRun(b *testing.B, args ...string) {
+	benchRunNodes(b, 0, args...)
+}
+
+// benchRunNodes is benchRun that also reports allocations per node of
+// the converted graph, which has nodes nodes (none when 0).
+func benchRunNodes(b *testing.B, nodes int, args ...string) {
 	b.ReportAllocs()
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
 	for b.Loop() {
 		if code := run(append([]string{"run", "--no-progress"}, args...), strings.NewReader(""), io.Discard, os.Stderr); code != 0 {
 			b.Fatalf("exit status %d", code)
 		}
 	}
+	runtime.ReadMemStats(&m1)
+	if nodes > 0 {
+		b.ReportMetric(float64(m1.Mallocs-m0.Mallocs)/float64(b.N)/float64(nodes), "allocs/node")
+	}
 }
+
+// mlp500Nodes is the node count of the 500-layer MLP after convert.
+const mlp500Nodes = 12_013
 
 // BenchmarkRunMLP500 is the whole flow of issue 15 on the 500-layer MLP:
 // read, prepare, calibrate 4 batches, convert, verify, SQNR and write -o.
@@ -124,7 +140,7 @@ func BenchmarkRunMLP500(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.SetBytes(st.Size())
-	benchRun(b, "-o", filepath.Join(dir, "out.pt2"), file)
+	benchRunNodes(b, mlp500Nodes, "-o", filepath.Join(dir, "out.pt2"), file)
 }
 
 // BenchmarkFlowMLP500 is BenchmarkRunMLP500 without the per-node
@@ -139,7 +155,7 @@ func BenchmarkFlowMLP500(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.SetBytes(st.Size())
-	benchRun(b, "--no-compare", "-o", filepath.Join(dir, "out.pt2"), file)
+	benchRunNodes(b, mlp500Nodes, "--no-compare", "-o", filepath.Join(dir, "out.pt2"), file)
 }
 
 // BenchmarkRunZoo runs the whole flow, 4 random batches at the programs'
@@ -199,5 +215,31 @@ func BenchmarkReadConverted12k(b *testing.B) {
 		if _, err := pt2.Read(data, nil); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestRunAllocsLinear bounds the flow's allocations per node: each
+// further 80 layers of the MLP (about 1,900 converted nodes) cost run
+// --no-compare the same number of allocations, within 10%, from 20 to
+// 100 layers as from 100 to 180: no per-node cost grows with the graph.
+func TestRunAllocsLinear(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the flow 9 times")
+	}
+	dir := t.TempDir()
+	allocs := map[int]float64{}
+	for _, layers := range []int{20, 100, 180} {
+		file := deepMLP(t, dir, layers, 64)
+		out := filepath.Join(dir, "out.pt2")
+		allocs[layers] = testing.AllocsPerRun(2, func() {
+			if code := run([]string{"run", "--no-progress", "--no-compare", "-o", out, file}, strings.NewReader(""), io.Discard, io.Discard); code != 0 {
+				t.Fatalf("%d layers: exit status %d", layers, code)
+			}
+		})
+	}
+	first, second := allocs[100]-allocs[20], allocs[180]-allocs[100]
+	t.Logf("allocations: %v; per 80 layers %.0f then %.0f", allocs, first, second)
+	if ratio := second / first; ratio < 0.9 || ratio > 1.1 {
+		t.Errorf("allocations per 80 layers: %.0f from 20 to 100 layers, %.0f from 100 to 180 (ratio %.2f), want equal within 10%%", first, second, ratio)
 	}
 }
