@@ -92,14 +92,23 @@ func packPanels(dst, b []float32, n, k, lo, hi int) {
 }
 
 // packFullPanel is packPanels for one panel of 16 rows of length k (rows
-// holds them one after the other): each step l writes 16 contiguous
-// values, read from the 16 rows at l.
+// holds them one after the other): eight steps at a time as 8x8 register
+// transposes (packT8x8, when the assembly kernels run), the rest one step
+// at a time, each step writing 16 contiguous values read from the 16 rows
+// at that step.
 func packFullPanel(panel, rows []float32, k int) {
+	l0 := 0
+	if useVectorKernels {
+		for ; l0+8 <= k; l0 += 8 {
+			packT8x8(&rows[l0], k, &panel[l0*16], &iota8[0])
+			packT8x8(&rows[8*k+l0], k, &panel[l0*16+8], &iota8[0])
+		}
+	}
 	r0, r1, r2, r3 := rows[0*k:1*k], rows[1*k:2*k], rows[2*k:3*k], rows[3*k:4*k]
 	r4, r5, r6, r7 := rows[4*k:5*k], rows[5*k:6*k], rows[6*k:7*k], rows[7*k:8*k]
 	r8, r9, r10, r11 := rows[8*k:9*k], rows[9*k:10*k], rows[10*k:11*k], rows[11*k:12*k]
 	r12, r13, r14, r15 := rows[12*k:13*k], rows[13*k:14*k], rows[14*k:15*k], rows[15*k:16*k]
-	for l := range k {
+	for l := l0; l < k; l++ {
 		d := panel[l*16 : l*16+16 : l*16+16]
 		d[0], d[1], d[2], d[3] = r0[l], r1[l], r2[l], r3[l]
 		d[4], d[5], d[6], d[7] = r4[l], r5[l], r6[l], r7[l]
@@ -107,6 +116,10 @@ func packFullPanel(panel, rows []float32, k int) {
 		d[12], d[13], d[14], d[15] = r12[l], r13[l], r14[l], r15[l]
 	}
 }
+
+// iota8 is packT8x8's row table for packFullPanel: transposed vector e
+// goes to step e of the panel.
+var iota8 = [8]int32{0, 1, 2, 3, 4, 5, 6, 7}
 
 // dotPanels is dotAccumulateVec with b already packed in panels of 16
 // columns: bp[(jp*k+l)*16+q] is column jp*16+q at step l, zero past
