@@ -1,0 +1,28 @@
+//go:build amd64 && !purego
+
+package observers
+
+import "golang.org/x/sys/cpu"
+
+// useAVX2 selects the AVX2 kernels of quanterr_amd64.s at run time (the
+// operating system saving the YMM registers included, which
+// cpu.X86.HasAVX checks). They run, lane by lane, the float32 and float64
+// operations of the Go code they replace, in the same order and without
+// fused multiply-adds, so both give the same bits; the tests run both and
+// compare. Building with -tags purego leaves only the Go code.
+var useAVX2 = cpu.X86.HasAVX && cpu.X86.HasAVX2
+
+// quantErrNormAVX2 sets n[i] for i < cnt (a multiple of 8) to the norm
+// term of [quantErr.eval] for source bin i, whose begin and end offsets are
+// sb[i] and se[i] and density dens[i]; k holds the 8-lane constants.
+//
+//go:noescape
+func quantErrNormAVX2(n, sb, se, dens *float32, cnt int, k *qeConsts)
+
+// minMaxAVX2 sets lo and hi to the per-lane minimum and maximum of the
+// vectors x[8j:8j+8], j < nvec (nvec >= 1), and reports whether any
+// element is NaN (lo and hi are then unusable). A lane's zero may have
+// either sign.
+//
+//go:noescape
+func minMaxAVX2(x *float32, nvec int, lo, hi *[8]float32) (nan bool)

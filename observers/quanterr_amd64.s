@@ -1,0 +1,175 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// AVX2 kernels selected by useAVX2 (quanterr_amd64.go). Every lane runs
+// the operations of the Go code it replaces, in the same order, each
+// rounded on its own (no fused multiply-add).
+
+// qeConsts offsets: 8-lane float32 vectors, then 4-lane float64.
+#define KDW 0
+#define KH 32
+#define KDMAX 64
+#define KTH 96
+#define KCUBEH 128
+#define KCUBENEGH 160
+#define KMID 192
+#define KHALF 224
+#define KONE 256
+#define KTHREE 288
+#define KDW64 320
+
+// HALFMOD sets XOUT to fmod32 of the 4 float32 lanes in XIN (as float64:
+// a - trunc(a/b)*b, exact for |a/b| < 2**28). Clobbers Y6, Y7.
+#define HALFMOD(XIN, XOUT) \
+	VCVTPS2PD XIN, Y6 \
+	VDIVPD KDW64(BX), Y6, Y7 \
+	VROUNDPD $3, Y7, Y7 \
+	VMULPD KDW64(BX), Y7, Y7 \
+	VSUBPD Y7, Y6, Y6 \
+	VCVTPD2PSY Y6, XOUT
+
+// FLOORDIV sets OUT to floorDivClamp's value for the 8 lanes of A (finite):
+// 0 where A < 0, dmax where A >= th, else clamp(floorDivPos32(A, dw), 0,
+// dmax). A vector whose lanes are all decided by the two tests skips the
+// division. Clobbers Y4-Y9; Y10 must be zero.
+#define FLOORDIV(A, XA, OUT, FULL, BLEND) \
+	VCMPPS $1, Y10, A, Y4 \
+	VCMPPS $0x1d, KTH(BX), A, Y5 \
+	VORPS Y4, Y5, Y6 \
+	VMOVMSKPS Y6, R9 \
+	CMPL R9, $0xff \
+	JNE FULL \
+	VXORPS OUT, OUT, OUT \
+	JMP BLEND \
+FULL: \
+	HALFMOD(XA, X8) \
+	VEXTRACTF128 $1, A, X9 \
+	HALFMOD(X9, X9) \
+	VINSERTF128 $1, X9, Y8, Y8 \
+	VSUBPS Y8, A, Y6 \
+	VDIVPS KDW(BX), Y6, Y6 \
+	VROUNDPS $1, Y6, Y7 \
+	VSUBPS Y7, Y6, Y6 \
+	VCMPPS $0x1e, KHALF(BX), Y6, Y6 \
+	VANDPS KONE(BX), Y6, Y6 \
+	VADDPS Y6, Y7, Y7 \
+	VMAXPS Y10, Y7, Y7 \
+	VMINPS KDMAX(BX), Y7, OUT \
+BLEND: \
+	VBLENDVPS Y5, KDMAX(BX), OUT, OUT \
+	VANDNPS OUT, Y4, OUT
+
+// func quantErrNormAVX2(n, sb, se, dens *float32, cnt int, k *qeConsts)
+TEXT ·quantErrNormAVX2(SB), NOSPLIT, $0-48
+	MOVQ n+0(FP), DI
+	MOVQ sb+8(FP), SI
+	MOVQ se+16(FP), DX
+	MOVQ dens+24(FP), R8
+	MOVQ cnt+32(FP), CX
+	MOVQ k+40(FP), BX
+	VXORPS Y10, Y10, Y10
+	XORQ AX, AX
+	SHLQ $2, CX
+	TESTQ CX, CX
+	JEQ qedone
+
+qeloop:
+	VMOVUPS (SI)(AX*1), Y0 // src_bin_begin
+	VMOVUPS (DX)(AX*1), Y1 // src_bin_end
+	FLOORDIV(Y0, X0, Y2, qefullb, qeblendb) // dst_bin_of_begin
+	FLOORDIV(Y1, X1, Y3, qefulle, qeblende) // dst_bin_of_end
+	VMOVUPS (R8)(AX*1), Y11 // density
+
+	// t1 = d * ((h^3 - p^3) / 3), p = sb - (kb + 0.5) * dw
+	VADDPS KHALF(BX), Y2, Y4
+	VMULPS KDW(BX), Y4, Y4
+	VSUBPS Y4, Y0, Y4
+	VMULPS Y4, Y4, Y5
+	VMULPS Y4, Y5, Y5
+	VMOVUPS KCUBEH(BX), Y6
+	VSUBPS Y5, Y6, Y6
+	VDIVPS KTHREE(BX), Y6, Y6
+	VMULPS Y6, Y11, Y6
+	VADDPS Y6, Y10, Y12 // 0 + t1
+
+	// t2 = ((ke - kb) - 1) * (d * mid)
+	VSUBPS Y2, Y3, Y4
+	VSUBPS KONE(BX), Y4, Y4
+	VMULPS KMID(BX), Y11, Y5
+	VMULPS Y5, Y4, Y4
+	VADDPS Y4, Y12, Y12
+
+	// t3 = d * ((r^3 - (-h)^3) / 3), r = se - (ke * dw + h)
+	VMULPS KDW(BX), Y3, Y4
+	VADDPS KH(BX), Y4, Y4
+	VSUBPS Y4, Y1, Y4
+	VMULPS Y4, Y4, Y5
+	VMULPS Y4, Y5, Y5
+	VSUBPS KCUBENEGH(BX), Y5, Y5
+	VDIVPS KTHREE(BX), Y5, Y5
+	VMULPS Y5, Y11, Y5
+	VADDPS Y5, Y12, Y12
+
+	VMOVUPS Y12, (DI)(AX*1)
+	ADDQ $32, AX
+	CMPQ AX, CX
+	JLT qeloop
+
+qedone:
+	VZEROUPPER
+	RET
+
+// func minMaxAVX2(x *float32, nvec int, lo, hi *[8]float32) (nan bool)
+TEXT ·minMaxAVX2(SB), NOSPLIT, $0-33
+	MOVQ x+0(FP), SI
+	MOVQ nvec+8(FP), CX
+	MOVQ lo+16(FP), DI
+	MOVQ hi+24(FP), DX
+	VMOVUPS (SI), Y0
+	VMOVAPS Y0, Y1
+	VCMPPS $3, Y0, Y0, Y2
+	VMOVAPS Y0, Y3
+	VMOVAPS Y0, Y4
+	VMOVAPS Y2, Y5
+	ADDQ $32, SI
+	DECQ CX
+
+	// two independent chains of min, max and NaN flags
+mm2:
+	CMPQ CX, $2
+	JLT mm1
+	VMOVUPS (SI), Y6
+	VMOVUPS 32(SI), Y7
+	VMINPS Y6, Y0, Y0
+	VMAXPS Y6, Y1, Y1
+	VCMPPS $3, Y6, Y6, Y8
+	VORPS Y8, Y2, Y2
+	VMINPS Y7, Y3, Y3
+	VMAXPS Y7, Y4, Y4
+	VCMPPS $3, Y7, Y7, Y9
+	VORPS Y9, Y5, Y5
+	ADDQ $64, SI
+	SUBQ $2, CX
+	JMP mm2
+
+mm1:
+	TESTQ CX, CX
+	JEQ mmfin
+	VMOVUPS (SI), Y6
+	VMINPS Y6, Y0, Y0
+	VMAXPS Y6, Y1, Y1
+	VCMPPS $3, Y6, Y6, Y8
+	VORPS Y8, Y2, Y2
+
+mmfin:
+	VMINPS Y3, Y0, Y0
+	VMAXPS Y4, Y1, Y1
+	VORPS Y5, Y2, Y2
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, (DX)
+	VMOVMSKPS Y2, AX
+	TESTL AX, AX
+	SETNE nan+32(FP)
+	VZEROUPPER
+	RET

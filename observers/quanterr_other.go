@@ -1,0 +1,14 @@
+//go:build !amd64 || purego
+
+package observers
+
+// useAVX2 is false without the amd64 assembly: the pure-Go loops run.
+var useAVX2 = false
+
+func quantErrNormAVX2(n, sb, se, dens *float32, cnt int, k *qeConsts) {
+	panic("observers: no AVX2 kernels in this build")
+}
+
+func minMaxAVX2(x *float32, nvec int, lo, hi *[8]float32) bool {
+	panic("observers: no AVX2 kernels in this build")
+}

@@ -1,0 +1,102 @@
+package observers
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// testHistograms returns histograms of many kinds: random counts, a few
+// spikes, all zeros, dense normal-like shapes, huge counts, fractional
+// (rebinned) counts.
+func testHistograms(r *rand.Rand, B int) [][]float32 {
+	var hs [][]float32
+	add := func(f func(i int) float32) {
+		h := make([]float32, B)
+		for i := range h {
+			h[i] = f(i)
+		}
+		hs = append(hs, h)
+	}
+	add(func(int) float32 { return float32(r.IntN(1000)) })
+	add(func(i int) float32 {
+		if r.IntN(50) == 0 {
+			return float32(r.IntN(100000))
+		}
+		return 0
+	})
+	add(func(int) float32 { return 0 })
+	add(func(i int) float32 {
+		x := (float64(i) - float64(B)/2) / (float64(B) / 8)
+		return float32(math.Round(1e5 * math.Exp(-x*x/2)))
+	})
+	add(func(int) float32 { return float32(r.Float64() * 3e38) })
+	add(func(int) float32 { return float32(r.IntN(1<<12)) / 4096 })
+	return hs
+}
+
+// TestQuantErrSIMDMatchesGo requires the AVX2 kernel and the Go loop to
+// give the same bits for every (start, end) the search can ask for.
+func TestQuantErrSIMDMatchesGo(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no AVX2 on this CPU (or -tags purego)")
+	}
+	r := rand.New(rand.NewPCG(41, 42))
+	ranges := [][2]float32{{0, 1}, {-3.5, 7.25}, {1e-30, 1.0001e-30}, {-1e30, 1e30}, {-3e38, 3e38},
+		{5, math.Nextafter32(5, 6)}, {-1, 0}, {0, 6.1}, {-1e-3, 2e-3}}
+	checked := 0
+	for _, B := range []int{8, 9, 64, 100, 257, 2048} {
+		for hi, hist := range testHistograms(r, B) {
+			for ri, rg := range append(ranges, [2]float32{float32(r.NormFloat64()), float32(r.NormFloat64()*10 + 20)}) {
+				for _, D := range []float64{256, 16, 65536, 1 << 20} {
+					q := newQuantErr(hist, rg[0], rg[1], D)
+					pairs := [][2]int{{0, B - 1}, {B / 2, B / 2}, {0, 0}, {B - 1, B - 1}}
+					for range 40 {
+						s := r.IntN(B)
+						pairs = append(pairs, [2]int{s, s + r.IntN(B-s)})
+					}
+					for _, p := range pairs {
+						got, want := q.evalWith(p[0], p[1], true), q.evalWith(p[0], p[1], false)
+						if math.Float64bits(got) != math.Float64bits(want) && !(got != got && want != want) {
+							t.Fatalf("B=%d hist %d range %d [%g, %g] D=%g s=%d e=%d: AVX2 %v, Go %v",
+								B, hi, ri, rg[0], rg[1], D, p[0], p[1], got, want)
+						}
+						checked++
+					}
+					q.release()
+				}
+			}
+		}
+	}
+	t.Logf("%d evaluations agree", checked)
+}
+
+// TestSearchRangeSIMDMatchesGo runs the whole search both ways.
+func TestSearchRangeSIMDMatchesGo(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no AVX2 on this CPU (or -tags purego)")
+	}
+	r := rand.New(rand.NewPCG(43, 44))
+	defer func(u bool) { useAVX2 = u }(useAVX2)
+	for _, B := range []int{16, 2048, 2047} {
+		for hi, hist := range testHistograms(r, B) {
+			for _, dt := range []DType{QUInt8, QInt8} {
+				o, err := NewHistogramObserver(Config{DType: dt, Bins: B})
+				if err != nil {
+					t.Fatal(err)
+				}
+				lo := float32(r.NormFloat64())
+				if err := o.SetState(hist, lo, lo+float32(r.Float64()*10)); err != nil {
+					t.Fatal(err)
+				}
+				useAVX2 = true
+				a0, a1, errA := o.SearchRange()
+				useAVX2 = false
+				b0, b1, errB := o.SearchRange()
+				if (errA == nil) != (errB == nil) || math.Float32bits(a0) != math.Float32bits(b0) || math.Float32bits(a1) != math.Float32bits(b1) {
+					t.Fatalf("B=%d hist %d %s: AVX2 [%g, %g] %v, Go [%g, %g] %v", B, hi, dt, a0, a1, errA, b0, b1, errB)
+				}
+			}
+		}
+	}
+}
