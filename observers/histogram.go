@@ -253,6 +253,7 @@ type quantErr struct {
 	norm     []float32
 	cum      []float32 // SearchRange's cumulative sums
 	finite   bool      // every off and end is finite
+	maxAbs   float64   // the largest |off| or |end|
 }
 
 // quantErrPool holds quantErr scratch between range searches, so that a
@@ -276,17 +277,23 @@ func newQuantErr(hist []float32, minVal, maxVal float32, dstNBins float64) *quan
 	for i, h := range hist {
 		q.dens[i] = h / bw
 	}
-	q.finite = true
 	for k := range q.off {
 		sb := float32(float32(k-(B-1)) * bw)
 		q.off[k] = sb
 		q.end[k] = sb + bw
-		if math.IsInf(float64(q.end[k]), 0) || math.IsInf(float64(sb), 0) || sb != sb || q.end[k] != q.end[k] {
-			q.finite = false
-		}
 	}
+	// For a finite bw >= 0 both tables are monotone in k (rounding is), so
+	// they are finite when their ends are.
+	last := len(q.off) - 1
+	q.finite = isFinite32(bw) && bw >= 0 && isFinite32(q.off[0]) && isFinite32(q.off[last]) &&
+		isFinite32(q.end[0]) && isFinite32(q.end[last])
+	q.maxAbs = max(math.Abs(float64(q.off[0])), math.Abs(float64(q.off[last])),
+		math.Abs(float64(q.end[0])), math.Abs(float64(q.end[last])))
 	return q
 }
+
+// isFinite32 reports whether v is neither infinite nor NaN.
+func isFinite32(v float32) bool { return v-v == 0 }
 
 // release returns q's buffers to quantErrPool; q must not be used after.
 func (q *quantErr) release() { quantErrPool.Put(q) }
@@ -306,6 +313,7 @@ func (q *quantErr) eval(s, e int) float64 { return q.evalWith(s, e, useAVX2) }
 type qeConsts struct {
 	dw, h, dmax, th, cubeH, cubeNegH, mid, half, one, three [8]float32
 	dw64                                                    [4]float64
+	skip0                                                   int64 // nonzero: +0 densities give +0 norms
 }
 
 func fill8(v *[8]float32, x float32) {
@@ -357,6 +365,12 @@ func (q *quantErr) evalWith(s, e int, simd bool) float64 {
 		fill8(&k.three, 3)
 		for i := range k.dw64 {
 			k.dw64[i] = float64(DW)
+		}
+		// With every offset and (dst_nbins)*dst_bin_width within 1e12,
+		// |p| and |r| stay below 2e12 (so their cubes below 8e36) and every
+		// term of a bin is finite: a zero density makes each ±0.
+		if q.maxAbs <= 1e12 && (float64(dmax)+1)*float64(DW) <= 1e12 {
+			k.skip0 = 1
 		}
 		quantErrNormAVX2(&n[0], &sb[0], &se[0], &q.dens[0], n0, &k)
 	}
@@ -661,8 +675,12 @@ func putF32(b *f32Buf) { f32Pool.Put(b) }
 
 // atenSum is torch.sum of a contiguous float32 vector in ATen's CPU order
 // (8-lane vectors, four rows, the multi-level cascade of multi_row_sum;
-// spec 2.5, "Primitives").
-func atenSum(v []float32) float32 {
+// spec 2.5, "Primitives"). The level-0 row sums run on sumRows4AVX2 where
+// the CPU has it.
+func atenSum(v []float32) float32 { return atenSumWith(v, useAVX2) }
+
+// atenSumWith is atenSum; simd allows the AVX2 row sums (tests compare).
+func atenSumWith(v []float32, simd bool) float32 {
 	const lanes, nrows, levels = 8, 4, 4
 	n := len(v)
 	V := n / lanes
@@ -686,13 +704,22 @@ func atenSum(v []float32) float32 {
 			dst[l] = dst[l] + src[l]
 		}
 	}
-	i := 0
-	for i+S <= R {
-		for j := 0; j < S; j, i = j+1, i+1 {
+	// rows adds the row groups i0 <= i < i1 into acc[0], group by group.
+	rows := func(i0, i1 int) {
+		if simd && i1 > i0 {
+			sumRows4AVX2(&v[i0*nrows*lanes], i1-i0, &acc[0])
+			return
+		}
+		for i := i0; i < i1; i++ {
 			for k := 0; k < nrows; k++ {
 				addVec(&acc[0][k], nrows*i+k)
 			}
 		}
+	}
+	i := 0
+	for i+S <= R {
+		rows(i, i+S)
+		i += S
 		for j := 1; j < levels; j++ {
 			for k := 0; k < nrows; k++ {
 				addAcc(&acc[j][k], &acc[j-1][k])
@@ -703,11 +730,7 @@ func atenSum(v []float32) float32 {
 			}
 		}
 	}
-	for ; i < R; i++ {
-		for k := 0; k < nrows; k++ {
-			addVec(&acc[0][k], nrows*i+k)
-		}
-	}
+	rows(i, R)
 	for j := 1; j < levels; j++ {
 		for k := 0; k < nrows; k++ {
 			addAcc(&acc[0][k], &acc[j][k])

@@ -26,3 +26,9 @@ func quantErrNormAVX2(n, sb, se, dens *float32, cnt int, k *qeConsts)
 //
 //go:noescape
 func minMaxAVX2(x *float32, nvec int, lo, hi *[8]float32) (nan bool)
+
+// sumRows4AVX2 adds, for g < ngroups in order, the four vectors
+// x[32g+8k : 32g+8k+8] to acc[k] (ngroups >= 1).
+//
+//go:noescape
+func sumRows4AVX2(x *float32, ngroups int, acc *[4][8]float32)

@@ -18,6 +18,7 @@
 #define KONE 256
 #define KTHREE 288
 #define KDW64 320
+#define KSKIP0 352
 
 // HALFMOD sets XOUT to fmod32 of the 4 float32 lanes in XIN (as float64:
 // a - trunc(a/b)*b, exact for |a/b| < 2**28). Clobbers Y6, Y7.
@@ -74,12 +75,24 @@ TEXT ·quantErrNormAVX2(SB), NOSPLIT, $0-48
 	TESTQ CX, CX
 	JEQ qedone
 
+	MOVQ KSKIP0(BX), R10
+
 qeloop:
+	VMOVUPS (R8)(AX*1), Y11 // density
+	// Where every term is finite (skip0), a bin of density +0 has norm
+	// ((0 + +-0) + +-0) + +-0 = +0: eight of them are stored as such.
+	TESTQ R10, R10
+	JEQ qecompute
+	VPTEST Y11, Y11
+	JNZ qecompute
+	VMOVUPS Y10, (DI)(AX*1)
+	JMP qenext
+
+qecompute:
 	VMOVUPS (SI)(AX*1), Y0 // src_bin_begin
 	VMOVUPS (DX)(AX*1), Y1 // src_bin_end
 	FLOORDIV(Y0, X0, Y2, qefullb, qeblendb) // dst_bin_of_begin
 	FLOORDIV(Y1, X1, Y3, qefulle, qeblende) // dst_bin_of_end
-	VMOVUPS (R8)(AX*1), Y11 // density
 
 	// t1 = d * ((h^3 - p^3) / 3), p = sb - (kb + 0.5) * dw
 	VADDPS KHALF(BX), Y2, Y4
@@ -112,6 +125,8 @@ qeloop:
 	VADDPS Y5, Y12, Y12
 
 	VMOVUPS Y12, (DI)(AX*1)
+
+qenext:
 	ADDQ $32, AX
 	CMPQ AX, CX
 	JLT qeloop
@@ -171,5 +186,31 @@ mmfin:
 	VMOVMSKPS Y2, AX
 	TESTL AX, AX
 	SETNE nan+32(FP)
+	VZEROUPPER
+	RET
+
+// func sumRows4AVX2(x *float32, ngroups int, acc *[4][8]float32)
+TEXT ·sumRows4AVX2(SB), NOSPLIT, $0-24
+	MOVQ x+0(FP), SI
+	MOVQ ngroups+8(FP), CX
+	MOVQ acc+16(FP), DI
+	VMOVUPS 0(DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+
+srloop:
+	VADDPS 0(SI), Y0, Y0
+	VADDPS 32(SI), Y1, Y1
+	VADDPS 64(SI), Y2, Y2
+	VADDPS 96(SI), Y3, Y3
+	ADDQ $128, SI
+	DECQ CX
+	JNZ srloop
+
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
 	VZEROUPPER
 	RET

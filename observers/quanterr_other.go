@@ -12,3 +12,7 @@ func quantErrNormAVX2(n, sb, se, dens *float32, cnt int, k *qeConsts) {
 func minMaxAVX2(x *float32, nvec int, lo, hi *[8]float32) bool {
 	panic("observers: no AVX2 kernels in this build")
 }
+
+func sumRows4AVX2(x *float32, ngroups int, acc *[4][8]float32) {
+	panic("observers: no AVX2 kernels in this build")
+}

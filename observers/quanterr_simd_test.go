@@ -100,3 +100,42 @@ func TestSearchRangeSIMDMatchesGo(t *testing.T) {
 		}
 	}
 }
+
+func TestAtenSumSIMDMatchesGo(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no AVX2 on this CPU (or -tags purego)")
+	}
+	r := rand.New(rand.NewPCG(45, 46))
+	lens := []int{0, 1, 7, 8, 31, 32, 33, 511, 512, 513, 2047, 2048, 2049, 16384, 1 << 17, 1<<20 + 37}
+	for range 30 {
+		lens = append(lens, r.IntN(70000))
+	}
+	for _, n := range lens {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(r.NormFloat64() * math.Pow(10, float64(r.IntN(12)-6)))
+		}
+		got, want := atenSumWith(v, true), atenSumWith(v, false)
+		if math.Float32bits(got) != math.Float32bits(want) {
+			t.Fatalf("n=%d: AVX2 %v, Go %v", n, got, want)
+		}
+	}
+}
+
+// TestQuantErrFiniteFlag checks the end-point test of newQuantErr against
+// a scan of both tables.
+func TestQuantErrFiniteFlag(t *testing.T) {
+	for _, rg := range [][2]float32{{0, 1}, {-3e38, 3e38}, {-1e38, 3e38}, {0, 3e38}, {1, 1}, {-2e38, -1e38}} {
+		for _, B := range []int{1, 2, 7, 2048} {
+			q := newQuantErr(make([]float32, B), rg[0], rg[1], 256)
+			want := true
+			for k := range q.off {
+				want = want && isFinite32(q.off[k]) && isFinite32(q.end[k])
+			}
+			if q.finite != want {
+				t.Fatalf("B=%d range %v: finite = %v, want %v", B, rg, q.finite, want)
+			}
+			q.release()
+		}
+	}
+}
