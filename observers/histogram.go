@@ -27,9 +27,10 @@ const histogramUpsample = 16
 // unchanged.
 type HistogramObserver struct {
 	uniformBase
-	bins           int
-	dstNBins       float64
-	hist           []float32
+	bins     int
+	dstNBins float64
+	hist     []float32 // nil before the first data
+
 	minVal, maxVal float32
 }
 
@@ -61,7 +62,7 @@ func NewHistogramObserver(c Config) (*HistogramObserver, error) {
 		return nil, fmt.Errorf("%s: %w: bins %d: want 1..2**24", class, ErrConfig, bins)
 	}
 	return &HistogramObserver{uniformBase: b, bins: bins, dstNBins: math.Ldexp(1, nb),
-		hist: make([]float32, bins), minVal: posInf32, maxVal: negInf32}, nil
+		minVal: posInf32, maxVal: negInf32}, nil
 }
 
 // Class returns "HistogramObserver".
@@ -75,6 +76,9 @@ func (o *HistogramObserver) Forward(args []any) (any, error) { return forward(o,
 
 // State returns a copy of the histogram and the running min and max.
 func (o *HistogramObserver) State() (hist []float32, minVal, maxVal float32) {
+	if o.hist == nil { // no data yet: all bins zero
+		return make([]float32, o.bins), o.minVal, o.maxVal
+	}
 	return slices.Clone(o.hist), o.minVal, o.maxVal
 }
 
@@ -162,7 +166,9 @@ func (o *HistogramObserver) Observe(x *tensor.Tensor) error {
 func (o *HistogramObserver) swapHist(u *f32Buf, lo, hi float32) {
 	o.hist, u.v = u.v, o.hist
 	o.minVal, o.maxVal = lo, hi
-	putF32(u)
+	if u.v != nil {
+		putF32(u)
+	}
 }
 
 // CalculateQParams runs the non-linear range search and returns scale
@@ -576,14 +582,24 @@ func (l linspacer) at(i int) float32 {
 // float32 midpoint; then the TwoSum error term decides the direction.
 func fusedRound32(a, p float64) float32 {
 	s := a + p
-	// In float32's normal range (biased float64 exponent 897..1150) a
-	// float32 midpoint has the low 29 mantissa bits 1<<28; any other s
-	// rounds to float32 as the exact sum does.
-	if sb := math.Float64bits(s); sb&(1<<29-1) != 1<<28 {
-		if e := sb >> 52 & 0x7ff; e >= 1023-126 && e <= 1023+127 {
-			return float32(s)
-		}
+	if f, ok := roundNoMid32(s); ok {
+		return f
 	}
+	return fusedRound32Slow(a, p, s)
+}
+
+// roundNoMid32 returns float32(s) and true when s is not a float32
+// midpoint, so that it rounds as the exact sum it stands for does. In
+// float32's normal range (biased float64 exponent 897..1150) a midpoint
+// has the low 29 mantissa bits 1<<28; outside that range ok is false.
+func roundNoMid32(s float64) (float32, bool) {
+	sb := math.Float64bits(s)
+	return float32(s), sb&(1<<29-1) != 1<<28 && (sb>>52&0x7ff)-(1023-126) <= 253
+}
+
+// fusedRound32Slow is fusedRound32 for an s = a + p that may lie on a
+// float32 midpoint.
+func fusedRound32Slow(a, p, s float64) float32 {
 	bb := s - a
 	errTerm := (a - (s - bb)) + (p - bb)
 	f := float32(s)
@@ -630,13 +646,26 @@ func rebin(r, h []float32, a, b, lo, hi float32) {
 	// bucketize(c, edges, right=True) - 1 is the number of edges <= c,
 	// minus one. For sorted edges a cursor that moves from the previous
 	// midpoint's answer finds the same count as a binary search, in
-	// O(1) steps for increasing midpoints.
+	// O(1) steps for increasing midpoints. The bin being added to stays
+	// in a register while consecutive sub-bins land in it: the same adds
+	// in the same order as r[k] = r[k] + sub each time.
 	sorted := slices.IsSorted(edges)
 	e := 0 // edges[:e] <= c < edges[e:] for the current midpoint
+	cur, acc := 0, r[0]
 	for i, hv := range h {
 		sub := hv / histogramUpsample
 		for j := i * histogramUpsample; j < (i+1)*histogramUpsample; j++ {
-			c := ls.at(j) + half
+			// c = linspace(a, b, n+1)[j] + half (linspacer.at, inlined)
+			// (the products are exact; float64() keeps them unfused anyway)
+			x, p := ls.a, float64(ls.step*float64(j))
+			if j >= ls.half {
+				x, p = ls.b, -float64(ls.step*float64(ls.n-1-j))
+			}
+			c, ok := roundNoMid32(x + p)
+			if !ok {
+				c = fusedRound32Slow(x, p, x+p)
+			}
+			c = c + half
 			var k int
 			if sorted && c == c {
 				for e < len(edges) && edges[e] <= c {
@@ -650,9 +679,14 @@ func rebin(r, h []float32, a, b, lo, hi float32) {
 				k = sort.Search(len(edges), func(i int) bool { return edges[i] > c }) - 1
 			}
 			k = max(0, min(B-1, k))
-			r[k] = r[k] + sub
+			if k != cur {
+				r[cur] = acc
+				cur, acc = k, r[k]
+			}
+			acc = acc + sub
 		}
 	}
+	r[cur] = acc
 }
 
 // f32Buf holds a pooled float32 buffer.
