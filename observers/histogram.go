@@ -522,6 +522,53 @@ func histc(h, x []float32, lo, hi float32) error {
 		return fmt.Errorf("%w: histc max %g must be larger than min %g", ErrInput, hi, lo)
 	}
 	clear(h)
+	histcCount(h, x, lo, hi, useAVX2)
+	return nil
+}
+
+// histcConsts are histcAVX2's constants in 8 lanes; the assembly knows
+// the field offsets.
+type histcConsts struct {
+	lo, hi, fb, width, one [8]float32
+	bmax                   [8]int32
+}
+
+// histcCount adds histc's counts of x over [lo, hi] to h; simd allows
+// the AVX2 kernel (tests compare both). The kernel runs when the width
+// and width*bins are finite and positive and bins < 2**22: then every
+// in-range quotient (e-lo)*bins/width is at most bins (rounding included),
+// so int32 truncation and a min with bins-1 are histc's k.
+func histcCount(h, x []float32, lo, hi float32, simd bool) {
+	B := len(h)
+	fb := float32(B)
+	width := hi - lo
+	if simd && len(x) >= 8 && B < 1<<22 && width > 0 && isFinite32(float32(width*fb)) {
+		var k histcConsts
+		fill8(&k.lo, lo)
+		fill8(&k.hi, hi)
+		fill8(&k.fb, fb)
+		fill8(&k.width, width)
+		fill8(&k.one, 1)
+		for i := range k.bmax {
+			k.bmax[i] = int32(B - 1)
+		}
+		for len(x) >= 8 {
+			nv := len(x) / 8
+			done := histcAVX2(&h[0], &x[0], nv, &k)
+			x = x[8*done:]
+			if done == nv {
+				break
+			}
+			// a vector with an element outside [lo, hi]: count it here
+			histcGo(h, x[:8], lo, hi)
+			x = x[8:]
+		}
+	}
+	histcGo(h, x, lo, hi)
+}
+
+// histcGo is histc's counting loop.
+func histcGo(h, x []float32, lo, hi float32) {
 	B := len(h)
 	fb := float32(B)
 	width := hi - lo
@@ -536,7 +583,6 @@ func histc(h, x []float32, lo, hi float32) error {
 		}
 		h[k]++
 	}
-	return nil
 }
 
 // linspace is torch.linspace(a, b, n) in float32 with the fused

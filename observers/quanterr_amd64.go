@@ -32,3 +32,12 @@ func minMaxAVX2(x *float32, nvec int, lo, hi *[8]float32) (nan bool)
 //
 //go:noescape
 func sumRows4AVX2(x *float32, ngroups int, acc *[4][8]float32)
+
+// histcAVX2 counts the vectors x[8j:8j+8], j < nvec, into h as histc's
+// loop does (k = int((x - lo) * bins / width), k == bins -> bins-1) and
+// returns how many it counted: it stops before the first vector with an
+// element outside [lo, hi] (or NaN). k's constants must keep every
+// quotient below bins + 1 (see histc).
+//
+//go:noescape
+func histcAVX2(h, x *float32, nvec int, k *histcConsts) (done int)

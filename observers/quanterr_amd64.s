@@ -214,3 +214,68 @@ srloop:
 	VMOVUPS Y3, 96(DI)
 	VZEROUPPER
 	RET
+
+// histcConsts offsets: 8-lane lo, hi, bins, width, 1 (float32) and
+// bins-1 (int32).
+#define HLO 0
+#define HHI 32
+#define HFB 64
+#define HWIDTH 96
+#define HONE 128
+#define HBMAX 160
+
+// HINC adds 1 to h[R] (float32).
+#define HINC(R) \
+	VMOVSS (DI)(R*4), X5 \
+	VADDSS X4, X5, X5 \
+	VMOVSS X5, (DI)(R*4)
+
+// func histcAVX2(h, x *float32, nvec int, k *histcConsts) (done int)
+TEXT ·histcAVX2(SB), NOSPLIT, $0-40
+	MOVQ h+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ nvec+16(FP), CX
+	MOVQ k+24(FP), BX
+	VMOVSS HONE(BX), X4
+	XORQ DX, DX
+
+hcloop:
+	CMPQ DX, CX
+	JGE hcdone
+	VMOVUPS (SI), Y0
+	VCMPPS $0x1d, HLO(BX), Y0, Y1 // x >= lo
+	VCMPPS $0x12, HHI(BX), Y0, Y2 // x <= hi
+	VANDPS Y1, Y2, Y1
+	VMOVMSKPS Y1, AX
+	CMPL AX, $0xff
+	JNE hcdone
+	VSUBPS HLO(BX), Y0, Y0
+	VMULPS HFB(BX), Y0, Y0
+	VDIVPS HWIDTH(BX), Y0, Y0
+	VCVTTPS2DQ Y0, Y0
+	VPMINSD HBMAX(BX), Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VMOVD X0, R8
+	VPEXTRD $1, X0, R9
+	VPEXTRD $2, X0, R10
+	VPEXTRD $3, X0, R11
+	HINC(R8)
+	HINC(R9)
+	HINC(R10)
+	HINC(R11)
+	VMOVD X1, R8
+	VPEXTRD $1, X1, R9
+	VPEXTRD $2, X1, R10
+	VPEXTRD $3, X1, R11
+	HINC(R8)
+	HINC(R9)
+	HINC(R10)
+	HINC(R11)
+	ADDQ $32, SI
+	INCQ DX
+	JMP hcloop
+
+hcdone:
+	MOVQ DX, done+32(FP)
+	VZEROUPPER
+	RET

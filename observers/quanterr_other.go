@@ -16,3 +16,7 @@ func minMaxAVX2(x *float32, nvec int, lo, hi *[8]float32) bool {
 func sumRows4AVX2(x *float32, ngroups int, acc *[4][8]float32) {
 	panic("observers: no AVX2 kernels in this build")
 }
+
+func histcAVX2(h, x *float32, nvec int, k *histcConsts) int {
+	panic("observers: no AVX2 kernels in this build")
+}
