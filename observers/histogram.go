@@ -506,7 +506,9 @@ func floorDiv32(a, b float32) float32 {
 }
 
 // histc sets h to torch.histc(x, len(h), lo, hi) on CPU (spec 2.5,
-// "Primitives"). On error h is left as it was.
+// "Primitives"). On error h holds no histogram. A range so wide that an
+// element's bin index overflows float32 (data spanning about +-1.7e38 and
+// more) is an error: PyTorch's index is undefined there.
 func histc(h, x []float32, lo, hi float32) error {
 	if lo == hi && len(x) > 0 {
 		lo, hi = aminmax(x)
@@ -522,8 +524,7 @@ func histc(h, x []float32, lo, hi float32) error {
 		return fmt.Errorf("%w: histc max %g must be larger than min %g", ErrInput, hi, lo)
 	}
 	clear(h)
-	histcCount(h, x, lo, hi, useAVX2)
-	return nil
+	return histcCount(h, x, lo, hi, useAVX2)
 }
 
 // histcConsts are histcAVX2's constants in 8 lanes; the assembly knows
@@ -538,7 +539,7 @@ type histcConsts struct {
 // and width*bins are finite and positive and bins < 2**22: then every
 // in-range quotient (e-lo)*bins/width is at most bins (rounding included),
 // so int32 truncation and a min with bins-1 are histc's k.
-func histcCount(h, x []float32, lo, hi float32, simd bool) {
+func histcCount(h, x []float32, lo, hi float32, simd bool) error {
 	B := len(h)
 	fb := float32(B)
 	width := hi - lo
@@ -560,15 +561,17 @@ func histcCount(h, x []float32, lo, hi float32, simd bool) {
 				break
 			}
 			// a vector with an element outside [lo, hi]: count it here
-			histcGo(h, x[:8], lo, hi)
+			if err := histcGo(h, x[:8], lo, hi); err != nil {
+				return err
+			}
 			x = x[8:]
 		}
 	}
-	histcGo(h, x, lo, hi)
+	return histcGo(h, x, lo, hi)
 }
 
 // histcGo is histc's counting loop.
-func histcGo(h, x []float32, lo, hi float32) {
+func histcGo(h, x []float32, lo, hi float32) error {
 	B := len(h)
 	fb := float32(B)
 	width := hi - lo
@@ -577,12 +580,17 @@ func histcGo(h, x []float32, lo, hi float32) {
 			continue
 		}
 		p := float32((e - lo) * fb)
-		k := int(float32(p / width))
+		q := float32(p / width) // >= 0 or NaN
+		if !(float64(q) < float64(B)+1) {
+			return fmt.Errorf("%w: histc: the bin of %g in [%g, %g] is %g: (max - min) * bins overflows float32", ErrInput, e, lo, hi, q)
+		}
+		k := int(q)
 		if k == B {
 			k = B - 1
 		}
 		h[k]++
 	}
+	return nil
 }
 
 // linspace is torch.linspace(a, b, n) in float32 with the fused

@@ -1,9 +1,13 @@
 package observers
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
+
+	"github.com/fxquant/fxquant/ops/tensor"
 )
 
 // testHistograms returns histograms of many kinds: random counts, a few
@@ -162,8 +166,8 @@ func TestHistcSIMDMatchesGo(t *testing.T) {
 			hi = math.Nextafter32(lo, posInf32)
 		}
 		if !isFinite32((hi - lo) * float32(B)) {
-			// histc's Go loop indexes with NaN here (a limit of its own,
-			// and the reason the kernel is not used): nothing to compare.
+			// histc's bin indices may overflow here (an error, and the
+			// reason the kernel is not used): nothing to compare.
 			continue
 		}
 		x := make([]float32, n)
@@ -191,12 +195,36 @@ func TestHistcSIMDMatchesGo(t *testing.T) {
 		}
 		got, want := make([]float32, B), make([]float32, B)
 		got[0], want[0] = 5, 5 // counts add to what is there
-		histcCount(got, x, lo, hi, true)
-		histcCount(want, x, lo, hi, false)
+		if err := histcCount(got, x, lo, hi, true); err != nil {
+			t.Fatal(err)
+		}
+		if err := histcCount(want, x, lo, hi, false); err != nil {
+			t.Fatal(err)
+		}
 		for i := range want {
 			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 				t.Fatalf("trial %d B=%d [%g, %g] n=%d: bin %d = %v, want %v", trial, B, lo, hi, n, i, got[i], want[i])
 			}
 		}
+	}
+}
+
+// TestHistogramHugeRangeIsError: data spanning -3e38..3e38 makes
+// (x - min) * 2048 / (max - min) = inf / inf for the maximum: an ErrInput
+// naming histc, and the observer keeps its state.
+func TestHistogramHugeRangeIsError(t *testing.T) {
+	o, err := NewHistogramObserver(Config{DType: QUInt8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Observe(tensor.F32([]int{2}, 1, 2)); err != nil {
+		t.Fatal(err)
+	}
+	err = o.Observe(tensor.F32([]int{2}, -3e38, 3e38))
+	if !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), "histc") {
+		t.Fatalf("got error %v, want ErrInput from histc", err)
+	}
+	if _, lo, hi := o.State(); lo != 1 || hi != 2 {
+		t.Fatalf("state range [%g, %g] after the error, want [1, 2]", lo, hi)
 	}
 }
