@@ -280,14 +280,7 @@ func newQuantErr(hist []float32, minVal, maxVal float32, dstNBins float64) *quan
 	q.D, q.bw64 = dstNBins, bw64
 	q.dens, q.kb, q.ke, q.norm, q.cum = q.dens[:B], q.kb[:B], q.ke[:B], q.norm[:B], q.cum[:B]
 	q.off, q.end = q.off[:2*B-1], q.end[:2*B-1]
-	for i, h := range hist {
-		q.dens[i] = h / bw
-	}
-	for k := range q.off {
-		sb := float32(float32(k-(B-1)) * bw)
-		q.off[k] = sb
-		q.end[k] = sb + bw
-	}
+	quantErrTables(q.dens, q.off, q.end, hist, bw, useAVX2)
 	// For a finite bw >= 0 both tables are monotone in k (rounding is), so
 	// they are finite when their ends are.
 	last := len(q.off) - 1
@@ -296,6 +289,32 @@ func newQuantErr(hist []float32, minVal, maxVal float32, dstNBins float64) *quan
 	q.maxAbs = max(math.Abs(float64(q.off[0])), math.Abs(float64(q.off[last])),
 		math.Abs(float64(q.end[0])), math.Abs(float64(q.end[last])))
 	return q
+}
+
+// quantErrTables sets dens[i] = hist[i] / bw and the offsets off[k] =
+// float32(k-(B-1)) * bw, end[k] = off[k] + bw; simd allows the AVX2 loops
+// (int32 to float32 conversion is exact below 2**24, and B <= 2**24).
+func quantErrTables(dens, off, end, hist []float32, bw float32, simd bool) {
+	B := len(hist)
+	i0, k0 := 0, 0
+	if simd {
+		if nv := B / 8; nv > 0 {
+			divByAVX2(&dens[0], &hist[0], nv, bw)
+			i0 = 8 * nv
+		}
+		if nv := len(off) / 8; nv > 0 {
+			offsetsAVX2(&off[0], &end[0], nv, int32(-(B - 1)), bw)
+			k0 = 8 * nv
+		}
+	}
+	for i := i0; i < B; i++ {
+		dens[i] = hist[i] / bw
+	}
+	for k := k0; k < len(off); k++ {
+		sb := float32(float32(k-(B-1)) * bw)
+		off[k] = sb
+		end[k] = sb + bw
+	}
 }
 
 // isFinite32 reports whether v is neither infinite nor NaN.

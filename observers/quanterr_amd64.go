@@ -41,3 +41,14 @@ func sumRows4AVX2(x *float32, ngroups int, acc *[4][8]float32)
 //
 //go:noescape
 func histcAVX2(h, x *float32, nvec int, k *histcConsts) (done int)
+
+// offsetsAVX2 sets off[i] = float32(k0+i) * bw and end[i] = off[i] + bw
+// for i < 8*nvec (nvec >= 1, |k0+i| < 2**24).
+//
+//go:noescape
+func offsetsAVX2(off, end *float32, nvec int, k0 int32, bw float32)
+
+// divByAVX2 sets dst[i] = src[i] / b for i < 8*nvec (nvec >= 1).
+//
+//go:noescape
+func divByAVX2(dst, src *float32, nvec int, b float32)

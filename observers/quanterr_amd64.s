@@ -279,3 +279,63 @@ hcdone:
 	MOVQ DX, done+32(FP)
 	VZEROUPPER
 	RET
+
+DATA iota8<>+0(SB)/4, $0
+DATA iota8<>+4(SB)/4, $1
+DATA iota8<>+8(SB)/4, $2
+DATA iota8<>+12(SB)/4, $3
+DATA iota8<>+16(SB)/4, $4
+DATA iota8<>+20(SB)/4, $5
+DATA iota8<>+24(SB)/4, $6
+DATA iota8<>+28(SB)/4, $7
+GLOBL iota8<>(SB), RODATA|NOPTR, $32
+
+// func offsetsAVX2(off, end *float32, nvec int, k0 int32, bw float32)
+TEXT ·offsetsAVX2(SB), NOSPLIT, $0-32
+	MOVQ off+0(FP), DI
+	MOVQ end+8(FP), SI
+	MOVQ nvec+16(FP), CX
+	MOVL k0+24(FP), AX
+	VMOVD AX, X0
+	VPBROADCASTD X0, Y0
+	VPADDD iota8<>(SB), Y0, Y0
+	MOVL bw+28(FP), AX
+	VMOVD AX, X1
+	VBROADCASTSS X1, Y1
+	MOVL $8, AX
+	VMOVD AX, X2
+	VPBROADCASTD X2, Y2
+
+ofloop:
+	VCVTDQ2PS Y0, Y3
+	VMULPS Y1, Y3, Y3
+	VMOVUPS Y3, (DI)
+	VADDPS Y1, Y3, Y3
+	VMOVUPS Y3, (SI)
+	VPADDD Y2, Y0, Y0
+	ADDQ $32, DI
+	ADDQ $32, SI
+	DECQ CX
+	JNZ ofloop
+	VZEROUPPER
+	RET
+
+// func divByAVX2(dst, src *float32, nvec int, b float32)
+TEXT ·divByAVX2(SB), NOSPLIT, $0-28
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ nvec+16(FP), CX
+	MOVL b+24(FP), AX
+	VMOVD AX, X1
+	VBROADCASTSS X1, Y1
+
+dvloop:
+	VMOVUPS (SI), Y0
+	VDIVPS Y1, Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, DI
+	ADDQ $32, SI
+	DECQ CX
+	JNZ dvloop
+	VZEROUPPER
+	RET

@@ -20,3 +20,11 @@ func sumRows4AVX2(x *float32, ngroups int, acc *[4][8]float32) {
 func histcAVX2(h, x *float32, nvec int, k *histcConsts) int {
 	panic("observers: no AVX2 kernels in this build")
 }
+
+func offsetsAVX2(off, end *float32, nvec int, k0 int32, bw float32) {
+	panic("observers: no AVX2 kernels in this build")
+}
+
+func divByAVX2(dst, src *float32, nvec int, b float32) {
+	panic("observers: no AVX2 kernels in this build")
+}

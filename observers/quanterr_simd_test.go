@@ -228,3 +228,31 @@ func TestHistogramHugeRangeIsError(t *testing.T) {
 		t.Fatalf("state range [%g, %g] after the error, want [1, 2]", lo, hi)
 	}
 }
+
+func TestQuantErrTablesSIMDMatchesGo(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no AVX2 on this CPU (or -tags purego)")
+	}
+	r := rand.New(rand.NewPCG(49, 50))
+	for _, B := range []int{1, 7, 8, 9, 100, 2048, 1 << 16} {
+		for _, bw := range []float32{0, 1, 0.1, 3e-38, 1e-45, 7.5e33, 3e38, posInf32, float32(r.Float64())} {
+			hist := make([]float32, B)
+			for i := range hist {
+				hist[i] = float32(r.IntN(100)) * []float32{1, 0.3, 1e30}[i%3]
+			}
+			var tabs [2][3][]float32
+			for v, simd := range []bool{true, false} {
+				tabs[v] = [3][]float32{make([]float32, B), make([]float32, 2*B-1), make([]float32, 2*B-1)}
+				quantErrTables(tabs[v][0], tabs[v][1], tabs[v][2], hist, bw, simd)
+			}
+			for j, name := range []string{"dens", "off", "end"} {
+				for i := range tabs[1][j] {
+					g, w := tabs[0][j][i], tabs[1][j][i]
+					if math.Float32bits(g) != math.Float32bits(w) && !(g != g && w != w) {
+						t.Fatalf("B=%d bw=%g: %s[%d] = %v, want %v", B, bw, name, i, g, w)
+					}
+				}
+			}
+		}
+	}
+}
