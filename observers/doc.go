@@ -28,6 +28,19 @@
 // except where PyTorch itself fuses (the linspace of [HistogramObserver],
 // section 2.5 of the torchao-pt2e spec). Rounding is half to even.
 //
+// # Speed
+//
+// The hot loops have AVX2 kernels (quanterr_amd64.s), chosen at run time
+// from the CPU's features: the HistogramObserver's quantization-error
+// evaluation, histc counting and the row sums of ATen's float32 sum, and
+// the min/max scan of every min/max observer. Each lane runs the float32
+// (and, for the exact fmod quotient, float64) operations of the Go code in
+// the same order without fused multiply-adds, so the bits are the same;
+// tests run both paths and compare, and -tags purego builds only the Go
+// code. The range search and histogram updates take their scratch
+// buffers from pools, so a calibration run's observers do not allocate
+// per call.
+//
 // # Errors
 //
 // Bad input is an error, never a panic: an unknown dtype or qscheme, an

@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/fxquant/fxquant/ops/tensor"
 )
@@ -26,9 +27,10 @@ const histogramUpsample = 16
 // unchanged.
 type HistogramObserver struct {
 	uniformBase
-	bins           int
-	dstNBins       float64
-	hist           []float32
+	bins     int
+	dstNBins float64
+	hist     []float32 // nil before the first data
+
 	minVal, maxVal float32
 }
 
@@ -60,7 +62,7 @@ func NewHistogramObserver(c Config) (*HistogramObserver, error) {
 		return nil, fmt.Errorf("%s: %w: bins %d: want 1..2**24", class, ErrConfig, bins)
 	}
 	return &HistogramObserver{uniformBase: b, bins: bins, dstNBins: math.Ldexp(1, nb),
-		hist: make([]float32, bins), minVal: posInf32, maxVal: negInf32}, nil
+		minVal: posInf32, maxVal: negInf32}, nil
 }
 
 // Class returns "HistogramObserver".
@@ -74,6 +76,9 @@ func (o *HistogramObserver) Forward(args []any) (any, error) { return forward(o,
 
 // State returns a copy of the histogram and the running min and max.
 func (o *HistogramObserver) State() (hist []float32, minVal, maxVal float32) {
+	if o.hist == nil { // no data yet: all bins zero
+		return make([]float32, o.bins), o.minVal, o.maxVal
+	}
 	return slices.Clone(o.hist), o.minVal, o.maxVal
 }
 
@@ -111,43 +116,59 @@ func (o *HistogramObserver) Observe(x *tensor.Tensor) error {
 		xmin, xmax = aminmax(v)
 	}
 	B := o.bins
+	u := getF32(B)
 	if o.minVal == posInf32 || o.maxVal == negInf32 {
-		h, err := histc(v, B, xmin, xmax)
-		if err != nil {
+		if err := histc(u.v, v, xmin, xmax); err != nil {
+			putF32(u)
 			return fmt.Errorf("%s: %w", o.Class(), err)
 		}
-		o.hist, o.minVal, o.maxVal = h, xmin, xmax
+		o.swapHist(u, xmin, xmax)
 		return nil
 	}
 	lo := minimum(xmin, o.minVal)
 	hi := maximum(xmax, o.maxVal)
-	u, err := histc(v, B, lo, hi)
-	if err != nil {
+	if err := histc(u.v, v, lo, hi); err != nil {
+		putF32(u)
 		return fmt.Errorf("%s: %w", o.Class(), err)
 	}
+	uv := u.v
 	switch {
 	case lo == o.minVal && hi == o.maxVal:
-		for i := range u {
-			u[i] = o.hist[i] + u[i]
+		for i := range uv {
+			uv[i] = o.hist[i] + uv[i]
 		}
 	case o.minVal == o.maxVal:
-		one, err := histc([]float32{o.minVal}, B, lo, hi)
-		if err != nil {
+		one := getF32(B)
+		defer putF32(one)
+		if err := histc(one.v, []float32{o.minVal}, lo, hi); err != nil {
+			putF32(u)
 			return fmt.Errorf("%s: %w", o.Class(), err)
 		}
 		total := atenSum(o.hist)
-		for i := range u {
-			p := float32(one[i] * total)
-			u[i] = p + u[i]
+		for i := range uv {
+			p := float32(one.v[i] * total)
+			uv[i] = p + uv[i]
 		}
 	default:
-		r := rebin(o.hist, o.minVal, o.maxVal, lo, hi)
-		for i := range u {
-			u[i] = u[i] + r[i]
+		r := getF32(B)
+		rebin(r.v, o.hist, o.minVal, o.maxVal, lo, hi)
+		for i := range uv {
+			uv[i] = uv[i] + r.v[i]
 		}
+		putF32(r)
 	}
-	o.hist, o.minVal, o.maxVal = u, lo, hi
+	o.swapHist(u, lo, hi)
 	return nil
+}
+
+// swapHist makes u's slice the histogram over [lo, hi] and returns the
+// old one to the pool in u's holder.
+func (o *HistogramObserver) swapHist(u *f32Buf, lo, hi float32) {
+	o.hist, u.v = u.v, o.hist
+	o.minVal, o.maxVal = lo, hi
+	if u.v != nil {
+		putF32(u)
+	}
 }
 
 // CalculateQParams runs the non-linear range search and returns scale
@@ -175,13 +196,14 @@ func (o *HistogramObserver) SearchRange() (newMin, newMax float32, err error) {
 	B := o.bins
 	bw := (o.maxVal - o.minVal) / float32(B)
 	total := float64(atenSum(o.hist))
-	c := make([]float32, B)
+	qe := newQuantErr(o.hist, o.minVal, o.maxVal, o.dstNBins)
+	defer qe.release()
+	c := qe.cum
 	run := 0.0
 	for i, h := range o.hist {
 		run += float64(h)
 		c[i] = float32(run)
 	}
-	qe := newQuantErr(o.hist, o.minVal, o.maxVal, o.dstNBins)
 	alpha, beta := 0.0, 1.0
 	start, end := 0, B-1
 	best := math.Inf(1)
@@ -235,25 +257,71 @@ type quantErr struct {
 	off, end []float32 // off[B-1+k] = float32(k) * bw, end = off + bw, k in -(B-1)..B-1
 	kb, ke   []float32 // dst_bin_of_begin, dst_bin_of_end
 	norm     []float32
+	cum      []float32 // SearchRange's cumulative sums
+	finite   bool      // every off and end is finite
+	maxAbs   float64   // the largest |off| or |end|
 }
 
+// quantErrPool holds quantErr scratch between range searches, so that a
+// calibration run's thousands of observers share a few sets of buffers.
+var quantErrPool sync.Pool
+
+// newQuantErr returns the evaluator for hist over [minVal, maxVal], its
+// buffers taken from quantErrPool; release returns them.
 func newQuantErr(hist []float32, minVal, maxVal float32, dstNBins float64) *quantErr {
 	B := len(hist)
 	bw64 := (float64(maxVal) - float64(minVal)) / float64(B)
 	bw := float32(bw64) // ATen's float32 scalar
-	q := &quantErr{D: dstNBins, bw64: bw64,
-		dens: make([]float32, B), off: make([]float32, 2*B-1), end: make([]float32, 2*B-1),
-		kb: make([]float32, B), ke: make([]float32, B), norm: make([]float32, B)}
-	for i, h := range hist {
-		q.dens[i] = h / bw
+	q, _ := quantErrPool.Get().(*quantErr)
+	if q == nil || cap(q.dens) < B {
+		q = &quantErr{dens: make([]float32, B), off: make([]float32, 2*B-1), end: make([]float32, 2*B-1),
+			kb: make([]float32, B), ke: make([]float32, B), norm: make([]float32, B), cum: make([]float32, B)}
 	}
-	for k := range q.off {
-		sb := float32(float32(k-(B-1)) * bw)
-		q.off[k] = sb
-		q.end[k] = sb + bw
-	}
+	q.D, q.bw64 = dstNBins, bw64
+	q.dens, q.kb, q.ke, q.norm, q.cum = q.dens[:B], q.kb[:B], q.ke[:B], q.norm[:B], q.cum[:B]
+	q.off, q.end = q.off[:2*B-1], q.end[:2*B-1]
+	quantErrTables(q.dens, q.off, q.end, hist, bw, useAVX2)
+	// For a finite bw >= 0 both tables are monotone in k (rounding is), so
+	// they are finite when their ends are.
+	last := len(q.off) - 1
+	q.finite = isFinite32(bw) && bw >= 0 && isFinite32(q.off[0]) && isFinite32(q.off[last]) &&
+		isFinite32(q.end[0]) && isFinite32(q.end[last])
+	q.maxAbs = max(math.Abs(float64(q.off[0])), math.Abs(float64(q.off[last])),
+		math.Abs(float64(q.end[0])), math.Abs(float64(q.end[last])))
 	return q
 }
+
+// quantErrTables sets dens[i] = hist[i] / bw and the offsets off[k] =
+// float32(k-(B-1)) * bw, end[k] = off[k] + bw; simd allows the AVX2 loops
+// (int32 to float32 conversion is exact below 2**24, and B <= 2**24).
+func quantErrTables(dens, off, end, hist []float32, bw float32, simd bool) {
+	B := len(hist)
+	i0, k0 := 0, 0
+	if simd {
+		if nv := B / 8; nv > 0 {
+			divByAVX2(&dens[0], &hist[0], nv, bw)
+			i0 = 8 * nv
+		}
+		if nv := len(off) / 8; nv > 0 {
+			offsetsAVX2(&off[0], &end[0], nv, int32(-(B - 1)), bw)
+			k0 = 8 * nv
+		}
+	}
+	for i := i0; i < B; i++ {
+		dens[i] = hist[i] / bw
+	}
+	for k := k0; k < len(off); k++ {
+		sb := float32(float32(k-(B-1)) * bw)
+		off[k] = sb
+		end[k] = sb + bw
+	}
+}
+
+// isFinite32 reports whether v is neither infinite nor NaN.
+func isFinite32(v float32) bool { return v-v == 0 }
+
+// release returns q's buffers to quantErrPool; q must not be used after.
+func (q *quantErr) release() { quantErrPool.Put(q) }
 
 // cube32 is v*v*v in float32, rounded after each product.
 func cube32(v float32) float32 {
@@ -261,8 +329,30 @@ func cube32(v float32) float32 {
 	return float32(sq * v)
 }
 
-// eval is _compute_quantization_error(s, e).
-func (q *quantErr) eval(s, e int) float64 {
+// eval is _compute_quantization_error(s, e), on the AVX2 kernel where
+// the CPU has it and the inputs are in its domain.
+func (q *quantErr) eval(s, e int) float64 { return q.evalWith(s, e, useAVX2) }
+
+// qeConsts are quantErrNormAVX2's constants, each in 8 float32 (or 4
+// float64) lanes; the assembly knows the field offsets.
+type qeConsts struct {
+	dw, h, dmax, th, cubeH, cubeNegH, mid, half, one, three [8]float32
+	dw64                                                    [4]float64
+	skip0                                                   int64 // nonzero: +0 densities give +0 norms
+}
+
+func fill8(v *[8]float32, x float32) {
+	for i := range v {
+		v[i] = x
+	}
+}
+
+// evalWith is eval; simd allows the AVX2 kernel (tests compare both).
+// The kernel runs floorDivClamp's fast path only: a finite positive
+// dst_bin_width, dst_nbins - 1 below 2**20 and finite bin offsets (so
+// every lane is finite and no quotient reaches 2**28). The bins past the
+// last multiple of 8 and every other case run the Go loop.
+func (q *quantErr) evalWith(s, e int, simd bool) float64 {
 	B := len(q.dens)
 	dw := q.bw64 * float64(e-s+1) / q.D
 	if dw == 0 {
@@ -272,29 +362,65 @@ func (q *quantErr) eval(s, e int) float64 {
 	dmax := float32(q.D - 1)
 	sb := q.off[B-1-s : 2*B-1-s]
 	se := q.end[B-1-s : 2*B-1-s]
-	// dst_bin_of_begin / _end = clamp(div(src_bin_begin / _end, dst_bin_width, "floor"), 0, dst_nbins-1)
-	floorDivClamp(q.kb, sb, DW, dmax)
-	floorDivClamp(q.ke, se, DW, dmax)
 	cubeH, cubeNegH := cube32(H), cube32(-H)
 	// _get_norm(-dw/2, dw/2, density) = density * ((h^3 - (-h)^3) / 3)
 	mid := float32(float32(cubeH-cubeNegH) / 3)
-	kb, ke, dens, n := q.kb[:B], q.ke[:B], q.dens[:B], q.norm[:B]
-	sb, se = sb[:B], se[:B]
-	for i := range n {
-		d := dens[i]
-		cb := float32(float32(kb[i]+0.5) * DW)
-		ce := float32(ke[i]*DW) + H
-		p := sb[i] - cb
-		t1 := float32(d * float32(float32(cubeH-cube32(p))/3))
-		k := (ke[i] - kb[i]) - 1
-		t2 := float32(k * float32(d*mid))
-		r := se[i] - ce
-		t3 := float32(d * float32(float32(cube32(r)-cubeNegH)/3))
-		var acc float32
-		acc = acc + t1
-		acc = acc + t2
-		acc = acc + t3
-		n[i] = acc
+	n := q.norm[:B]
+	n0 := 0
+	if simd && q.finite && DW > 0 && !math.IsInf(float64(DW), 0) && dmax < 1<<20 {
+		n0 = B &^ 7
+	}
+	if n0 > 0 {
+		var k qeConsts
+		// floorDivClamp's threshold, as the smallest float32 >= it
+		th := float64(DW) * (float64(dmax) + 3) * (1 + 1.0/(1<<20))
+		th32 := float32(th)
+		if float64(th32) < th {
+			th32 = math.Nextafter32(th32, posInf32)
+		}
+		fill8(&k.dw, DW)
+		fill8(&k.h, H)
+		fill8(&k.dmax, dmax)
+		fill8(&k.th, th32)
+		fill8(&k.cubeH, cubeH)
+		fill8(&k.cubeNegH, cubeNegH)
+		fill8(&k.mid, mid)
+		fill8(&k.half, 0.5)
+		fill8(&k.one, 1)
+		fill8(&k.three, 3)
+		for i := range k.dw64 {
+			k.dw64[i] = float64(DW)
+		}
+		// With every offset and (dst_nbins)*dst_bin_width within 1e12,
+		// |p| and |r| stay below 2e12 (so their cubes below 8e36) and every
+		// term of a bin is finite: a zero density makes each ±0.
+		if q.maxAbs <= 1e12 && (float64(dmax)+1)*float64(DW) <= 1e12 {
+			k.skip0 = 1
+		}
+		quantErrNormAVX2(&n[0], &sb[0], &se[0], &q.dens[0], n0, &k)
+	}
+	if n0 < B {
+		// dst_bin_of_begin / _end = clamp(div(src_bin_begin / _end, dst_bin_width, "floor"), 0, dst_nbins-1)
+		floorDivClamp(q.kb[n0:B], sb[n0:B], DW, dmax)
+		floorDivClamp(q.ke[n0:B], se[n0:B], DW, dmax)
+		kb, ke, dens := q.kb[:B], q.ke[:B], q.dens[:B]
+		sb, se = sb[:B], se[:B]
+		for i := n0; i < B; i++ {
+			d := dens[i]
+			cb := float32(float32(kb[i]+0.5) * DW)
+			ce := float32(ke[i]*DW) + H
+			p := sb[i] - cb
+			t1 := float32(d * float32(float32(cubeH-cube32(p))/3))
+			k := (ke[i] - kb[i]) - 1
+			t2 := float32(k * float32(d*mid))
+			r := se[i] - ce
+			t3 := float32(d * float32(float32(cube32(r)-cubeNegH)/3))
+			var acc float32
+			acc = acc + t1
+			acc = acc + t2
+			acc = acc + t3
+			n[i] = acc
+		}
 	}
 	return float64(atenSum(n))
 }
@@ -398,8 +524,11 @@ func floorDiv32(a, b float32) float32 {
 	return f
 }
 
-// histc is torch.histc(x, B, lo, hi) on CPU (spec 2.5, "Primitives").
-func histc(x []float32, B int, lo, hi float32) ([]float32, error) {
+// histc sets h to torch.histc(x, len(h), lo, hi) on CPU (spec 2.5,
+// "Primitives"). On error h holds no histogram. A range so wide that an
+// element's bin index overflows float32 (data spanning about +-1.7e38 and
+// more) is an error: PyTorch's index is undefined there.
+func histc(h, x []float32, lo, hi float32) error {
 	if lo == hi && len(x) > 0 {
 		lo, hi = aminmax(x)
 	}
@@ -408,12 +537,61 @@ func histc(x []float32, B int, lo, hi float32) ([]float32, error) {
 		hi = float32(float64(hi) + 1)
 	}
 	if math.IsInf(float64(lo), 0) || math.IsInf(float64(hi), 0) || lo != lo || hi != hi {
-		return nil, fmt.Errorf("%w: histc range [%g, %g] is not finite", ErrInput, lo, hi)
+		return fmt.Errorf("%w: histc range [%g, %g] is not finite", ErrInput, lo, hi)
 	}
 	if lo > hi {
-		return nil, fmt.Errorf("%w: histc max %g must be larger than min %g", ErrInput, hi, lo)
+		return fmt.Errorf("%w: histc max %g must be larger than min %g", ErrInput, hi, lo)
 	}
-	h := make([]float32, B)
+	clear(h)
+	return histcCount(h, x, lo, hi, useAVX2)
+}
+
+// histcConsts are histcAVX2's constants in 8 lanes; the assembly knows
+// the field offsets.
+type histcConsts struct {
+	lo, hi, fb, width, one [8]float32
+	bmax                   [8]int32
+}
+
+// histcCount adds histc's counts of x over [lo, hi] to h; simd allows
+// the AVX2 kernel (tests compare both). The kernel runs when the width
+// and width*bins are finite and positive and bins < 2**22: then every
+// in-range quotient (e-lo)*bins/width is at most bins (rounding included),
+// so int32 truncation and a min with bins-1 are histc's k.
+func histcCount(h, x []float32, lo, hi float32, simd bool) error {
+	B := len(h)
+	fb := float32(B)
+	width := hi - lo
+	if simd && len(x) >= 8 && B < 1<<22 && width > 0 && isFinite32(float32(width*fb)) {
+		var k histcConsts
+		fill8(&k.lo, lo)
+		fill8(&k.hi, hi)
+		fill8(&k.fb, fb)
+		fill8(&k.width, width)
+		fill8(&k.one, 1)
+		for i := range k.bmax {
+			k.bmax[i] = int32(B - 1)
+		}
+		for len(x) >= 8 {
+			nv := len(x) / 8
+			done := histcAVX2(&h[0], &x[0], nv, &k)
+			x = x[8*done:]
+			if done == nv {
+				break
+			}
+			// a vector with an element outside [lo, hi]: count it here
+			if err := histcGo(h, x[:8], lo, hi); err != nil {
+				return err
+			}
+			x = x[8:]
+		}
+	}
+	return histcGo(h, x, lo, hi)
+}
+
+// histcGo is histc's counting loop.
+func histcGo(h, x []float32, lo, hi float32) error {
+	B := len(h)
 	fb := float32(B)
 	width := hi - lo
 	for _, e := range x {
@@ -421,13 +599,17 @@ func histc(x []float32, B int, lo, hi float32) ([]float32, error) {
 			continue
 		}
 		p := float32((e - lo) * fb)
-		k := int(float32(p / width))
+		q := float32(p / width) // >= 0 or NaN
+		if !(float64(q) < float64(B)+1) {
+			return fmt.Errorf("%w: histc: the bin of %g in [%g, %g] is %g: (max - min) * bins overflows float32", ErrInput, e, lo, hi, q)
+		}
+		k := int(q)
 		if k == B {
 			k = B - 1
 		}
 		h[k]++
 	}
-	return h, nil
+	return nil
 }
 
 // linspace is torch.linspace(a, b, n) in float32 with the fused
@@ -435,20 +617,37 @@ func histc(x []float32, B int, lo, hi float32) ([]float32, error) {
 // n/2) or b - step*(n-1-i), each rounded once.
 func linspace(a, b float32, n int) []float32 {
 	out := make([]float32, n)
-	if n == 1 {
-		out[0] = a
-		return out
-	}
-	step := (b - a) / float32(n-1)
-	half := n / 2
-	for i := 0; i < n; i++ {
-		if i < half {
-			out[i] = fusedRound32(float64(a), float64(step)*float64(i))
-		} else {
-			out[i] = fusedRound32(float64(b), -(float64(step) * float64(n-1-i)))
-		}
+	l := newLinspace(a, b, n)
+	for i := range out {
+		out[i] = l.at(i)
 	}
 	return out
+}
+
+// linspacer computes linspace's elements one at a time.
+type linspacer struct {
+	a, b, step float64
+	n, half    int
+}
+
+func newLinspace(a, b float32, n int) linspacer {
+	l := linspacer{a: float64(a), b: float64(b), n: n, half: n / 2}
+	if n > 1 {
+		l.step = float64((b - a) / float32(n-1))
+	}
+	return l
+}
+
+// at is element i of torch.linspace(a, b, n).
+func (l linspacer) at(i int) float32 {
+	switch {
+	case l.n == 1:
+		return float32(l.a)
+	case i < l.half:
+		return fusedRound32(l.a, l.step*float64(i))
+	default:
+		return fusedRound32(l.b, -(l.step * float64(l.n-1-i)))
+	}
 }
 
 // fusedRound32 rounds the exact sum a + p (both float64, p exact) once to
@@ -456,6 +655,24 @@ func linspace(a, b float32, n int) []float32 {
 // float32 midpoint; then the TwoSum error term decides the direction.
 func fusedRound32(a, p float64) float32 {
 	s := a + p
+	if f, ok := roundNoMid32(s); ok {
+		return f
+	}
+	return fusedRound32Slow(a, p, s)
+}
+
+// roundNoMid32 returns float32(s) and true when s is not a float32
+// midpoint, so that it rounds as the exact sum it stands for does. In
+// float32's normal range (biased float64 exponent 897..1150) a midpoint
+// has the low 29 mantissa bits 1<<28; outside that range ok is false.
+func roundNoMid32(s float64) (float32, bool) {
+	sb := math.Float64bits(s)
+	return float32(s), sb&(1<<29-1) != 1<<28 && (sb>>52&0x7ff)-(1023-126) <= 253
+}
+
+// fusedRound32Slow is fusedRound32 for an s = a + p that may lie on a
+// float32 midpoint.
+func fusedRound32Slow(a, p, s float64) float32 {
 	bb := s - a
 	errTerm := (a - (s - bb)) + (p - bb)
 	f := float32(s)
@@ -481,47 +698,96 @@ func fusedRound32(a, p float64) float32 {
 	return lower
 }
 
-// rebin spreads a histogram over [a, b] into B bins over [lo, hi] through
-// 16 sub-bins per bin (spec 2.5, "rebin").
-func rebin(h []float32, a, b, lo, hi float32) []float32 {
+// rebin sets r to the histogram h over [a, b] spread into len(r) == len(h)
+// bins over [lo, hi] through 16 sub-bins per bin (spec 2.5, "rebin"). The
+// sub-bin start points linspace(a, b, 16*B+1) are computed as they are
+// used; only the B+1 edges are stored (in a pooled buffer).
+func rebin(r, h []float32, a, b, lo, hi float32) {
 	B := len(h)
 	n := B * histogramUpsample
 	w := (b - a) / float32(n)
 	half := float32(0.5 * w)
-	ls := linspace(a, b, n+1)
-	edges := linspace(lo, hi, B+1)
-	r := make([]float32, B)
+	ls := newLinspace(a, b, n+1)
+	eb := getF32(B + 1)
+	defer putF32(eb)
+	edges := eb.v
+	el := newLinspace(lo, hi, B+1)
+	for i := range edges {
+		edges[i] = el.at(i)
+	}
+	clear(r)
 	// bucketize(c, edges, right=True) - 1 is the number of edges <= c,
 	// minus one. For sorted edges a cursor that moves from the previous
 	// midpoint's answer finds the same count as a binary search, in
-	// O(1) steps for increasing midpoints.
+	// O(1) steps for increasing midpoints. The bin being added to stays
+	// in a register while consecutive sub-bins land in it: the same adds
+	// in the same order as r[k] = r[k] + sub each time.
 	sorted := slices.IsSorted(edges)
 	e := 0 // edges[:e] <= c < edges[e:] for the current midpoint
-	for j := 0; j < n; j++ {
-		c := ls[j] + half
-		var k int
-		if sorted && c == c {
-			for e < len(edges) && edges[e] <= c {
-				e++
+	cur, acc := 0, r[0]
+	for i, hv := range h {
+		sub := hv / histogramUpsample
+		for j := i * histogramUpsample; j < (i+1)*histogramUpsample; j++ {
+			// c = linspace(a, b, n+1)[j] + half (linspacer.at, inlined)
+			// (the products are exact; float64() keeps them unfused anyway)
+			x, p := ls.a, float64(ls.step*float64(j))
+			if j >= ls.half {
+				x, p = ls.b, -float64(ls.step*float64(ls.n-1-j))
 			}
-			for e > 0 && edges[e-1] > c {
-				e--
+			c, ok := roundNoMid32(x + p)
+			if !ok {
+				c = fusedRound32Slow(x, p, x+p)
 			}
-			k = e - 1
-		} else {
-			k = sort.Search(len(edges), func(i int) bool { return edges[i] > c }) - 1
+			c = c + half
+			var k int
+			if sorted && c == c {
+				for e < len(edges) && edges[e] <= c {
+					e++
+				}
+				for e > 0 && edges[e-1] > c {
+					e--
+				}
+				k = e - 1
+			} else {
+				k = sort.Search(len(edges), func(i int) bool { return edges[i] > c }) - 1
+			}
+			k = max(0, min(B-1, k))
+			if k != cur {
+				r[cur] = acc
+				cur, acc = k, r[k]
+			}
+			acc = acc + sub
 		}
-		k = max(0, min(B-1, k))
-		sub := h[j/histogramUpsample] / histogramUpsample
-		r[k] = r[k] + sub
 	}
-	return r
+	r[cur] = acc
 }
+
+// f32Buf holds a pooled float32 buffer.
+type f32Buf struct{ v []float32 }
+
+// f32Pool recycles histogram-sized buffers between observations.
+var f32Pool sync.Pool
+
+// getF32 returns a buffer of n elements with arbitrary contents.
+func getF32(n int) *f32Buf {
+	if b, _ := f32Pool.Get().(*f32Buf); b != nil && cap(b.v) >= n {
+		b.v = b.v[:n]
+		return b
+	}
+	return &f32Buf{v: make([]float32, n)}
+}
+
+// putF32 returns b to the pool; b must not be used after.
+func putF32(b *f32Buf) { f32Pool.Put(b) }
 
 // atenSum is torch.sum of a contiguous float32 vector in ATen's CPU order
 // (8-lane vectors, four rows, the multi-level cascade of multi_row_sum;
-// spec 2.5, "Primitives").
-func atenSum(v []float32) float32 {
+// spec 2.5, "Primitives"). The level-0 row sums run on sumRows4AVX2 where
+// the CPU has it.
+func atenSum(v []float32) float32 { return atenSumWith(v, useAVX2) }
+
+// atenSumWith is atenSum; simd allows the AVX2 row sums (tests compare).
+func atenSumWith(v []float32, simd bool) float32 {
 	const lanes, nrows, levels = 8, 4, 4
 	n := len(v)
 	V := n / lanes
@@ -545,13 +811,22 @@ func atenSum(v []float32) float32 {
 			dst[l] = dst[l] + src[l]
 		}
 	}
-	i := 0
-	for i+S <= R {
-		for j := 0; j < S; j, i = j+1, i+1 {
+	// rows adds the row groups i0 <= i < i1 into acc[0], group by group.
+	rows := func(i0, i1 int) {
+		if simd && i1 > i0 {
+			sumRows4AVX2(&v[i0*nrows*lanes], i1-i0, &acc[0])
+			return
+		}
+		for i := i0; i < i1; i++ {
 			for k := 0; k < nrows; k++ {
 				addVec(&acc[0][k], nrows*i+k)
 			}
 		}
+	}
+	i := 0
+	for i+S <= R {
+		rows(i, i+S)
+		i += S
 		for j := 1; j < levels; j++ {
 			for k := 0; k < nrows; k++ {
 				addAcc(&acc[j][k], &acc[j-1][k])
@@ -562,11 +837,7 @@ func atenSum(v []float32) float32 {
 			}
 		}
 	}
-	for ; i < R; i++ {
-		for k := 0; k < nrows; k++ {
-			addVec(&acc[0][k], nrows*i+k)
-		}
-	}
+	rows(i, R)
 	for j := 1; j < levels; j++ {
 		for k := 0; k < nrows; k++ {
 			addAcc(&acc[0][k], &acc[j][k])

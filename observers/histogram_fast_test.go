@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"sort"
 	"testing"
+
+	"github.com/fxquant/fxquant/ops/tensor"
 )
 
 // The fast paths of the range search must give the bits of the plain
@@ -166,10 +168,127 @@ func TestRebinMatchesBinarySearch(t *testing.T) {
 		if trial%5 == 0 {
 			lo, hi = a, b+float32(r.Float64()) // the old range at one end
 		}
-		got, want := rebin(h, a, b, lo, hi), refRebin(h, a, b, lo, hi)
+		got := make([]float32, B)
+		rebin(got, h, a, b, lo, hi)
+		want := refRebin(h, a, b, lo, hi)
 		for i := range want {
 			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 				t.Fatalf("B=%d [%g, %g] -> [%g, %g]: bin %d = %g, want %g", B, a, b, lo, hi, i, got[i], want[i])
+			}
+		}
+	}
+}
+
+// refFusedRound32 is fusedRound32 as written before the midpoint bit test:
+// the TwoSum error term for every sum.
+func refFusedRound32(a, p float64) float32 {
+	s := a + p
+	bb := s - a
+	errTerm := (a - (s - bb)) + (p - bb)
+	f := float32(s)
+	if errTerm == 0 || float64(f) == s || math.IsInf(s, 0) {
+		return f
+	}
+	var other float32
+	if float64(f) < s {
+		other = math.Nextafter32(f, float32(math.Inf(1)))
+	} else {
+		other = math.Nextafter32(f, float32(math.Inf(-1)))
+	}
+	if (float64(f)+float64(other))/2 != s {
+		return f
+	}
+	lower, upper := f, other
+	if other < f {
+		lower, upper = other, f
+	}
+	if errTerm > 0 {
+		return upper
+	}
+	return lower
+}
+
+func TestFusedRound32MidpointTest(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	check := func(a, p float64) {
+		t.Helper()
+		got, want := fusedRound32(a, p), refFusedRound32(a, p)
+		if math.Float32bits(got) != math.Float32bits(want) {
+			t.Fatalf("fusedRound32(%v, %v) = %v, want %v", a, p, got, want)
+		}
+	}
+	for i := 0; i < 300000; i++ {
+		e := r.IntN(300) - 150
+		a := float64(float32(r.NormFloat64() * math.Ldexp(1, e)))
+		f := float32(r.NormFloat64() * math.Ldexp(1, e))
+		switch i % 4 {
+		case 0: // p puts the sum near a float32 midpoint next to a
+			g := math.Nextafter32(float32(a), float32(r.NormFloat64()))
+			mid := (a + float64(g)) / 2
+			p := mid - a + float64(r.IntN(3)-1)*math.Ldexp(1, e-60)
+			check(a, p)
+		case 1: // a product step*i as linspace makes
+			check(a, float64(f)*float64(r.IntN(1<<15)))
+		case 2: // near the top of float32's range
+			check(float64(math.MaxFloat32)*r.Float64(), float64(f)*math.Ldexp(1, 100))
+		default:
+			check(a, float64(f))
+		}
+	}
+	for _, c := range [][2]float64{{math.MaxFloat32, math.Ldexp(1, 103)}, {math.Ldexp(1, -126), math.Ldexp(1, -150)},
+		{0, math.Ldexp(1, -150)}, {math.Ldexp(1, -149), math.Ldexp(1, -151)}, {1, math.Ldexp(1, -24)}, {1, -math.Ldexp(1, -25)}} {
+		check(c[0], c[1])
+		check(-c[0], -c[1])
+	}
+}
+
+// TestHistogramPoolNoAliasing runs two observers interleaved (they share
+// the buffer pools) and each alone: the states must agree bit for bit.
+func TestHistogramPoolNoAliasing(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 32))
+	batches := make([][]float32, 12)
+	for k := range batches {
+		batches[k] = make([]float32, 300)
+		for i := range batches[k] {
+			batches[k][i] = float32(r.NormFloat64() * float64(1+k%5))
+		}
+	}
+	batches[3] = []float32{2.5} // a single point, then widening
+	run := func(o *HistogramObserver, k int) {
+		if err := o.Observe(tensor.F32([]int{len(batches[k])}, batches[k]...)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	newObs := func() *HistogramObserver {
+		o, err := NewHistogramObserver(Config{DType: QUInt8, Bins: 257})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	a, b, a1, b1 := newObs(), newObs(), newObs(), newObs()
+	for k := range 6 {
+		run(a, 2*k)
+		run(b, 2*k+1)
+		if _, err := a.CalculateQParams(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for k := range 6 {
+		run(a1, 2*k)
+	}
+	for k := range 6 {
+		run(b1, 2*k+1)
+	}
+	for _, p := range [][2]*HistogramObserver{{a, a1}, {b, b1}} {
+		h, lo, hi := p[0].State()
+		h1, lo1, hi1 := p[1].State()
+		if lo != lo1 || hi != hi1 {
+			t.Fatalf("range [%g, %g], want [%g, %g]", lo, hi, lo1, hi1)
+		}
+		for i := range h {
+			if math.Float32bits(h[i]) != math.Float32bits(h1[i]) {
+				t.Fatalf("bin %d = %g, want %g", i, h[i], h1[i])
 			}
 		}
 	}

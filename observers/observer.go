@@ -194,8 +194,71 @@ func maximum(a, b float32) float32 {
 }
 
 // aminmax returns the min and max of a non-empty slice, NaN if any element
-// is NaN. On ties the first element wins.
+// is NaN. On ties the first element wins. Long slices run on the AVX2
+// kernel where the CPU has it.
 func aminmax(v []float32) (lo, hi float32) {
+	if useAVX2 && len(v) >= minMaxVecLen {
+		if lo, hi, ok := aminmaxAVX2(v); ok {
+			return lo, hi
+		}
+	}
+	return aminmaxGo(v)
+}
+
+// minMaxVecLen is the shortest slice aminmax gives to the AVX2 kernel.
+const minMaxVecLen = 64
+
+// aminmaxAVX2 is aminmax for a slice of at least 8 elements without NaN;
+// ok is false if v holds a NaN. The scalar loop keeps the first element
+// equal to the minimum (the maximum); equal numbers have equal bits except
+// zeros, so a zero result is replaced by v's first zero.
+func aminmaxAVX2(v []float32) (lo, hi float32, ok bool) {
+	nv := len(v) / 8
+	var l, h [8]float32
+	if minMaxAVX2(&v[0], nv, &l, &h) {
+		return 0, 0, false
+	}
+	lo, hi = l[0], h[0]
+	for i := 1; i < 8; i++ {
+		if l[i] < lo {
+			lo = l[i]
+		}
+		if h[i] > hi {
+			hi = h[i]
+		}
+	}
+	for _, e := range v[8*nv:] {
+		if e != e {
+			return 0, 0, false
+		}
+		if e < lo {
+			lo = e
+		}
+		if e > hi {
+			hi = e
+		}
+	}
+	if lo == 0 {
+		lo = firstZero(v)
+	}
+	if hi == 0 {
+		hi = firstZero(v)
+	}
+	return lo, hi, true
+}
+
+// firstZero returns v's first element equal to zero (of either sign).
+func firstZero(v []float32) float32 {
+	for _, e := range v {
+		if e == 0 {
+			return e
+		}
+	}
+	return 0
+}
+
+// aminmaxGo is aminmax element by element.
+func aminmaxGo(v []float32) (lo, hi float32) {
 	lo, hi = v[0], v[0]
 	for _, e := range v[1:] {
 		if e != e {

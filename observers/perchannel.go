@@ -2,6 +2,7 @@ package observers
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/fxquant/fxquant/ops/tensor"
 )
@@ -18,6 +19,8 @@ type PerChannelMinMaxObserver struct {
 	averaging      bool
 	c              float32
 	minVal, maxVal []float32 // empty before data
+	lo, hi         []float32 // Observe's per-batch scratch
+	seen           []bool
 }
 
 var _ Observer = (*PerChannelMinMaxObserver)(nil)
@@ -90,9 +93,11 @@ func (o *PerChannelMinMaxObserver) Observe(x *tensor.Tensor) error {
 	}
 	C := shape[ax]
 	inner := tensor.Numel(shape[ax+1:])
-	lo := make([]float32, C)
-	hi := make([]float32, C)
-	seen := make([]bool, C)
+	if cap(o.lo) < C {
+		o.lo, o.hi, o.seen = make([]float32, C), make([]float32, C), make([]bool, C)
+	}
+	lo, hi, seen := o.lo[:C], o.hi[:C], o.seen[:C]
+	clear(seen)
 	// Each channel's elements are visited in index order, block by block
 	// (outer index, channel, inner run), so the NaN rule (the first NaN
 	// sticks) sees them as a flat walk would.
@@ -100,6 +105,25 @@ func (o *PerChannelMinMaxObserver) Observe(x *tensor.Tensor) error {
 		for ch := range C {
 			run := v[base+ch*inner : base+(ch+1)*inner]
 			l, h := lo[ch], hi[ch]
+			if useAVX2 && len(run) >= minMaxVecLen && (!seen[ch] || l == l) {
+				// aminmax's first-equal rule is the walk's; a NaN-free run
+				// merges into a NaN-free running pair as one more element.
+				if rl, rh, ok := aminmaxAVX2(run); ok {
+					switch {
+					case !seen[ch]:
+						l, h, seen[ch] = rl, rh, true
+					default:
+						if rl < l {
+							l = rl
+						}
+						if rh > h {
+							h = rh
+						}
+					}
+					lo[ch], hi[ch] = l, h
+					continue
+				}
+			}
 			if !seen[ch] {
 				l, h, seen[ch] = run[0], run[0], true
 			}
@@ -121,7 +145,7 @@ func (o *PerChannelMinMaxObserver) Observe(x *tensor.Tensor) error {
 		}
 	}
 	if len(o.minVal) == 0 {
-		o.minVal, o.maxVal = lo, hi
+		o.minVal, o.maxVal = slices.Clone(lo), slices.Clone(hi)
 		return nil
 	}
 	if len(o.minVal) != C {

@@ -51,7 +51,8 @@ var impRules = []importRule{
 	{pkg: "fxgraph", may: impOps, ext: impDominik},
 	{pkg: "fxgraph/interp", may: impJoin([]string{"fxgraph"}, impOps)},
 	{pkg: "fxgraph/...", may: impJoin(impFxgraph, impOps, impAtomic), ext: impDominik},
-	{pkg: "observers", may: impJoin(impFxgraph, impOps)},
+	// observers picks its AVX2 range-search kernel by the CPU's features.
+	{pkg: "observers", may: impJoin(impFxgraph, impOps), ext: []string{"golang.org/x/sys/cpu"}},
 	{pkg: "metadata", may: impJoin(impFxgraph, impOps)},
 	{pkg: "constfold", may: impJoin([]string{"metadata", "fxgraph/interp"}, impFxgraph, impOps)},
 	{pkg: "reftransform", may: impJoin([]string{"metadata"}, impFxgraph, impOps)},
