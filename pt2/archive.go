@@ -541,7 +541,7 @@ func (p *Program) WriteArchive(w io.Writer, reg *ops.Registry) error {
 	recs = append(recs, record{"data/weights/" + model + "_weights_config.json", weightsCfg})
 	recs = append(recs, consts...)
 	recs = append(recs, record{"data/constants/" + model + "_constants_config.json", constCfg})
-	recs = append(recs, record{"models/" + model + ".json", e.w.b.Bytes()})
+	recs = append(recs, record{"models/" + model + ".json", e.w.b})
 	recs = append(recs, record{"data/sample_inputs/" + model + ".pt", p.SampleInputs})
 	names := make([]string, 0, len(p.ExtraFiles))
 	for k := range p.ExtraFiles {
@@ -633,7 +633,7 @@ func payloads(ws []weightEntry, constants bool, prefix, dir string) ([]record, [
 	}
 	cw.endObject()
 	cw.endObject()
-	return recs, cw.b.Bytes(), nil
+	return recs, cw.b, nil
 }
 
 // metaFromTensor is serialize_tensor_meta of a stored tensor: its dtype,

@@ -111,16 +111,15 @@ func withCustomHandle(s string, h int) string {
 	if len(out) == 0 {
 		return ""
 	}
-	var b bytes.Buffer
-	b.WriteByte('{')
+	b := []byte{'{'}
 	for i, e := range out {
 		if i > 0 {
-			b.WriteString(", ")
+			b = append(b, ", "...)
 		}
-		writePyString(&b, e.key)
-		b.WriteString(": ")
-		b.Write(e.raw)
+		b = appendPyString(b, e.key)
+		b = append(b, ": "...)
+		b = append(b, e.raw...)
 	}
-	b.WriteByte('}')
-	return b.String()
+	b = append(b, '}')
+	return string(b)
 }

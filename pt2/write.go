@@ -51,7 +51,7 @@ func (p *Program) EncodeJSON(reg *ops.Registry) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return e.w.b.Bytes(), nil
+	return e.w.b, nil
 }
 
 func (p *Program) encode(reg *ops.Registry, needWeights bool) (*encoder, error) {
@@ -502,7 +502,7 @@ func (e *encoder) graph() error {
 			return fmt.Errorf("node %q: %s nodes cannot be serialized; inline or remove them first", n.Name(), n.Op())
 		}
 	}
-	nodesJSON := e.w.b.Bytes()
+	nodesJSON := e.w.b
 	e.w = saved
 	w = e.w
 	w.key("outputs")
@@ -523,7 +523,7 @@ func (e *encoder) graph() error {
 	w.endArray()
 	w.key("nodes")
 	w.beginArray()
-	w.b.Write(nodesJSON)
+	w.b = append(w.b, nodesJSON...)
 	w.first[len(w.first)-1] = len(nodesJSON) == 0
 	w.endArray()
 	w.key("tensor_values")

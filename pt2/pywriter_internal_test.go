@@ -1,0 +1,146 @@
+package pt2
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// refPyString is the writer's former quoting, rune by rune through
+// fmt: the reference appendPyString must match byte for byte.
+func refPyString(s string) string {
+	var b bytes.Buffer
+	b.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '"':
+			b.WriteString(`\"`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\t':
+			b.WriteString(`\t`)
+		case '\b':
+			b.WriteString(`\b`)
+		case '\f':
+			b.WriteString(`\f`)
+		default:
+			switch {
+			case r < 0x20 || r == 0x7f:
+				fmt.Fprintf(&b, `\u%04x`, r)
+			case r < utf8.RuneSelf:
+				b.WriteRune(r)
+			case r > 0xFFFF:
+				r1, r2 := utf16.EncodeRune(r)
+				fmt.Fprintf(&b, `\u%04x\u%04x`, r1, r2)
+			default:
+				fmt.Fprintf(&b, `\u%04x`, r)
+			}
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// refPyFloatRepr is the writer's former float formatting, through strings
+// and fmt.
+func refPyFloatRepr(v float64) string {
+	s := strconv.FormatFloat(v, 'e', -1, 64)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	mant, expStr, _ := strings.Cut(s, "e")
+	exp, _ := strconv.Atoi(expStr)
+	digits := strings.Replace(mant, ".", "", 1)
+	var out string
+	if exp >= -4 && exp < 16 {
+		if exp >= 0 {
+			intPart := digits
+			frac := ""
+			if len(digits) > exp+1 {
+				intPart, frac = digits[:exp+1], digits[exp+1:]
+			} else {
+				intPart += strings.Repeat("0", exp+1-len(digits))
+			}
+			if frac == "" {
+				frac = "0"
+			}
+			out = intPart + "." + frac
+		} else {
+			out = "0." + strings.Repeat("0", -exp-1) + digits
+		}
+	} else {
+		m := digits[:1]
+		if len(digits) > 1 {
+			m += "." + digits[1:]
+		}
+		sign := "+"
+		if exp < 0 {
+			sign = "-"
+			exp = -exp
+		}
+		out = fmt.Sprintf("%se%s%02d", m, sign, exp)
+	}
+	if neg {
+		out = "-" + out
+	}
+	return out
+}
+
+func TestAppendPyStringMatchesReference(t *testing.T) {
+	cases := []string{"", "x", `a"b\c`, "\n\r\t\b\f\x00\x1f\x7f", "é", "€ and 😀", "\xff\xfe", "a\xc3", "\u2028",
+		"\ufffd", "mixed \"quotes\" and \\ and \x01 and ü and 𝄞 end"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	alphabet := []rune{'a', 'Z', '0', ' ', '"', '\\', '\n', 0, 0x1f, 0x7f, 0x80, 0xe9, 0x7ff, 0x800, 0xfffd, 0xffff, 0x10000, 0x1f600, 0x10ffff}
+	for range 2000 {
+		var sb strings.Builder
+		for range rng.IntN(20) {
+			switch rng.IntN(6) {
+			case 0:
+				sb.WriteByte(byte(rng.IntN(256))) // often invalid UTF-8
+			default:
+				sb.WriteRune(alphabet[rng.IntN(len(alphabet))])
+			}
+		}
+		cases = append(cases, sb.String())
+	}
+	for _, s := range cases {
+		if got, want := string(appendPyString(nil, s)), refPyString(s); got != want {
+			t.Fatalf("appendPyString(%q) = %s, want %s", s, got, want)
+		}
+	}
+}
+
+func TestAppendPyFloatReprMatchesReference(t *testing.T) {
+	cases := []float64{0, math.Copysign(0, -1), 1, -1, 0.1, 0.02, 1e-4, 9.999e-5, 1e-5, 1e15, 9999999999999998, 1e16, 1e17, 123456789012345678,
+		1.1920928955078125e-07, math.MaxFloat64, math.SmallestNonzeroFloat64, -math.MaxFloat32, 1e100, 1e-100, 12345.678, 0.5, 3}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 20000 {
+		var v float64
+		switch rng.IntN(3) {
+		case 0:
+			v = math.Float64frombits(rng.Uint64())
+		case 1:
+			v = float64(math.Float32frombits(rng.Uint32()))
+		default:
+			v = (rng.Float64() - 0.5) * math.Pow(10, float64(rng.IntN(44)-22))
+		}
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			continue
+		}
+		cases = append(cases, v)
+	}
+	for _, v := range cases {
+		if got, want := string(appendPyFloatRepr(nil, v)), refPyFloatRepr(v); got != want {
+			t.Fatalf("appendPyFloatRepr(%v) = %s, want %s", v, got, want)
+		}
+	}
+}
