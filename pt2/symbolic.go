@@ -682,14 +682,14 @@ func (b *builder) symScalarNode(o *object, op string) error {
 // as torch.export does.
 func (e *encoder) symScalarNode(n *fxgraph.Node, c ops.Callable) error {
 	w := e.w
-	where := fmt.Sprintf("node %q (operator.%s)", n.Name(), c.Name)
+	where := e.root(site{kind: siteSymNode, node: n, text: c.Name})
 	w.beginObject()
 	w.key("target")
 	w.str("_operator." + c.Name)
 	w.key("inputs")
 	w.beginArray()
 	if arity, _ := ops.SymScalarArity(c); len(n.Args()) != arity || len(n.Kwargs()) > 0 {
-		return fmt.Errorf("%s: want %d positional arguments", where, arity)
+		return fmt.Errorf("%s: want %d positional arguments", e.loc(where), arity)
 	}
 	for i, a := range n.Args() {
 		w.beginObject()
@@ -701,13 +701,13 @@ func (e *encoder) symScalarNode(n *fxgraph.Node, c ops.Callable) error {
 			w.writeSymInt(nil, x)
 		case *fxgraph.Node:
 			if !isSym(x.Type()) {
-				return fmt.Errorf("%s: argument %d: %s is not a symbolic int", where, i, x.Name())
+				return fmt.Errorf("%s: argument %d: %s is not a symbolic int", e.loc(where), i, x.Name())
 			}
 			if err := e.nodeRef(x, where); err != nil {
 				return err
 			}
 		default:
-			return fmt.Errorf("%s: argument %d: want an int or a SymInt node, got %v", where, i, a)
+			return fmt.Errorf("%s: argument %d: want an int or a SymInt node, got %v", e.loc(where), i, a)
 		}
 		w.key("kind")
 		w.int(1)

@@ -38,6 +38,8 @@ type encoder struct {
 	needWeights bool
 	// syms renders new symbolic sizes (made on first use).
 	syms *symWriter
+	// sites is the stack of places being written, for errors (site.go).
+	sites []site
 }
 
 // EncodeJSON returns the program as an ExportedProgram JSON document, laid
@@ -294,10 +296,10 @@ func (e *encoder) name(n *fxgraph.Node) string {
 // defineTensor records a tensor value for tensor_values under its
 // serialized name; goName is the node's name in the graph, which keys the
 // tensor metadata kept from reading ("" for none).
-func (e *encoder) defineTensor(name, goName string, typ ops.Type, requiresGrad bool, where string) error {
+func (e *encoder) defineTensor(name, goName string, typ ops.Type, requiresGrad bool, where siteID) error {
 	tt, ok := typ.(ops.TensorType)
 	if !ok {
-		return fmt.Errorf("%s: tensor %q has type %v, want a tensor type", where, name, typ)
+		return fmt.Errorf("%s: tensor %q has type %v, want a tensor type", e.loc(where), name, typ)
 	}
 	if _, dup := e.tvMeta[name]; dup {
 		return nil
@@ -311,7 +313,7 @@ func (e *encoder) defineTensor(name, goName string, typ ops.Type, requiresGrad b
 			m, err = metaFromType(tt, requiresGrad)
 		}
 		if err != nil {
-			return fmt.Errorf("%s: tensor %q: %w", where, name, err)
+			return fmt.Errorf("%s: tensor %q: %w", e.loc(where), name, err)
 		}
 	}
 	e.tvMeta[name] = m
@@ -470,7 +472,7 @@ func (e *encoder) graph() error {
 				t := v.(*tensor.Tensor)
 				typ = ops.TensorType{Shape: ops.ShapeInts(t.Shape()), Elem: ops.Scalar{DType: t.DType()}}
 			}
-			if err := e.defineTensor(s.Name, goName, typ, s.Kind == Parameter, fmt.Sprintf("input %q", s.Name)); err != nil {
+			if err := e.defineTensor(s.Name, goName, typ, s.Kind == Parameter, e.root(site{kind: siteInput, text: s.Name})); err != nil {
 				return err
 			}
 			writeTensorArg(w, "as_tensor", s.Name)
@@ -516,7 +518,7 @@ func (e *encoder) graph() error {
 		return fmt.Errorf("output node returns %d values but the signature lists %d outputs", len(results), len(e.p.Signature.Outputs))
 	}
 	for i, r := range results {
-		if err := e.value(r, nil, fmt.Sprintf("output %d", i)); err != nil {
+		if err := e.value(r, nil, e.root(site{kind: siteOutput, i: i})); err != nil {
 			return err
 		}
 	}
@@ -658,7 +660,7 @@ func (e *encoder) node(n *fxgraph.Node) error {
 		}
 	}
 	schema, _ := e.reg.Schema(ov)
-	where := fmt.Sprintf("node %q (%s)", n.Name(), ov)
+	where := e.root(site{kind: siteNode, node: n, ov: ov})
 	w.beginObject()
 	w.key("target")
 	w.str(operatorName(ov))
@@ -709,7 +711,7 @@ func (e *encoder) node(n *fxgraph.Node) error {
 // results writes the outputs of a multi-result node from its getitem
 // users: unused tensor results are named "<node>_unused_<i>", None results
 // are as_none.
-func (e *encoder) results(n *fxgraph.Node, list bool, where string) error {
+func (e *encoder) results(n *fxgraph.Node, list bool, where siteID) error {
 	w := e.w
 	var elems []ops.Type
 	if tt, ok := n.Type().(ops.TupleType); ok {
@@ -748,13 +750,13 @@ func (e *encoder) results(n *fxgraph.Node, list bool, where string) error {
 		}
 		if name == "" {
 			if list {
-				return fmt.Errorf("%s: result %d of a Tensor[] return has no value", where, i)
+				return fmt.Errorf("%s: result %d of a Tensor[] return has no value", e.loc(where), i)
 			}
 			writeConstant(w, nil)
 			continue
 		}
 		if _, ok := typ.(ops.TupleType); ok {
-			return fmt.Errorf("%s: nested result %d cannot be serialized", where, i)
+			return fmt.Errorf("%s: nested result %d cannot be serialized", e.loc(where), i)
 		}
 		if err := e.defineTensor(name, goName, typ, false, where); err != nil {
 			return err
@@ -775,16 +777,18 @@ func (e *encoder) results(n *fxgraph.Node, list bool, where string) error {
 // inputsOf writes a node's NamedArguments, following torch.export's
 // serialize_inputs: schema order, kwargs by name (kind 2), args by
 // position (kind 1), omitted arguments left out.
-func (e *encoder) inputsOf(n *fxgraph.Node, schema *ops.Schema, where string) error {
+func (e *encoder) inputsOf(n *fxgraph.Node, schema *ops.Schema, where siteID) error {
 	w := e.w
 	named := func(name string, v ops.Value, kind int64, at *ops.ArgType, emptyTag string) error {
 		w.beginObject()
 		w.key("name")
 		w.str(name)
 		w.key("arg")
-		if err := e.value(v, at, fmt.Sprintf("%s: argument %q", where, name), emptyTag); err != nil {
+		arg := e.child(where, site{kind: siteArg, text: name})
+		if err := e.value(v, at, arg, emptyTag); err != nil {
 			return err
 		}
+		e.drop(arg)
 		w.key("kind")
 		w.int(kind)
 		w.endObject()
@@ -793,11 +797,11 @@ func (e *encoder) inputsOf(n *fxgraph.Node, schema *ops.Schema, where string) er
 	if schema != nil {
 		for _, kw := range n.Kwargs() {
 			if schema.ArgIndex(kw.Name) < 0 {
-				return fmt.Errorf("%s: schema has no argument %q", where, kw.Name)
+				return fmt.Errorf("%s: schema has no argument %q", e.loc(where), kw.Name)
 			}
 		}
 		if len(n.Args()) > schema.NumPositional() && !schema.VarArgs {
-			return fmt.Errorf("%s: %d positional arguments, schema takes %d", where, len(n.Args()), schema.NumPositional())
+			return fmt.Errorf("%s: %d positional arguments, schema takes %d", e.loc(where), len(n.Args()), schema.NumPositional())
 		}
 		pos := 0
 		for i, a := range schema.Args {
@@ -819,7 +823,7 @@ func (e *encoder) inputsOf(n *fxgraph.Node, schema *ops.Schema, where string) er
 	}
 	info, ok := e.p.opaque[n]
 	if !ok || len(info.args) != len(n.Args())+len(n.Kwargs()) {
-		return fmt.Errorf("%s: %w: no schema and no recorded argument names", where, ErrUnknownOp)
+		return fmt.Errorf("%s: %w: no schema and no recorded argument names", e.loc(where), ErrUnknownOp)
 	}
 	for i, v := range n.Args() {
 		if err := named(info.args[i].Name, v, 1, nil, info.args[i].EmptyTag); err != nil {
@@ -850,28 +854,29 @@ func operatorName(o ops.Overload) string {
 // serialize_hoo_inputs does (HOPs have no schema): each positional
 // argument with an empty name and kind 1, then each keyword argument by
 // name with kind 2.
-func (e *encoder) hopInputs(n *fxgraph.Node, where string) error {
+func (e *encoder) hopInputs(n *fxgraph.Node, where siteID) error {
 	w := e.w
-	named := func(name string, v ops.Value, kind int64, at string) error {
+	named := func(name string, v ops.Value, kind int64, at siteID) error {
 		w.beginObject()
 		w.key("name")
 		w.str(name)
 		w.key("arg")
-		if err := e.value(v, nil, fmt.Sprintf("%s: %s", where, at)); err != nil {
+		if err := e.value(v, nil, at); err != nil {
 			return err
 		}
+		e.drop(at)
 		w.key("kind")
 		w.int(kind)
 		w.endObject()
 		return nil
 	}
 	for i, v := range n.Args() {
-		if err := named("", v, 1, fmt.Sprintf("positional argument %d", i)); err != nil {
+		if err := named("", v, 1, e.child(where, site{kind: sitePositional, i: i})); err != nil {
 			return err
 		}
 	}
 	for _, kw := range n.Kwargs() {
-		if err := named(kw.Name, kw.Value, 2, fmt.Sprintf("argument %q", kw.Name)); err != nil {
+		if err := named(kw.Name, kw.Value, 2, e.child(where, site{kind: siteArg, text: kw.Name})); err != nil {
 			return err
 		}
 	}
@@ -880,7 +885,7 @@ func (e *encoder) hopInputs(n *fxgraph.Node, where string) error {
 
 // value writes one Argument union for v. at is the schema type when
 // known; emptyTag is the tag recorded for an empty list of an opaque op.
-func (e *encoder) value(v ops.Value, at *ops.ArgType, where string, emptyTag ...string) error {
+func (e *encoder) value(v ops.Value, at *ops.ArgType, where siteID, emptyTag ...string) error {
 	w := e.w
 	switch x := v.(type) {
 	case nil, int64, bool, string:
@@ -893,7 +898,7 @@ func (e *encoder) value(v ops.Value, at *ops.ArgType, where string, emptyTag ...
 		return e.nodeRef(x, where)
 	case tensor.DType:
 		if x.SerdeCode() == 0 {
-			return fmt.Errorf("%s: dtype %s has no ScalarType in the export format", where, x)
+			return fmt.Errorf("%s: dtype %s has no ScalarType in the export format", e.loc(where), x)
 		}
 		w.oneKey("as_scalar_type", func() { w.int(int64(x.SerdeCode())) })
 		return nil
@@ -924,9 +929,9 @@ func (e *encoder) value(v ops.Value, at *ops.ArgType, where string, emptyTag ...
 		w.oneKey("as_operator", func() { w.str(operatorName(x)) })
 		return nil
 	case ops.Packet:
-		return fmt.Errorf("%s: operator %s is a packet: PyTorch serializes only an OpOverload (want e.g. %s)", where, x, x.Default())
+		return fmt.Errorf("%s: operator %s is a packet: PyTorch serializes only an OpOverload (want e.g. %s)", e.loc(where), x, x.Default())
 	case ops.Callable:
-		return fmt.Errorf("%s: function %s cannot be serialized as an operator argument (want an OpOverload)", where, x)
+		return fmt.Errorf("%s: function %s cannot be serialized as an operator argument (want an OpOverload)", e.loc(where), x)
 	case ops.List:
 		return e.list(x, at, where, emptyTag...)
 	case ops.Tuple:
@@ -937,21 +942,23 @@ func (e *encoder) value(v ops.Value, at *ops.ArgType, where string, emptyTag ...
 		w.beginObject()
 		for i, k := range x.Keys {
 			w.key(k)
-			if err := e.value(x.Values[i], nil, fmt.Sprintf("%s[%q]", where, k)); err != nil {
+			at := e.child(where, site{kind: siteKey, text: k})
+			if err := e.value(x.Values[i], nil, at); err != nil {
 				return err
 			}
+			e.drop(at)
 		}
 		w.endObject()
 		w.endObject()
 		return nil
 	}
-	return fmt.Errorf("%s: value of Go type %T cannot be serialized", where, v)
+	return fmt.Errorf("%s: value of Go type %T cannot be serialized", e.loc(where), v)
 }
 
-func (e *encoder) nodeRef(n *fxgraph.Node, where string) error {
+func (e *encoder) nodeRef(n *fxgraph.Node, where siteID) error {
 	w := e.w
 	if n.Erased() || n.Graph() != e.p.Graph {
-		return fmt.Errorf("%s: reference to a node outside the graph (%s)", where, n)
+		return fmt.Errorf("%s: reference to a node outside the graph (%s)", e.loc(where), n)
 	}
 	if isSym(n.Type()) {
 		tag := map[string]string{"SymInt": "as_sym_int", "SymBool": "as_sym_bool", "SymFloat": "as_sym_float"}[n.Type().(ops.PyType).Name]
@@ -962,26 +969,25 @@ func (e *encoder) nodeRef(n *fxgraph.Node, where string) error {
 		return nil
 	}
 	if _, ok := n.Type().(ops.TensorType); !ok && n.Op() != fxgraph.GetAttr {
-		return fmt.Errorf("%s: %s has type %v, want a tensor", where, n, n.Type())
+		return fmt.Errorf("%s: %s has type %v, want a tensor", e.loc(where), n, n.Type())
 	}
 	writeTensorArg(w, "as_tensor", e.name(n))
 	return nil
 }
 
-func (e *encoder) list(l ops.List, at *ops.ArgType, where string, emptyTag ...string) error {
+func (e *encoder) list(l ops.List, at *ops.ArgType, where siteID, emptyTag ...string) error {
 	w := e.w
 	tag := listTag(l, at)
 	if len(l) == 0 && len(emptyTag) > 0 && emptyTag[0] != "" {
 		tag = emptyTag[0]
 	}
 	if tag == "" {
-		return fmt.Errorf("%s: list %v mixes kinds the format cannot hold", where, l)
+		return fmt.Errorf("%s: list %v mixes kinds the format cannot hold", e.loc(where), l)
 	}
 	w.beginObject()
 	w.key(tag)
 	w.beginArray()
 	for i, v := range l {
-		ip := fmt.Sprintf("%s[%d]", where, i)
 		switch tag {
 		case "as_ints", "as_floats", "as_bools", "as_strings":
 			w.valueScalar(v)
@@ -991,9 +997,13 @@ func (e *encoder) list(l ops.List, at *ops.ArgType, where string, emptyTag ...st
 		case "as_optional_tensors":
 			if v == nil {
 				writeConstant(w, nil)
-			} else if err := e.nodeRef(v.(*fxgraph.Node), ip); err != nil {
+				break
+			}
+			ip := e.child(where, site{kind: siteIndex, i: i})
+			if err := e.nodeRef(v.(*fxgraph.Node), ip); err != nil {
 				return err
 			}
+			e.drop(ip)
 		case "as_sym_ints", "as_sym_floats", "as_sym_bools":
 			if n, ok := v.(*fxgraph.Node); ok {
 				w.oneKey("as_name", func() { w.str(e.name(n)) })
@@ -1185,7 +1195,7 @@ func (e *encoder) signature() error {
 		w.beginObject()
 		w.key("arg")
 		if s.Kind == UserOutput {
-			if err := e.value(results[i], nil, fmt.Sprintf("output %d", i)); err != nil {
+			if err := e.value(results[i], nil, e.root(site{kind: siteOutput, i: i})); err != nil {
 				return err
 			}
 		} else {
