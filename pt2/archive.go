@@ -10,6 +10,7 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/fxquant/fxquant/internal/atomicfile"
@@ -583,8 +584,9 @@ func payloads(ws []weightEntry, constants bool, prefix, dir string) ([]record, [
 		n   int
 		d   tensor.DType
 	}
-	groups := map[key]string{}
-	var cw pyWriter
+	groups := make(map[key]string, len(ws))
+	var sizes, strides []int64
+	cw := pyWriter{b: make([]byte, 0, 1024+400*len(ws)), first: make([]bool, 0, 4)}
 	cw.beginObject()
 	cw.key("config")
 	cw.beginObject()
@@ -603,21 +605,36 @@ func payloads(ws []weightEntry, constants bool, prefix, dir string) ([]record, [
 		}
 		path, ok := groups[k]
 		if !ok || sv.Len() == 0 {
-			path = fmt.Sprintf("%s%d", prefix, len(recs))
+			path = prefix + strconv.Itoa(len(recs))
 			groups[k] = path
-			whole, err := t.NewView([]int{sv.Len()}, []int{1}, 0)
-			if err != nil {
-				return nil, nil, fmt.Errorf("%q: %w", we.FQN, err)
-			}
+			// the storage's own bytes where the host's layout is the
+			// format's (no copy), else the storage written out
 			data, shared := tensor.StorageBytes(t)
 			if !shared {
+				whole, err := t.NewView([]int{sv.Len()}, []int{1}, 0)
+				if err != nil {
+					return nil, nil, fmt.Errorf("%q: %w", we.FQN, err)
+				}
 				data = whole.Bytes()
 			}
 			recs = append(recs, record{dir + path, data})
 		}
-		m, err := metaFromTensor(t, we.Info)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%q: %w", we.FQN, err)
+		// serialize_tensor_meta of the stored tensor: its dtype, sizes,
+		// strides and storage offset, with the payload's requires_grad
+		// and device
+		if t.DType().SerdeCode() == 0 {
+			return nil, nil, fmt.Errorf("%q: dtype %s has no ScalarType in the export format", we.FQN, t.DType())
+		}
+		sizes, strides = sizes[:0], strides[:0]
+		for _, d := range t.Shape() {
+			sizes = append(sizes, int64(d))
+		}
+		for _, d := range t.Strides() {
+			strides = append(strides, int64(d))
+		}
+		devType, devIdx := "cpu", (*int64)(nil)
+		if we.Info.Device != "" {
+			devType, devIdx = splitDevice(ops.Device(we.Info.Device))
 		}
 		cw.key(we.FQN)
 		cw.beginObject()
@@ -628,30 +645,12 @@ func payloads(ws []weightEntry, constants bool, prefix, dir string) ([]record, [
 		cw.key("use_pickle")
 		cw.bool(false)
 		cw.key("tensor_meta")
-		cw.tensorMeta(m)
+		cw.staticMeta(t.DType(), sizes, strides, int64(t.Offset()), we.Info.RequiresGrad, devType, devIdx, int64(ops.LayoutStrided))
 		cw.endObject()
 	}
 	cw.endObject()
 	cw.endObject()
 	return recs, cw.b, nil
-}
-
-// metaFromTensor is serialize_tensor_meta of a stored tensor: its dtype,
-// sizes, strides and storage offset, with the payload's requires_grad and
-// device.
-func metaFromTensor(t *tensor.Tensor, info TensorInfo) (tensorMeta, error) {
-	m, err := metaFromType(ops.TensorType{Shape: ops.ShapeInts(t.Shape()), Elem: ops.Scalar{DType: t.DType()}}, info.RequiresGrad)
-	if err != nil {
-		return m, err
-	}
-	for i, s := range t.Strides() {
-		m.Strides[i] = int64(s)
-	}
-	m.StorageOffset = int64(t.Offset())
-	if info.Device != "" {
-		m.DeviceType, m.DeviceIndex = splitDevice(ops.Device(info.Device))
-	}
-	return m, nil
 }
 
 // WriteFile writes p as a PT2 archive at name; the root folder is the

@@ -403,6 +403,8 @@ type pyWriter struct {
 	first []bool
 	// pendingKey is set between a key and its value.
 	pendingKey bool
+	// scratch is space for text formatted before it is quoted.
+	scratch []byte
 }
 
 func (w *pyWriter) sep() {
@@ -470,6 +472,12 @@ func (w *pyWriter) key(k string) {
 }
 
 func (w *pyWriter) str(s string) {
+	w.valuePrefix()
+	w.b = appendPyString(w.b, s)
+}
+
+// strBytes writes s as a string.
+func (w *pyWriter) strBytes(s []byte) {
 	w.valuePrefix()
 	w.b = appendPyString(w.b, s)
 }
@@ -610,7 +618,7 @@ var pyPlain = func() (t [utf8.RuneSelf]bool) {
 // '"', '\\' and \n \r \t \b \f, \u00XX for other control characters and
 // DEL, \uXXXX for non-ASCII (a surrogate pair above U+FFFF; invalid UTF-8
 // as \ufffd, as Go decodes it). Runs of plain bytes are copied at once.
-func appendPyString(b []byte, s string) []byte {
+func appendPyString[S string | []byte](b []byte, s S) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -643,7 +651,7 @@ func appendPyString(b []byte, s string) []byte {
 			start = i
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
+		r, size := decodeRune(s[i:])
 		if r > 0xFFFF {
 			r1, r2 := utf16.EncodeRune(r)
 			b = appendU4(appendU4(b, r1), r2)
@@ -655,6 +663,17 @@ func appendPyString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// decodeRune is utf8.DecodeRune for a string or bytes.
+func decodeRune[S string | []byte](s S) (rune, int) {
+	switch x := any(s).(type) {
+	case string:
+		return utf8.DecodeRuneInString(x)
+	case []byte:
+		return utf8.DecodeRune(x)
+	}
+	return utf8.RuneError, 1
 }
 
 // appendU4 appends the escape \uXXXX of r (at most 0xFFFF), lower-case.

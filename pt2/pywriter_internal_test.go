@@ -116,6 +116,9 @@ func TestAppendPyStringMatchesReference(t *testing.T) {
 		if got, want := string(appendPyString(nil, s)), refPyString(s); got != want {
 			t.Fatalf("appendPyString(%q) = %s, want %s", s, got, want)
 		}
+		if got, want := string(appendPyString(nil, []byte(s))), refPyString(s); got != want {
+			t.Fatalf("appendPyString([]byte(%q)) = %s, want %s", s, got, want)
+		}
 	}
 }
 
@@ -142,5 +145,32 @@ func TestAppendPyFloatReprMatchesReference(t *testing.T) {
 		if got, want := string(appendPyFloatRepr(nil, v)), refPyFloatRepr(v); got != want {
 			t.Fatalf("appendPyFloatRepr(%v) = %s, want %s", v, got, want)
 		}
+	}
+}
+
+// TestPlainCustomHandleMatchesDecoder checks the decoder-free reading of
+// {"numeric_debug_handle": N} against the JSON decoder's on the texts it
+// accepts and on near misses it must leave to the decoder.
+func TestPlainCustomHandleMatchesDecoder(t *testing.T) {
+	cases := []string{`{"numeric_debug_handle": 7}`, `{"numeric_debug_handle": 123456789012345678}`,
+		`{"numeric_debug_handle": 1234567890123456789}`, `{"numeric_debug_handle": 07}`, `{"numeric_debug_handle": 0}`,
+		`{"numeric_debug_handle": -3}`, `{"numeric_debug_handle": 3 }`, `{"numeric_debug_handle":3}`, `{"numeric_debug_handle": }`,
+		`{"numeric_debug_handle": 3}}`, `{"numeric_debug_handle": 3, "a": 1}`, `{"numeric_debug_handle": 1e3}`}
+	for i := range 200 {
+		cases = append(cases, `{"numeric_debug_handle": `+strconv.Itoa(i*7919+1)+`}`)
+	}
+	accepted := 0
+	for _, s := range cases {
+		h, ok := plainCustomHandle(s)
+		if !ok {
+			continue
+		}
+		accepted++
+		if want := decodedCustomHandle(s); h != want {
+			t.Errorf("%s: plain reading %d, decoder %d", s, h, want)
+		}
+	}
+	if accepted < 202 {
+		t.Errorf("the plain reading accepted %d texts, want at least 202", accepted)
 	}
 }

@@ -30,9 +30,12 @@ type encoder struct {
 	inputs  []InputSpec
 	phs     []*fxgraph.Node // graph inputs, parallel to inputs
 	weights []weightEntry
-	// tvOrder lists tensor_values names in definition order.
-	tvOrder []string
-	tvMeta  map[string]tensorMeta
+	// tv holds the tensor_values entries, in definition order; tvSeen
+	// their names.
+	tv     pyWriter
+	tvSeen map[string]struct{}
+	// strides is scratch space for contiguous strides.
+	strides []int64
 	// needWeights makes a missing parameter/buffer/constant tensor an
 	// error (archives need them; the bare JSON does not).
 	needWeights bool
@@ -63,7 +66,16 @@ func (p *Program) encode(reg *ops.Registry, needWeights bool) (*encoder, error) 
 	if p.Graph == nil {
 		return nil, fmt.Errorf("pt2: write: program has no graph")
 	}
-	e := &encoder{p: p, reg: reg, w: &pyWriter{}, names: map[*fxgraph.Node]string{}, tvMeta: map[string]tensorMeta{}, needWeights: needWeights}
+	// One buffer per program, sized from the node count (a converted
+	// program's model.json takes about 700 bytes per node, its
+	// tensor_values about 250 per value).
+	n := p.Graph.Len()
+	e := &encoder{p: p, reg: reg, needWeights: needWeights,
+		w:      &pyWriter{b: make([]byte, 0, 4096+768*n), first: make([]bool, 0, 16)},
+		tv:     pyWriter{b: make([]byte, 0, 1024+256*n), first: []bool{true}},
+		names:  make(map[*fxgraph.Node]string, n),
+		tvSeen: make(map[string]struct{}, n),
+	}
 	if err := e.prepare(); err != nil {
 		return nil, fmt.Errorf("pt2: write: %w", err)
 	}
@@ -92,7 +104,7 @@ func (e *encoder) prepare() error {
 	// Serialized names: the name the program had when read (fxgraph's
 	// namespace renames Python builtins such as "input" to "input_1"),
 	// unless another node already carries it.
-	taken := map[string]bool{}
+	taken := make(map[string]bool, g.Len()+len(specs)+len(e.p.LiftSpecs))
 	for n := range g.All() {
 		taken[n.Name()] = true
 	}
@@ -108,7 +120,8 @@ func (e *encoder) prepare() error {
 	e.inputs = make([]InputSpec, len(specs))
 	copy(e.inputs, specs)
 	e.phs = slices.Clone(phs)
-	byTarget := map[string]string{} // lifted attribute -> input name
+	attrs := g.AttrNames()
+	byTarget := make(map[string]string, len(attrs)+len(specs)) // lifted attribute -> input name
 	for i, s := range e.inputs {
 		e.inputs[i].Name = e.names[phs[i]]
 		if s.Kind == Parameter || s.Kind == Buffer || s.Kind == TensorConstant {
@@ -163,7 +176,7 @@ func (e *encoder) prepare() error {
 		}
 		e.names[n] = name
 	}
-	for _, fqn := range g.AttrNames() {
+	for _, fqn := range attrs {
 		if _, ok := e.p.LiftSpecs[fqn]; !ok {
 			continue
 		}
@@ -187,8 +200,8 @@ func (e *encoder) prepare() error {
 			break
 		}
 	}
-	order := map[string]int{}
-	for i, a := range g.AttrNames() {
+	order := make(map[string]int, len(attrs))
+	for i, a := range attrs {
 		order[a] = i
 	}
 	idx := make([]int, len(lifted))
@@ -301,23 +314,31 @@ func (e *encoder) defineTensor(name, goName string, typ ops.Type, requiresGrad b
 	if !ok {
 		return fmt.Errorf("%s: tensor %q has type %v, want a tensor type", e.loc(where), name, typ)
 	}
-	if _, dup := e.tvMeta[name]; dup {
+	if _, dup := e.tvSeen[name]; dup {
 		return nil
 	}
 	m, ok := e.p.metas[goName]
-	if goName == "" || !ok || m.DType != tt.DType() || !m.sameShape(tt) {
-		var err error
-		if !tt.Static() {
-			m, err = e.symbolic().meta(tt, requiresGrad)
-		} else {
-			m, err = metaFromType(tt, requiresGrad)
-		}
+	switch {
+	case goName != "" && ok && m.DType == tt.DType() && m.sameShape(tt):
+		e.tv.key(name)
+		e.tv.tensorMeta(m)
+	case !tt.Static():
+		m, err := e.symbolic().meta(tt, requiresGrad)
 		if err != nil {
 			return fmt.Errorf("%s: tensor %q: %w", e.loc(where), name, err)
 		}
+		e.tv.key(name)
+		e.tv.tensorMeta(m)
+	default:
+		// metaFromType's entry, written without building it
+		if tt.DType().SerdeCode() == 0 {
+			return fmt.Errorf("%s: tensor %q: dtype %s has no ScalarType in the export format", e.loc(where), name, tt.DType())
+		}
+		e.strides = contiguousStrides(e.strides[:0], tt.Shape)
+		e.tv.key(name)
+		e.tv.staticMeta(tt.DType(), tt.Shape, e.strides, 0, requiresGrad, "cpu", nil, int64(ops.LayoutStrided))
 	}
-	e.tvMeta[name] = m
-	e.tvOrder = append(e.tvOrder, name)
+	e.tvSeen[name] = struct{}{}
 	return nil
 }
 
@@ -483,9 +504,31 @@ func (e *encoder) graph() error {
 	if !ok {
 		return fmt.Errorf("graph has no output node")
 	}
-	// nodes first (they define tensor_values), outputs written after
-	saved := e.w
-	e.w = &pyWriter{first: []bool{true}}
+	// The outputs come before the nodes in the document, but an error in
+	// the nodes is the one reported when both have one (the nodes are
+	// checked first).
+	results, isSeq := ops.Sequence(out.Arg(0))
+	single := !isSeq
+	if single {
+		results = []ops.Value{out.Arg(0)}
+	}
+	var outErr error
+	w.key("outputs")
+	w.beginArray()
+	depth := len(w.first)
+	if len(results) != len(e.p.Signature.Outputs) {
+		outErr = fmt.Errorf("output node returns %d values but the signature lists %d outputs", len(results), len(e.p.Signature.Outputs))
+	} else {
+		for i, r := range results {
+			if outErr = e.value(r, nil, e.root(site{kind: siteOutput, i: i})); outErr != nil {
+				w.first = w.first[:depth]
+				break
+			}
+		}
+	}
+	w.endArray()
+	w.key("nodes")
+	w.beginArray()
 	for n := range g.All() {
 		switch n.Op() {
 		case fxgraph.Placeholder, fxgraph.GetAttr, fxgraph.Output:
@@ -504,36 +547,14 @@ func (e *encoder) graph() error {
 			return fmt.Errorf("node %q: %s nodes cannot be serialized; inline or remove them first", n.Name(), n.Op())
 		}
 	}
-	nodesJSON := e.w.b
-	e.w = saved
-	w = e.w
-	w.key("outputs")
-	w.beginArray()
-	results, isSeq := ops.Sequence(out.Arg(0))
-	single := !isSeq
-	if single {
-		results = []ops.Value{out.Arg(0)}
-	}
-	if len(results) != len(e.p.Signature.Outputs) {
-		return fmt.Errorf("output node returns %d values but the signature lists %d outputs", len(results), len(e.p.Signature.Outputs))
-	}
-	for i, r := range results {
-		if err := e.value(r, nil, e.root(site{kind: siteOutput, i: i})); err != nil {
-			return err
-		}
-	}
 	w.endArray()
-	w.key("nodes")
-	w.beginArray()
-	w.b = append(w.b, nodesJSON...)
-	w.first[len(w.first)-1] = len(nodesJSON) == 0
-	w.endArray()
+	if outErr != nil {
+		return outErr
+	}
 	w.key("tensor_values")
 	w.beginObject()
-	for _, name := range e.tvOrder {
-		w.key(name)
-		w.tensorMeta(e.tvMeta[name])
-	}
+	w.b = append(w.b, e.tv.b...)
+	w.first[len(w.first)-1] = len(e.tv.b) == 0
 	w.endObject()
 	w.key("sym_int_values")
 	if err := e.symIntValues(); err != nil {
@@ -583,10 +604,7 @@ func writeTensorArg(w *pyWriter, tag, name string) {
 func writeNodeMeta(w *pyWriter, n *fxgraph.Node) {
 	w.key("metadata")
 	w.beginObject()
-	for _, m := range serializedMeta(*n.Meta) {
-		w.key(m.K)
-		w.str(m.V)
-	}
+	writeMetaEntries(w, n.Meta)
 	w.endObject()
 }
 
