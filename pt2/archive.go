@@ -584,9 +584,16 @@ func payloads(ws []weightEntry, constants bool, prefix, dir string) ([]record, [
 		n   int
 		d   tensor.DType
 	}
-	groups := make(map[key]string, len(ws))
+	n := 0
+	for _, we := range ws {
+		if we.Const == constants {
+			n++
+		}
+	}
+	groups := make(map[key]int, n) // storage -> record index
 	var sizes, strides []int64
-	cw := pyWriter{b: make([]byte, 0, 1024+400*len(ws)), first: make([]bool, 0, 4)}
+	// about 300 bytes of config per entry
+	cw := pyWriter{b: make([]byte, 0, 64+320*n), first: make([]bool, 0, 4)}
 	cw.beginObject()
 	cw.key("config")
 	cw.beginObject()
@@ -603,10 +610,10 @@ func payloads(ws []weightEntry, constants bool, prefix, dir string) ([]record, [
 		if sv.Len() > 0 {
 			k.ptr = sv.Pointer()
 		}
-		path, ok := groups[k]
+		rec, ok := groups[k]
 		if !ok || sv.Len() == 0 {
-			path = prefix + strconv.Itoa(len(recs))
-			groups[k] = path
+			rec = len(recs)
+			groups[k] = rec
 			// the storage's own bytes where the host's layout is the
 			// format's (no copy), else the storage written out
 			data, shared := tensor.StorageBytes(t)
@@ -617,7 +624,7 @@ func payloads(ws []weightEntry, constants bool, prefix, dir string) ([]record, [
 				}
 				data = whole.Bytes()
 			}
-			recs = append(recs, record{dir + path, data})
+			recs = append(recs, record{"", data}) // named below
 		}
 		// serialize_tensor_meta of the stored tensor: its dtype, sizes,
 		// strides and storage offset, with the payload's requires_grad
@@ -626,8 +633,8 @@ func payloads(ws []weightEntry, constants bool, prefix, dir string) ([]record, [
 			return nil, nil, fmt.Errorf("%q: dtype %s has no ScalarType in the export format", we.FQN, t.DType())
 		}
 		sizes, strides = sizes[:0], strides[:0]
-		for _, d := range t.Shape() {
-			sizes = append(sizes, int64(d))
+		for i := range t.Dim() {
+			sizes = append(sizes, int64(t.Size(i)))
 		}
 		for _, d := range t.Strides() {
 			strides = append(strides, int64(d))
@@ -639,7 +646,8 @@ func payloads(ws []weightEntry, constants bool, prefix, dir string) ([]record, [
 		cw.key(we.FQN)
 		cw.beginObject()
 		cw.key("path_name")
-		cw.str(path)
+		cw.scratch = strconv.AppendInt(append(cw.scratch[:0], prefix...), int64(rec), 10)
+		cw.strBytes(cw.scratch)
 		cw.key("is_param")
 		cw.bool(we.Info.IsParam)
 		cw.key("use_pickle")
@@ -650,7 +658,29 @@ func payloads(ws []weightEntry, constants bool, prefix, dir string) ([]record, [
 	}
 	cw.endObject()
 	cw.endObject()
+	for i, name := range numberedNames(dir+prefix, len(recs)) {
+		recs[i].name = name
+	}
 	return recs, cw.b, nil
+}
+
+// numberedNames returns base+"0", base+"1", ... (n names), cut from one
+// string.
+func numberedNames(base string, n int) []string {
+	ends := make([]int, n)
+	var b []byte
+	for i := range n {
+		b = strconv.AppendInt(append(b, base...), int64(i), 10)
+		ends[i] = len(b)
+	}
+	all := string(b)
+	out := make([]string, n)
+	start := 0
+	for i, end := range ends {
+		out[i] = all[start:end]
+		start = end
+	}
+	return out
 }
 
 // WriteFile writes p as a PT2 archive at name; the root folder is the

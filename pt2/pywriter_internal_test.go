@@ -10,6 +10,8 @@ import (
 	"testing"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/fxquant/fxquant/ops"
 )
 
 // refPyString is the writer's former quoting, rune by rune through
@@ -172,5 +174,18 @@ func TestPlainCustomHandleMatchesDecoder(t *testing.T) {
 	}
 	if accepted < 202 {
 		t.Errorf("the plain reading accepted %d texts, want at least 202", accepted)
+	}
+}
+
+// TestWriterOperatorName checks the operator name spelled in scratch
+// space against operatorName for an overload and a higher-order operator.
+func TestWriterOperatorName(t *testing.T) {
+	for _, o := range []ops.Overload{ops.MustOverload("aten.linear.default"), ops.MustOverload("quantized_decomposed.quantize_per_tensor.tensor"),
+		{Packet: ops.Packet{NS: "higher_order", Name: "cond"}, Name: "default"}} {
+		var w pyWriter
+		w.operatorName(o)
+		if want := string(appendPyString(nil, operatorName(o))); string(w.b) != want {
+			t.Errorf("%v: wrote %s, want %s", o, w.b, want)
+		}
 	}
 }

@@ -67,12 +67,12 @@ func (p *Program) encode(reg *ops.Registry, needWeights bool) (*encoder, error) 
 		return nil, fmt.Errorf("pt2: write: program has no graph")
 	}
 	// One buffer per program, sized from the node count (a converted
-	// program's model.json takes about 700 bytes per node, its
-	// tensor_values about 250 per value).
+	// program's model.json takes about 670 bytes per node, placeholders
+	// included, its tensor_values about 230 per value).
 	n := p.Graph.Len()
 	e := &encoder{p: p, reg: reg, needWeights: needWeights,
-		w:      &pyWriter{b: make([]byte, 0, 4096+768*n), first: make([]bool, 0, 16)},
-		tv:     pyWriter{b: make([]byte, 0, 1024+256*n), first: []bool{true}},
+		w:      &pyWriter{b: make([]byte, 0, 4096+704*n), first: make([]bool, 0, 16)},
+		tv:     pyWriter{b: make([]byte, 0, 1024+240*n), first: []bool{true}},
 		names:  make(map[*fxgraph.Node]string, n),
 		tvSeen: make(map[string]struct{}, n),
 	}
@@ -239,6 +239,9 @@ func (e *encoder) prepare() error {
 	for n := range g.All() {
 		if n.Op() != fxgraph.CallFunction || n.Target() == ops.GetItem {
 			continue
+		}
+		if n.NumUsers() < 2 {
+			continue // no two getitems to fold
 		}
 		seen := map[int64]string{}
 		for _, u := range n.Users() {
@@ -681,7 +684,7 @@ func (e *encoder) node(n *fxgraph.Node) error {
 	where := e.root(site{kind: siteNode, node: n, ov: ov})
 	w.beginObject()
 	w.key("target")
-	w.str(operatorName(ov))
+	w.operatorName(ov)
 	w.key("inputs")
 	w.beginArray()
 	if isHOP(ov) {
@@ -866,6 +869,18 @@ func operatorName(o ops.Overload) string {
 		return "torch.ops.higher_order." + o.Packet.Name
 	}
 	return o.Pretty()
+}
+
+// operatorName writes operatorName(o) as a string, spelled in scratch
+// space.
+func (w *pyWriter) operatorName(o ops.Overload) {
+	w.scratch = append(w.scratch[:0], "torch.ops."...)
+	if isHOP(o) {
+		w.scratch = append(append(w.scratch, "higher_order."...), o.Packet.Name...)
+	} else {
+		w.scratch = append(append(append(append(append(w.scratch, o.Packet.NS...), '.'), o.Packet.Name...), '.'), o.Name...)
+	}
+	w.strBytes(w.scratch)
 }
 
 // hopInputs writes a higher-order operator's inputs as
