@@ -595,7 +595,7 @@ func payloads(ws []weightEntry, constants bool, prefix, dir string) ([]record, [
 	// about 300 bytes of config per entry
 	cw := pyWriter{b: make([]byte, 0, 64+320*n), first: make([]bool, 0, 4)}
 	cw.beginObject()
-	cw.key("config")
+	cw.keyLit("config")
 	cw.beginObject()
 	for _, we := range ws {
 		if we.Const != constants {
@@ -645,14 +645,14 @@ func payloads(ws []weightEntry, constants bool, prefix, dir string) ([]record, [
 		}
 		cw.key(we.FQN)
 		cw.beginObject()
-		cw.key("path_name")
+		cw.keyLit("path_name")
 		cw.scratch = strconv.AppendInt(append(cw.scratch[:0], prefix...), int64(rec), 10)
 		cw.strBytes(cw.scratch)
-		cw.key("is_param")
+		cw.keyLit("is_param")
 		cw.bool(we.Info.IsParam)
-		cw.key("use_pickle")
+		cw.keyLit("use_pickle")
 		cw.bool(false)
-		cw.key("tensor_meta")
+		cw.keyLit("tensor_meta")
 		cw.staticMeta(t.DType(), sizes, strides, int64(t.Offset()), we.Info.RequiresGrad, devType, devIdx, int64(ops.LayoutStrided))
 		cw.endObject()
 	}

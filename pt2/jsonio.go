@@ -464,6 +464,14 @@ func (w *pyWriter) twoKeyStr(outer, inner, s string) {
 	w.b = append(w.b, "}}"...)
 }
 
+// keyLit is key for a key that needs no escaping: a name of the format
+// written as a literal.
+func (w *pyWriter) keyLit(k string) {
+	w.sep()
+	w.b = append(append(append(w.b, '"'), k...), `": `...)
+	w.pendingKey = true
+}
+
 func (w *pyWriter) key(k string) {
 	w.sep()
 	w.b = appendPyString(w.b, k)

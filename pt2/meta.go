@@ -259,24 +259,24 @@ func (w *pyWriter) tensorMeta(m tensorMeta) {
 		return
 	}
 	w.beginObject()
-	w.key("dtype")
+	w.keyLit("dtype")
 	w.int(int64(m.DType.SerdeCode()))
 	var sizes, strides []symInt
 	var offset *symInt
 	if m.Sym != nil {
 		sizes, strides, offset = m.Sym.Sizes, m.Sym.Strides, m.Sym.Offset
 	}
-	w.key("sizes")
+	w.keyLit("sizes")
 	w.symInts(m.Sizes, sizes)
-	w.key("requires_grad")
+	w.keyLit("requires_grad")
 	w.bool(m.RequiresGrad)
-	w.key("device")
+	w.keyLit("device")
 	w.device(m.DeviceType, m.DeviceIndex)
-	w.key("strides")
+	w.keyLit("strides")
 	w.symInts(m.Strides, strides)
-	w.key("storage_offset")
+	w.keyLit("storage_offset")
 	w.writeSymInt(offset, m.StorageOffset)
-	w.key("layout")
+	w.keyLit("layout")
 	w.int(m.Layout)
 	w.endObject()
 }
@@ -284,31 +284,34 @@ func (w *pyWriter) tensorMeta(m tensorMeta) {
 // staticMeta writes a TensorMeta whose sizes, strides and offset are all
 // ints, as tensorMeta writes it.
 func (w *pyWriter) staticMeta(d tensor.DType, sizes, strides []int64, offset int64, requiresGrad bool, devType string, devIdx *int64, layout int64) {
-	w.beginObject()
-	w.key("dtype")
-	w.int(int64(d.SerdeCode()))
-	w.key("sizes")
-	w.intSymInts(sizes)
-	w.key("requires_grad")
-	w.bool(requiresGrad)
-	w.key("device")
-	w.device(devType, devIdx)
-	w.key("strides")
-	w.intSymInts(strides)
-	w.key("storage_offset")
-	w.oneKeyInt("as_int", offset)
-	w.key("layout")
-	w.int(layout)
-	w.endObject()
+	// the keys are plain ASCII: appended as literals
+	w.valuePrefix()
+	b := append(w.b, `{"dtype": `...)
+	b = strconv.AppendInt(b, int64(d.SerdeCode()), 10)
+	b = appendAsInts(append(b, `, "sizes": `...), sizes)
+	b = strconv.AppendBool(append(b, `, "requires_grad": `...), requiresGrad)
+	b = appendPyString(append(b, `, "device": {"type": `...), devType)
+	if devIdx == nil {
+		b = append(b, `, "index": null}`...)
+	} else {
+		b = append(strconv.AppendInt(append(b, `, "index": `...), *devIdx, 10), '}')
+	}
+	b = appendAsInts(append(b, `, "strides": `...), strides)
+	b = append(strconv.AppendInt(append(b, `, "storage_offset": {"as_int": `...), offset, 10), '}')
+	b = append(strconv.AppendInt(append(b, `, "layout": `...), layout, 10), '}')
+	w.b = b
 }
 
-// intSymInts writes a list of SymInts that are all ints.
-func (w *pyWriter) intSymInts(v []int64) {
-	w.beginArray()
-	for _, s := range v {
-		w.oneKeyInt("as_int", s)
+// appendAsInts appends the list [{"as_int": v0}, {"as_int": v1}, ...].
+func appendAsInts(b []byte, v []int64) []byte {
+	b = append(b, '[')
+	for i, x := range v {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = append(strconv.AppendInt(append(b, `{"as_int": `...), x, 10), '}')
 	}
-	w.endArray()
+	return append(b, ']')
 }
 
 // contiguousStrides sets dst to the contiguous strides of shape (a size
@@ -325,9 +328,9 @@ func contiguousStrides(dst, shape []int64) []int64 {
 
 func (w *pyWriter) device(typ string, idx *int64) {
 	w.beginObject()
-	w.key("type")
+	w.keyLit("type")
 	w.str(typ)
-	w.key("index")
+	w.keyLit("index")
 	if idx == nil {
 		w.null()
 	} else {
@@ -490,7 +493,7 @@ func writeMetaEntries(w *pyWriter, m *fxgraph.Meta) {
 			}
 			w.scratch = append(append(append(append(append(w.scratch, e.Key...), ','), e.Path...), ','), e.Type...)
 		}
-		w.key("nn_module_stack")
+		w.keyLit("nn_module_stack")
 		w.strBytes(w.scratch)
 	} else if len(m.Extra) > 0 {
 		add("nn_module_stack", extra("nn_module_stack"))
@@ -503,7 +506,7 @@ func writeMetaEntries(w *pyWriter, m *fxgraph.Meta) {
 			}
 			w.scratch = append(append(append(w.scratch, e.Name...), ','), e.Target...)
 		}
-		w.key("source_fn_stack")
+		w.keyLit("source_fn_stack")
 		w.strBytes(w.scratch)
 	} else if len(m.Extra) > 0 {
 		add("source_fn_stack", extra("source_fn_stack"))

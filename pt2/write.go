@@ -348,59 +348,59 @@ func (e *encoder) defineTensor(name, goName string, typ ops.Type, requiresGrad b
 func (e *encoder) program() error {
 	w := e.w
 	w.beginObject()
-	w.key("graph_module")
+	w.keyLit("graph_module")
 	w.beginObject()
-	w.key("graph")
+	w.keyLit("graph")
 	if err := e.graph(); err != nil {
 		return err
 	}
-	w.key("signature")
+	w.keyLit("signature")
 	if err := e.signature(); err != nil {
 		return err
 	}
-	w.key("module_call_graph")
+	w.keyLit("module_call_graph")
 	if err := e.rawOr(e.p.ModuleCallGraph, e.defaultModuleCallGraph); err != nil {
 		return fmt.Errorf("module_call_graph: %w", err)
 	}
-	w.key("metadata")
+	w.keyLit("metadata")
 	if err := e.rawOr(e.p.GraphModuleMetadata, func() { w.beginObject(); w.endObject() }); err != nil {
 		return err
 	}
-	w.key("treespec_namedtuple_fields")
+	w.keyLit("treespec_namedtuple_fields")
 	if err := e.rawOr(e.p.TreespecNamedtupleFields, func() { w.beginObject(); w.endObject() }); err != nil {
 		return err
 	}
 	w.endObject()
-	w.key("opset_version")
-	if err := e.rawOr(e.p.OpsetVersion, func() { w.beginObject(); w.key("aten"); w.int(10); w.endObject() }); err != nil {
+	w.keyLit("opset_version")
+	if err := e.rawOr(e.p.OpsetVersion, func() { w.beginObject(); w.keyLit("aten"); w.int(10); w.endObject() }); err != nil {
 		return err
 	}
-	w.key("range_constraints")
+	w.keyLit("range_constraints")
 	if syms := e.p.Graph.Symbols(); len(syms) > 0 {
 		w.rangeConstraints(syms)
 	} else if err := e.rawOr(e.p.RangeConstraints, func() { w.beginObject(); w.endObject() }); err != nil {
 		return err
 	}
-	w.key("schema_version")
+	w.keyLit("schema_version")
 	w.beginObject()
-	w.key("major")
+	w.keyLit("major")
 	w.int(WriteVersion.Major)
-	w.key("minor")
+	w.keyLit("minor")
 	w.int(WriteVersion.Minor)
 	w.endObject()
-	w.key("verifiers")
+	w.keyLit("verifiers")
 	w.beginArray()
 	for _, v := range e.p.Verifiers {
 		w.str(v)
 	}
 	w.endArray()
-	w.key("torch_version")
+	w.keyLit("torch_version")
 	tv := e.p.TorchVersion
 	if tv == "" {
 		tv = "2.14.1"
 	}
 	w.str(tv)
-	w.key("guards_code")
+	w.keyLit("guards_code")
 	w.beginArray()
 	for _, s := range e.p.GuardsCode {
 		w.str(s)
@@ -448,21 +448,21 @@ func (e *encoder) defaultModuleCallGraph() {
 	outSpec := `[1, {"type": "builtins.tuple", "context": "null", "children_spec": [` + strings.Join(outLeaves, ", ") + `]}]`
 	w.beginArray()
 	w.beginObject()
-	w.key("fqn")
+	w.keyLit("fqn")
 	w.str("")
-	w.key("signature")
+	w.keyLit("signature")
 	w.beginObject()
-	w.key("inputs")
+	w.keyLit("inputs")
 	w.beginArray()
 	w.endArray()
-	w.key("outputs")
+	w.keyLit("outputs")
 	w.beginArray()
 	w.endArray()
-	w.key("in_spec")
+	w.keyLit("in_spec")
 	w.str(inSpec)
-	w.key("out_spec")
+	w.keyLit("out_spec")
 	w.str(outSpec)
-	w.key("forward_arg_names")
+	w.keyLit("forward_arg_names")
 	w.beginArray()
 	for _, u := range users {
 		w.str(u)
@@ -477,7 +477,7 @@ func (e *encoder) graph() error {
 	w := e.w
 	g := e.p.Graph
 	w.beginObject()
-	w.key("inputs")
+	w.keyLit("inputs")
 	w.beginArray()
 	for i, s := range e.inputs {
 		n := e.phs[i]
@@ -516,7 +516,7 @@ func (e *encoder) graph() error {
 		results = []ops.Value{out.Arg(0)}
 	}
 	var outErr error
-	w.key("outputs")
+	w.keyLit("outputs")
 	w.beginArray()
 	depth := len(w.first)
 	if len(results) != len(e.p.Signature.Outputs) {
@@ -530,7 +530,7 @@ func (e *encoder) graph() error {
 		}
 	}
 	w.endArray()
-	w.key("nodes")
+	w.keyLit("nodes")
 	w.beginArray()
 	for n := range g.All() {
 		switch n.Op() {
@@ -554,24 +554,24 @@ func (e *encoder) graph() error {
 	if outErr != nil {
 		return outErr
 	}
-	w.key("tensor_values")
+	w.keyLit("tensor_values")
 	w.beginObject()
 	w.b = append(w.b, e.tv.b...)
 	w.first[len(w.first)-1] = len(e.tv.b) == 0
 	w.endObject()
-	w.key("sym_int_values")
+	w.keyLit("sym_int_values")
 	if err := e.symIntValues(); err != nil {
 		return err
 	}
-	w.key("sym_bool_values")
+	w.keyLit("sym_bool_values")
 	w.beginObject()
 	w.endObject()
-	w.key("is_single_tensor_return")
+	w.keyLit("is_single_tensor_return")
 	w.bool(single)
-	w.key("custom_obj_values")
+	w.keyLit("custom_obj_values")
 	w.beginObject()
 	w.endObject()
-	w.key("sym_float_values")
+	w.keyLit("sym_float_values")
 	w.beginObject()
 	w.endObject()
 	w.endObject()
@@ -599,13 +599,13 @@ func (e *encoder) checkGetItem(n *fxgraph.Node) error {
 
 // writeTensorArg writes the union {tag: {"name": name}}, a TensorArgument.
 func writeTensorArg(w *pyWriter, tag, name string) {
-	w.oneKey(tag, func() { w.oneKey("name", func() { w.str(name) }) })
+	w.twoKeyStr(tag, "name", name)
 }
 
 // writeNodeMeta writes n's "metadata" entry: its meta as torch.export
 // serializes it.
 func writeNodeMeta(w *pyWriter, n *fxgraph.Node) {
-	w.key("metadata")
+	w.keyLit("metadata")
 	w.beginObject()
 	writeMetaEntries(w, n.Meta)
 	w.endObject()
@@ -614,26 +614,26 @@ func writeNodeMeta(w *pyWriter, n *fxgraph.Node) {
 // writeSymName writes the union {tag: {"as_name": name}}, a symbolic
 // scalar argument (as_sym_int...) that refers to a named value.
 func writeSymName(w *pyWriter, tag, name string) {
-	w.oneKey(tag, func() { w.oneKey("as_name", func() { w.str(name) }) })
+	w.twoKeyStr(tag, "as_name", name)
 }
 
 func writeConstant(w *pyWriter, v ops.Value) {
 	w.beginObject()
 	switch x := v.(type) {
 	case nil:
-		w.key("as_none")
+		w.keyLit("as_none")
 		w.bool(true)
 	case int64:
-		w.key("as_int")
+		w.keyLit("as_int")
 		w.int(x)
 	case float64:
-		w.key("as_float")
+		w.keyLit("as_float")
 		w.float(x)
 	case bool:
-		w.key("as_bool")
+		w.keyLit("as_bool")
 		w.bool(x)
 	case string:
-		w.key("as_string")
+		w.keyLit("as_string")
 		w.str(x)
 	}
 	w.endObject()
@@ -683,9 +683,9 @@ func (e *encoder) node(n *fxgraph.Node) error {
 	schema, _ := e.reg.Schema(ov)
 	where := e.root(site{kind: siteNode, node: n, ov: ov})
 	w.beginObject()
-	w.key("target")
+	w.keyLit("target")
 	w.operatorName(ov)
-	w.key("inputs")
+	w.keyLit("inputs")
 	w.beginArray()
 	if isHOP(ov) {
 		if err := e.hopInputs(n, where); err != nil {
@@ -695,7 +695,7 @@ func (e *encoder) node(n *fxgraph.Node) error {
 		return err
 	}
 	w.endArray()
-	w.key("outputs")
+	w.keyLit("outputs")
 	w.beginArray()
 	form := e.returnForm(n, schema)
 	switch form {
@@ -703,10 +703,11 @@ func (e *encoder) node(n *fxgraph.Node) error {
 		if isSym(n.Type()) {
 			writeSymName(w, "as_sym_int", e.name(n))
 		} else {
-			if err := e.defineTensor(e.name(n), n.Name(), n.Type(), false, where); err != nil {
+			name := e.name(n)
+			if err := e.defineTensor(name, n.Name(), n.Type(), false, where); err != nil {
 				return err
 			}
-			writeTensorArg(w, "as_tensor", e.name(n))
+			writeTensorArg(w, "as_tensor", name)
 		}
 	case "tuple", "list":
 		if err := e.results(n, form == "list", where); err != nil {
@@ -715,7 +716,7 @@ func (e *encoder) node(n *fxgraph.Node) error {
 	}
 	w.endArray()
 	writeNodeMeta(w, n)
-	w.key("is_hop_single_tensor_return")
+	w.keyLit("is_hop_single_tensor_return")
 	if isHOP(ov) {
 		// True when the HOP's result (meta "val") is one tensor.
 		_, single := n.Type().(ops.TensorType)
@@ -723,7 +724,7 @@ func (e *encoder) node(n *fxgraph.Node) error {
 	} else {
 		w.null()
 	}
-	w.key("name")
+	w.keyLit("name")
 	w.str(e.name(n))
 	w.endObject()
 	return nil
@@ -752,7 +753,7 @@ func (e *encoder) results(n *fxgraph.Node, list bool, where siteID) error {
 	}
 	if list {
 		w.beginObject()
-		w.key("as_tensors")
+		w.keyLit("as_tensors")
 		w.beginArray()
 	}
 	for i := int64(0); i <= maxIdx; i++ {
@@ -802,15 +803,15 @@ func (e *encoder) inputsOf(n *fxgraph.Node, schema *ops.Schema, where siteID) er
 	w := e.w
 	named := func(name string, v ops.Value, kind int64, at *ops.ArgType, emptyTag string) error {
 		w.beginObject()
-		w.key("name")
+		w.keyLit("name")
 		w.str(name)
-		w.key("arg")
+		w.keyLit("arg")
 		arg := e.child(where, site{kind: siteArg, text: name})
 		if err := e.value(v, at, arg, emptyTag); err != nil {
 			return err
 		}
 		e.drop(arg)
-		w.key("kind")
+		w.keyLit("kind")
 		w.int(kind)
 		w.endObject()
 		return nil
@@ -891,14 +892,14 @@ func (e *encoder) hopInputs(n *fxgraph.Node, where siteID) error {
 	w := e.w
 	named := func(name string, v ops.Value, kind int64, at siteID) error {
 		w.beginObject()
-		w.key("name")
+		w.keyLit("name")
 		w.str(name)
-		w.key("arg")
+		w.keyLit("arg")
 		if err := e.value(v, nil, at); err != nil {
 			return err
 		}
 		e.drop(at)
-		w.key("kind")
+		w.keyLit("kind")
 		w.int(kind)
 		w.endObject()
 		return nil
@@ -947,11 +948,11 @@ func (e *encoder) value(v ops.Value, at *ops.ArgType, where siteID, emptyTag ...
 		return nil
 	case complex128:
 		w.beginObject()
-		w.key("as_complex")
+		w.keyLit("as_complex")
 		w.beginObject()
-		w.key("real")
+		w.keyLit("real")
 		w.float(real(x))
-		w.key("imag")
+		w.keyLit("imag")
 		w.float(imag(x))
 		w.endObject()
 		w.endObject()
@@ -971,7 +972,7 @@ func (e *encoder) value(v ops.Value, at *ops.ArgType, where siteID, emptyTag ...
 		return e.list(ops.List(x), at, where, emptyTag...)
 	case ops.Dict:
 		w.beginObject()
-		w.key("as_string_to_argument")
+		w.keyLit("as_string_to_argument")
 		w.beginObject()
 		for i, k := range x.Keys {
 			w.key(k)
@@ -1173,7 +1174,7 @@ func listTag(l ops.List, at *ops.ArgType) string {
 func (e *encoder) signature() error {
 	w := e.w
 	w.beginObject()
-	w.key("input_specs")
+	w.keyLit("input_specs")
 	w.beginArray()
 	for i, s := range e.inputs {
 		w.beginObject()
@@ -1181,7 +1182,7 @@ func (e *encoder) signature() error {
 		w.beginObject()
 		switch s.Kind {
 		case UserInput:
-			w.key("arg")
+			w.keyLit("arg")
 			switch {
 			case s.IsConst:
 				writeConstant(w, s.Const)
@@ -1194,18 +1195,18 @@ func (e *encoder) signature() error {
 				}
 			}
 		case Parameter, Buffer, TensorConstant:
-			w.key("arg")
+			w.keyLit("arg")
 			w.oneKey("name", func() { w.str(s.Name) })
 			w.key(map[InputKind]string{Parameter: "parameter_name", Buffer: "buffer_name", TensorConstant: "tensor_constant_name"}[s.Kind])
 			w.str(s.Target)
 			if s.Kind == Buffer {
-				w.key("persistent")
+				w.keyLit("persistent")
 				w.bool(s.Persistent)
 			}
 		case ConstantInput:
-			w.key("name")
+			w.keyLit("name")
 			w.str(s.Name)
-			w.key("value")
+			w.keyLit("value")
 			writeConstant(w, s.Const)
 		default:
 			return fmt.Errorf("input %q: unknown input kind %d", s.Name, s.Kind)
@@ -1214,7 +1215,7 @@ func (e *encoder) signature() error {
 		w.endObject()
 	}
 	w.endArray()
-	w.key("output_specs")
+	w.keyLit("output_specs")
 	w.beginArray()
 	out, _ := e.p.Graph.OutputNode()
 	results := ops.AsSequence(out.Arg(0))
@@ -1226,7 +1227,7 @@ func (e *encoder) signature() error {
 		w.beginObject()
 		w.key(s.Kind.String())
 		w.beginObject()
-		w.key("arg")
+		w.keyLit("arg")
 		if s.Kind == UserOutput {
 			if err := e.value(results[i], nil, e.root(site{kind: siteOutput, i: i})); err != nil {
 				return err
@@ -1236,13 +1237,13 @@ func (e *encoder) signature() error {
 		}
 		switch s.Kind {
 		case BufferMutation:
-			w.key("buffer_name")
+			w.keyLit("buffer_name")
 			w.str(s.Target)
 		case UserInputMutation:
-			w.key("user_input_name")
+			w.keyLit("user_input_name")
 			w.str(s.Target)
 		case ParameterMutation:
-			w.key("parameter_name")
+			w.keyLit("parameter_name")
 			w.str(s.Target)
 		}
 		w.endObject()
