@@ -520,11 +520,92 @@ func (w *pyWriter) float(v float64) {
 }
 
 // raw re-emits a JSON value kept verbatim from the input, in Python layout.
+// A well-formed value (checked by the reader's scanner) is re-emitted
+// straight from its bytes; anything else goes through encoding/json's
+// decoder, for the error it gives.
 func (w *pyWriter) raw(raw json.RawMessage) error {
 	if isNull(raw) {
 		w.null()
 		return nil
 	}
+	if i := skipSpace(raw, 0); i < len(raw) {
+		if end, err := scanValue(raw, i, 0); err == nil && skipSpace(raw, end) == len(raw) {
+			w.rawScanned(raw, i)
+			return nil
+		}
+	}
+	return w.rawDecoded(raw)
+}
+
+// rawScanned writes the well-formed JSON value starting at data[i] and
+// returns its end: strings are decoded and quoted again as json.dumps
+// quotes them, numbers kept as written, as rawDecoded does.
+func (w *pyWriter) rawScanned(data []byte, i int) int {
+	switch data[i] {
+	case '{':
+		w.beginObjectValue()
+		j := skipSpace(data, i+1)
+		for data[j] != '}' {
+			end, plain, _ := scanString(data, j)
+			if plain {
+				w.sep()
+				w.b = append(appendPyString(w.b, data[j+1:end-1]), ": "...)
+				w.pendingKey = true
+			} else {
+				w.key(unquoteJSON(data[j:end]))
+			}
+			j = skipSpace(data, skipSpace(data, end)+1) // past ':'
+			j = skipSpace(data, w.rawScanned(data, j))
+			if data[j] == ',' {
+				j = skipSpace(data, j+1)
+			}
+		}
+		w.endObject()
+		return j + 1
+	case '[':
+		w.beginArrayValue()
+		j := skipSpace(data, i+1)
+		for data[j] != ']' {
+			j = skipSpace(data, w.rawScanned(data, j))
+			if data[j] == ',' {
+				j = skipSpace(data, j+1)
+			}
+		}
+		w.endArray()
+		return j + 1
+	case '"':
+		end, plain, _ := scanString(data, i)
+		if plain {
+			w.strBytes(data[i+1 : end-1])
+		} else {
+			w.str(unquoteJSON(data[i:end]))
+		}
+		return end
+	case 't':
+		w.bool(true)
+		return i + 4
+	case 'f':
+		w.bool(false)
+		return i + 5
+	case 'n':
+		w.null()
+		return i + 4
+	}
+	end, _ := scanNumber(data, i)
+	w.valuePrefix()
+	w.b = append(w.b, data[i:end]...)
+	return end
+}
+
+// unquoteJSON decodes a well-formed JSON string as encoding/json does.
+func unquoteJSON(q []byte) string {
+	var s string
+	_ = json.Unmarshal(q, &s) // q is well-formed: it cannot fail
+	return s
+}
+
+// rawDecoded is raw through encoding/json's token API.
+func (w *pyWriter) rawDecoded(raw json.RawMessage) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	if err := w.rawValue(dec); err != nil {

@@ -2,6 +2,7 @@ package pt2
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -186,6 +187,94 @@ func TestWriterOperatorName(t *testing.T) {
 		w.operatorName(o)
 		if want := string(appendPyString(nil, operatorName(o))); string(w.b) != want {
 			t.Errorf("%v: wrote %s, want %s", o, w.b, want)
+		}
+	}
+}
+
+// randomJSON writes a random JSON value with random spacing: nested
+// objects and arrays, strings with escapes and non-ASCII text, numbers in
+// every JSON form, literals.
+func randomJSON(rng *rand.Rand, b *strings.Builder, depth int) {
+	sp := func() {
+		for range rng.IntN(3) {
+			b.WriteByte(" \t\n\r"[rng.IntN(4)])
+		}
+	}
+	sp()
+	strs := []string{`"a"`, `""`, `"x y"`, `"\"q\" \\ \/ \b\f\n\r\t"`, `"\u00e9\u20ac\ud83d\ude00"`, `"é€😀"`, `"\u0000\u001f\u007f"`,
+		"\"\x7f\"", `"\ud800"`, `"pt2.metadata.k"`}
+	nums := []string{"0", "-0", "12", "-3.5", "1e5", "1E+2", "2.5e-3", "123456789012345678901234567890", "0.1000"}
+	k := rng.IntN(10)
+	if depth > 4 {
+		k = 2 + rng.IntN(8)
+	}
+	switch {
+	case k == 0:
+		b.WriteByte('{')
+		sp()
+		for i := range rng.IntN(4) {
+			if i > 0 {
+				b.WriteByte(',')
+				sp()
+			}
+			b.WriteString(strs[rng.IntN(len(strs))])
+			sp()
+			b.WriteByte(':')
+			randomJSON(rng, b, depth+1)
+		}
+		b.WriteByte('}')
+	case k == 1:
+		b.WriteByte('[')
+		sp()
+		for i := range rng.IntN(4) {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			randomJSON(rng, b, depth+1)
+		}
+		b.WriteByte(']')
+	case k < 5:
+		b.WriteString(strs[rng.IntN(len(strs))])
+	case k < 8:
+		b.WriteString(nums[rng.IntN(len(nums))])
+	default:
+		b.WriteString([]string{"true", "false", "null"}[rng.IntN(3)])
+	}
+	sp()
+}
+
+// TestRawMatchesDecoder checks that raw re-emits well-formed values from
+// their bytes exactly as the encoding/json token path does, and that
+// malformed ones still get the decoder's error.
+func TestRawMatchesDecoder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for range 3000 {
+		var sb strings.Builder
+		for sb.Len() == 0 || !json.Valid([]byte(sb.String())) {
+			sb.Reset()
+			randomJSON(rng, &sb, 0)
+		}
+		doc := []byte(sb.String())
+		var fast, slow pyWriter
+		fast.beginArray()
+		slow.beginArray()
+		if err := fast.raw(doc); err != nil {
+			t.Fatalf("raw(%s): %v", doc, err)
+		}
+		if err := slow.rawDecoded(doc); err != nil {
+			t.Fatalf("rawDecoded(%s): %v", doc, err)
+		}
+		fast.raw([]byte(`[1]`))
+		slow.rawDecoded([]byte(`[1]`))
+		if !bytes.Equal(fast.b, slow.b) {
+			t.Fatalf("raw(%s)\n = %s\nwant %s", doc, fast.b, slow.b)
+		}
+	}
+	for _, bad := range []string{`{"a": 1`, `[1, 2] 3`, `{"a" 1}`, `[1,]`, `"\x01"`} {
+		var fast, slow pyWriter
+		errFast, errSlow := fast.raw([]byte(bad)), slow.rawDecoded([]byte(bad))
+		if errFast == nil || errSlow == nil || errFast.Error() != errSlow.Error() {
+			t.Errorf("raw(%s): error %v, want %v", bad, errFast, errSlow)
 		}
 	}
 }
