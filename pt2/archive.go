@@ -636,8 +636,8 @@ func payloads(ws []weightEntry, constants bool, prefix, dir string) ([]record, [
 		for i := range t.Dim() {
 			sizes = append(sizes, int64(t.Size(i)))
 		}
-		for _, d := range t.Strides() {
-			strides = append(strides, int64(d))
+		for i := range t.Dim() {
+			strides = append(strides, int64(t.Stride(i)))
 		}
 		devType, devIdx := "cpu", (*int64)(nil)
 		if we.Info.Device != "" {
