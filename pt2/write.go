@@ -215,8 +215,8 @@ func (e *encoder) prepare() error {
 		}
 		return order[lifted[a].Target] - order[lifted[b].Target]
 	})
-	head := slices.Clone(e.inputs[:at])
-	headNodes := slices.Clone(e.phs[:at])
+	head := append(make([]InputSpec, 0, at+len(idx)), e.inputs[:at]...)
+	headNodes := append(make([]*fxgraph.Node, 0, at+len(idx)), e.phs[:at]...)
 	for _, i := range idx {
 		head = append(head, lifted[i])
 		headNodes = append(headNodes, liftedNodes[i])
@@ -226,14 +226,14 @@ func (e *encoder) prepare() error {
 		perm[i] = i
 	}
 	slices.SortStableFunc(perm, func(a, b int) int { return rank[head[a].Kind] - rank[head[b].Kind] })
-	var ins []InputSpec
-	var insNodes []*fxgraph.Node
+	ins := make([]InputSpec, 0, len(perm)+len(e.inputs)-at)
+	insNodes := make([]*fxgraph.Node, 0, len(perm)+len(e.phs)-at)
 	for _, i := range perm {
 		ins = append(ins, head[i])
 		insNodes = append(insNodes, headNodes[i])
 	}
-	e.inputs = slices.Concat(ins, e.inputs[at:])
-	e.phs = slices.Concat(insNodes, e.phs[at:])
+	e.inputs = append(ins, e.inputs[at:]...)
+	e.phs = append(insNodes, e.phs[at:]...)
 	// getitem nodes take the serialized name of the result they extract;
 	// duplicates fold onto the first.
 	for n := range g.All() {
@@ -260,6 +260,7 @@ func (e *encoder) prepare() error {
 		}
 	}
 	// weights, in signature order
+	e.weights = make([]weightEntry, 0, len(e.inputs))
 	for _, s := range e.inputs {
 		var info TensorInfo
 		var isConst bool
