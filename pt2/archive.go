@@ -10,6 +10,7 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/fxquant/fxquant/internal/atomicfile"
@@ -541,7 +542,7 @@ func (p *Program) WriteArchive(w io.Writer, reg *ops.Registry) error {
 	recs = append(recs, record{"data/weights/" + model + "_weights_config.json", weightsCfg})
 	recs = append(recs, consts...)
 	recs = append(recs, record{"data/constants/" + model + "_constants_config.json", constCfg})
-	recs = append(recs, record{"models/" + model + ".json", e.w.b.Bytes()})
+	recs = append(recs, record{"models/" + model + ".json", e.w.b})
 	recs = append(recs, record{"data/sample_inputs/" + model + ".pt", p.SampleInputs})
 	names := make([]string, 0, len(p.ExtraFiles))
 	for k := range p.ExtraFiles {
@@ -583,10 +584,18 @@ func payloads(ws []weightEntry, constants bool, prefix, dir string) ([]record, [
 		n   int
 		d   tensor.DType
 	}
-	groups := map[key]string{}
-	var cw pyWriter
+	n := 0
+	for _, we := range ws {
+		if we.Const == constants {
+			n++
+		}
+	}
+	groups := make(map[key]int, n) // storage -> record index
+	var sizes, strides []int64
+	// about 300 bytes of config per entry
+	cw := pyWriter{b: make([]byte, 0, 64+320*n), first: make([]bool, 0, 4)}
 	cw.beginObject()
-	cw.key("config")
+	cw.keyLit("config")
 	cw.beginObject()
 	for _, we := range ws {
 		if we.Const != constants {
@@ -601,57 +610,77 @@ func payloads(ws []weightEntry, constants bool, prefix, dir string) ([]record, [
 		if sv.Len() > 0 {
 			k.ptr = sv.Pointer()
 		}
-		path, ok := groups[k]
+		rec, ok := groups[k]
 		if !ok || sv.Len() == 0 {
-			path = fmt.Sprintf("%s%d", prefix, len(recs))
-			groups[k] = path
-			whole, err := t.NewView([]int{sv.Len()}, []int{1}, 0)
-			if err != nil {
-				return nil, nil, fmt.Errorf("%q: %w", we.FQN, err)
-			}
+			rec = len(recs)
+			groups[k] = rec
+			// the storage's own bytes where the host's layout is the
+			// format's (no copy), else the storage written out
 			data, shared := tensor.StorageBytes(t)
 			if !shared {
+				whole, err := t.NewView([]int{sv.Len()}, []int{1}, 0)
+				if err != nil {
+					return nil, nil, fmt.Errorf("%q: %w", we.FQN, err)
+				}
 				data = whole.Bytes()
 			}
-			recs = append(recs, record{dir + path, data})
+			recs = append(recs, record{"", data}) // named below
 		}
-		m, err := metaFromTensor(t, we.Info)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%q: %w", we.FQN, err)
+		// serialize_tensor_meta of the stored tensor: its dtype, sizes,
+		// strides and storage offset, with the payload's requires_grad
+		// and device
+		if t.DType().SerdeCode() == 0 {
+			return nil, nil, fmt.Errorf("%q: dtype %s has no ScalarType in the export format", we.FQN, t.DType())
+		}
+		sizes, strides = sizes[:0], strides[:0]
+		for i := range t.Dim() {
+			sizes = append(sizes, int64(t.Size(i)))
+		}
+		for i := range t.Dim() {
+			strides = append(strides, int64(t.Stride(i)))
+		}
+		devType, devIdx := "cpu", (*int64)(nil)
+		if we.Info.Device != "" {
+			devType, devIdx = splitDevice(ops.Device(we.Info.Device))
 		}
 		cw.key(we.FQN)
 		cw.beginObject()
-		cw.key("path_name")
-		cw.str(path)
-		cw.key("is_param")
+		cw.keyLit("path_name")
+		cw.scratch = strconv.AppendInt(append(cw.scratch[:0], prefix...), int64(rec), 10)
+		cw.strBytes(cw.scratch)
+		cw.keyLit("is_param")
 		cw.bool(we.Info.IsParam)
-		cw.key("use_pickle")
+		cw.keyLit("use_pickle")
 		cw.bool(false)
-		cw.key("tensor_meta")
-		cw.tensorMeta(m)
+		cw.keyLit("tensor_meta")
+		cw.staticMeta(t.DType(), sizes, strides, int64(t.Offset()), we.Info.RequiresGrad, devType, devIdx, int64(ops.LayoutStrided))
 		cw.endObject()
 	}
 	cw.endObject()
 	cw.endObject()
-	return recs, cw.b.Bytes(), nil
+	for i, name := range numberedNames(dir+prefix, len(recs)) {
+		recs[i].name = name
+	}
+	return recs, cw.b, nil
 }
 
-// metaFromTensor is serialize_tensor_meta of a stored tensor: its dtype,
-// sizes, strides and storage offset, with the payload's requires_grad and
-// device.
-func metaFromTensor(t *tensor.Tensor, info TensorInfo) (tensorMeta, error) {
-	m, err := metaFromType(ops.TensorType{Shape: ops.ShapeInts(t.Shape()), Elem: ops.Scalar{DType: t.DType()}}, info.RequiresGrad)
-	if err != nil {
-		return m, err
+// numberedNames returns base+"0", base+"1", ... (n names), cut from one
+// string.
+func numberedNames(base string, n int) []string {
+	ends := make([]int, n)
+	var b []byte
+	for i := range n {
+		b = strconv.AppendInt(append(b, base...), int64(i), 10)
+		ends[i] = len(b)
 	}
-	for i, s := range t.Strides() {
-		m.Strides[i] = int64(s)
+	all := string(b)
+	out := make([]string, n)
+	start := 0
+	for i, end := range ends {
+		out[i] = all[start:end]
+		start = end
 	}
-	m.StorageOffset = int64(t.Offset())
-	if info.Device != "" {
-		m.DeviceType, m.DeviceIndex = splitDevice(ops.Device(info.Device))
-	}
-	return m, nil
+	return out
 }
 
 // WriteFile writes p as a PT2 archive at name; the root folder is the

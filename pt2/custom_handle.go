@@ -58,6 +58,14 @@ func customHandle(s string) int {
 	if s == "" || !strings.Contains(s, numericDebugHandleKey) {
 		return 0
 	}
+	if h, ok := plainCustomHandle(s); ok {
+		return h
+	}
+	return decodedCustomHandle(s)
+}
+
+// decodedCustomHandle is customHandle through a JSON decoder.
+func decodedCustomHandle(s string) int {
 	entries, ok := parseCustom(s)
 	if !ok {
 		return 0
@@ -111,16 +119,38 @@ func withCustomHandle(s string, h int) string {
 	if len(out) == 0 {
 		return ""
 	}
-	var b bytes.Buffer
-	b.WriteByte('{')
+	b := []byte{'{'}
 	for i, e := range out {
 		if i > 0 {
-			b.WriteString(", ")
+			b = append(b, ", "...)
 		}
-		writePyString(&b, e.key)
-		b.WriteString(": ")
-		b.Write(e.raw)
+		b = appendPyString(b, e.key)
+		b = append(b, ": "...)
+		b = append(b, e.raw...)
 	}
-	b.WriteByte('}')
-	return b.String()
+	b = append(b, '}')
+	return string(b)
+}
+
+// plainCustomHandle reads the text torchao's handles usually leave,
+// {"numeric_debug_handle": N} with N a positive integer in plain digits,
+// without a JSON decoder; ok is false for any other text.
+func plainCustomHandle(s string) (h int, ok bool) {
+	const prefix = `{"` + numericDebugHandleKey + `": `
+	digits, ok := strings.CutPrefix(s, prefix)
+	if !ok {
+		return 0, false
+	}
+	digits, ok = strings.CutSuffix(digits, "}")
+	if !ok || len(digits) == 0 || len(digits) > 18 || digits[0] == '0' {
+		return 0, false
+	}
+	for i := 0; i < len(digits); i++ {
+		c := digits[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		h = h*10 + int(c-'0')
+	}
+	return h, true
 }

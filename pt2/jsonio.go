@@ -396,28 +396,30 @@ func describeJSON(raw json.RawMessage) string {
 
 // pyWriter writes JSON the way Python's json.dumps does with its defaults:
 // ", " and ": " separators, non-ASCII escaped as \uXXXX, floats in repr
-// form.
+// form. Everything is appended to one byte slice: no value allocates.
 type pyWriter struct {
-	b bytes.Buffer
+	b []byte
 	// first tracks, per open container, whether no element was written yet.
 	first []bool
 	// pendingKey is set between a key and its value.
 	pendingKey bool
+	// scratch is space for text formatted before it is quoted.
+	scratch []byte
 }
 
 func (w *pyWriter) sep() {
 	if n := len(w.first); n > 0 {
 		if !w.first[n-1] {
-			w.b.WriteString(", ")
+			w.b = append(w.b, ", "...)
 		}
 		w.first[n-1] = false
 	}
 }
 
 func (w *pyWriter) beginObject() { w.beginObjectValue() }
-func (w *pyWriter) endObject()   { w.first = w.first[:len(w.first)-1]; w.b.WriteByte('}') }
+func (w *pyWriter) endObject()   { w.first = w.first[:len(w.first)-1]; w.b = append(w.b, '}') }
 func (w *pyWriter) beginArray()  { w.beginArrayValue() }
-func (w *pyWriter) endArray()    { w.first = w.first[:len(w.first)-1]; w.b.WriteByte(']') }
+func (w *pyWriter) endArray()    { w.first = w.first[:len(w.first)-1]; w.b = append(w.b, ']') }
 
 // key writes an object key; the next value call writes its value.
 // oneKey writes the one-key object {k: value}, value written by value:
@@ -429,30 +431,77 @@ func (w *pyWriter) oneKey(k string, value func()) {
 	w.endObject()
 }
 
+// oneKeyStr writes the one-key object {k: "s"}.
+func (w *pyWriter) oneKeyStr(k, s string) {
+	w.valuePrefix()
+	w.b = append(w.b, '{')
+	w.b = appendPyString(w.b, k)
+	w.b = append(w.b, ": "...)
+	w.b = appendPyString(w.b, s)
+	w.b = append(w.b, '}')
+}
+
+// oneKeyInt writes the one-key object {k: i}.
+func (w *pyWriter) oneKeyInt(k string, i int64) {
+	w.valuePrefix()
+	w.b = append(w.b, '{')
+	w.b = appendPyString(w.b, k)
+	w.b = append(w.b, ": "...)
+	w.b = strconv.AppendInt(w.b, i, 10)
+	w.b = append(w.b, '}')
+}
+
+// twoKeyStr writes the nested union {outer: {inner: "s"}} (a
+// TensorArgument under its tag, a symbolic name).
+func (w *pyWriter) twoKeyStr(outer, inner, s string) {
+	w.valuePrefix()
+	w.b = append(w.b, '{')
+	w.b = appendPyString(w.b, outer)
+	w.b = append(w.b, ": {"...)
+	w.b = appendPyString(w.b, inner)
+	w.b = append(w.b, ": "...)
+	w.b = appendPyString(w.b, s)
+	w.b = append(w.b, "}}"...)
+}
+
+// keyLit is key for a key that needs no escaping: a name of the format
+// written as a literal.
+func (w *pyWriter) keyLit(k string) {
+	w.sep()
+	w.b = append(append(append(w.b, '"'), k...), `": `...)
+	w.pendingKey = true
+}
+
 func (w *pyWriter) key(k string) {
 	w.sep()
-	writePyString(&w.b, k)
-	w.b.WriteString(": ")
+	w.b = appendPyString(w.b, k)
+	w.b = append(w.b, ": "...)
 	w.pendingKey = true
 }
 
 func (w *pyWriter) str(s string) {
 	w.valuePrefix()
-	writePyString(&w.b, s)
+	w.b = appendPyString(w.b, s)
 }
 
-func (w *pyWriter) int(i int64) { w.valuePrefix(); w.b.WriteString(strconv.FormatInt(i, 10)) }
+// strBytes writes s as a string.
+func (w *pyWriter) strBytes(s []byte) {
+	w.valuePrefix()
+	w.b = appendPyString(w.b, s)
+}
+
+func (w *pyWriter) int(i int64) { w.valuePrefix(); w.b = strconv.AppendInt(w.b, i, 10) }
 
 func (w *pyWriter) bool(v bool) {
 	w.valuePrefix()
 	if v {
-		w.b.WriteString("true")
+		w.b = append(w.b, "true"...)
 	} else {
-		w.b.WriteString("false")
+		w.b = append(w.b, "false"...)
 	}
 }
 
-func (w *pyWriter) null() { w.valuePrefix(); w.b.WriteString("null") }
+func (w *pyWriter) null() { w.valuePrefix(); w.b = append(w.b, "null"...) }
 
 // float writes v as Python's repr; non-finite values become the strings
 // PyTorch's serializer writes ("Infinity", "-Infinity", "NaN").
@@ -460,22 +509,103 @@ func (w *pyWriter) float(v float64) {
 	w.valuePrefix()
 	switch {
 	case math.IsNaN(v):
-		w.b.WriteString(`"NaN"`)
+		w.b = append(w.b, `"NaN"`...)
 	case math.IsInf(v, 1):
-		w.b.WriteString(`"Infinity"`)
+		w.b = append(w.b, `"Infinity"`...)
 	case math.IsInf(v, -1):
-		w.b.WriteString(`"-Infinity"`)
+		w.b = append(w.b, `"-Infinity"`...)
 	default:
-		w.b.WriteString(PyFloatRepr(v))
+		w.b = appendPyFloatRepr(w.b, v)
 	}
 }
 
 // raw re-emits a JSON value kept verbatim from the input, in Python layout.
+// A well-formed value (checked by the reader's scanner) is re-emitted
+// straight from its bytes; anything else goes through encoding/json's
+// decoder, for the error it gives.
 func (w *pyWriter) raw(raw json.RawMessage) error {
 	if isNull(raw) {
 		w.null()
 		return nil
 	}
+	if i := skipSpace(raw, 0); i < len(raw) {
+		if end, err := scanValue(raw, i, 0); err == nil && skipSpace(raw, end) == len(raw) {
+			w.rawScanned(raw, i)
+			return nil
+		}
+	}
+	return w.rawDecoded(raw)
+}
+
+// rawScanned writes the well-formed JSON value starting at data[i] and
+// returns its end: strings are decoded and quoted again as json.dumps
+// quotes them, numbers kept as written, as rawDecoded does.
+func (w *pyWriter) rawScanned(data []byte, i int) int {
+	switch data[i] {
+	case '{':
+		w.beginObjectValue()
+		j := skipSpace(data, i+1)
+		for data[j] != '}' {
+			end, plain, _ := scanString(data, j)
+			if plain {
+				w.sep()
+				w.b = append(appendPyString(w.b, data[j+1:end-1]), ": "...)
+				w.pendingKey = true
+			} else {
+				w.key(unquoteJSON(data[j:end]))
+			}
+			j = skipSpace(data, skipSpace(data, end)+1) // past ':'
+			j = skipSpace(data, w.rawScanned(data, j))
+			if data[j] == ',' {
+				j = skipSpace(data, j+1)
+			}
+		}
+		w.endObject()
+		return j + 1
+	case '[':
+		w.beginArrayValue()
+		j := skipSpace(data, i+1)
+		for data[j] != ']' {
+			j = skipSpace(data, w.rawScanned(data, j))
+			if data[j] == ',' {
+				j = skipSpace(data, j+1)
+			}
+		}
+		w.endArray()
+		return j + 1
+	case '"':
+		end, plain, _ := scanString(data, i)
+		if plain {
+			w.strBytes(data[i+1 : end-1])
+		} else {
+			w.str(unquoteJSON(data[i:end]))
+		}
+		return end
+	case 't':
+		w.bool(true)
+		return i + 4
+	case 'f':
+		w.bool(false)
+		return i + 5
+	case 'n':
+		w.null()
+		return i + 4
+	}
+	end, _ := scanNumber(data, i)
+	w.valuePrefix()
+	w.b = append(w.b, data[i:end]...)
+	return end
+}
+
+// unquoteJSON decodes a well-formed JSON string as encoding/json does.
+func unquoteJSON(q []byte) string {
+	var s string
+	_ = json.Unmarshal(q, &s) // q is well-formed: it cannot fail
+	return s
+}
+
+// rawDecoded is raw through encoding/json's token API.
+func (w *pyWriter) rawDecoded(raw json.RawMessage) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	if err := w.rawValue(dec); err != nil {
@@ -533,7 +663,7 @@ func (w *pyWriter) rawValue(dec *json.Decoder) error {
 		w.str(t)
 	case json.Number:
 		w.valuePrefix()
-		w.b.WriteString(t.String())
+		w.b = append(w.b, t.String()...)
 	case bool:
 		w.bool(t)
 	case nil:
@@ -544,13 +674,13 @@ func (w *pyWriter) rawValue(dec *json.Decoder) error {
 
 func (w *pyWriter) beginObjectValue() {
 	w.valuePrefix()
-	w.b.WriteByte('{')
+	w.b = append(w.b, '{')
 	w.first = append(w.first, true)
 }
 
 func (w *pyWriter) beginArrayValue() {
 	w.valuePrefix()
-	w.b.WriteByte('[')
+	w.b = append(w.b, '[')
 	w.first = append(w.first, true)
 }
 
@@ -564,39 +694,81 @@ func (w *pyWriter) valuePrefix() {
 	w.sep()
 }
 
-func writePyString(b *bytes.Buffer, s string) {
-	b.WriteByte('"')
-	for _, r := range s {
-		switch r {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\f':
-			b.WriteString(`\f`)
-		default:
-			switch {
-			case r < 0x20 || r == 0x7f: // json.dumps escapes DEL too
-				fmt.Fprintf(b, `\u%04x`, r)
-			case r < utf8.RuneSelf:
-				b.WriteRune(r)
-			case r > 0xFFFF:
-				r1, r2 := utf16.EncodeRune(r)
-				fmt.Fprintf(b, `\u%04x\u%04x`, r1, r2)
-			default:
-				fmt.Fprintf(b, `\u%04x`, r)
-			}
-		}
+// pyPlain marks the ASCII bytes json.dumps writes as they are: printable
+// characters other than '"' and '\\' (DEL is escaped).
+var pyPlain = func() (t [utf8.RuneSelf]bool) {
+	for c := 0x20; c < 0x7f; c++ {
+		t[c] = c != '"' && c != '\\'
 	}
-	b.WriteByte('"')
+	return t
+}()
+
+// appendPyString appends s as json.dumps quotes it: the JSON escapes for
+// '"', '\\' and \n \r \t \b \f, \u00XX for other control characters and
+// DEL, \uXXXX for non-ASCII (a surrogate pair above U+FFFF; invalid UTF-8
+// as \ufffd, as Go decodes it). Runs of plain bytes are copied at once.
+func appendPyString[S string | []byte](b []byte, s S) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf && pyPlain[c] {
+			i++
+			continue
+		}
+		b = append(b, s[start:i]...)
+		if c < utf8.RuneSelf {
+			switch c {
+			case '"':
+				b = append(b, '\\', '"')
+			case '\\':
+				b = append(b, '\\', '\\')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			default: // other control characters, DEL
+				b = appendU4(b, rune(c))
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := decodeRune(s[i:])
+		if r > 0xFFFF {
+			r1, r2 := utf16.EncodeRune(r)
+			b = appendU4(appendU4(b, r1), r2)
+		} else {
+			b = appendU4(b, r)
+		}
+		i += size
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// decodeRune is utf8.DecodeRune for a string or bytes.
+func decodeRune[S string | []byte](s S) (rune, int) {
+	switch x := any(s).(type) {
+	case string:
+		return utf8.DecodeRuneInString(x)
+	case []byte:
+		return utf8.DecodeRune(x)
+	}
+	return utf8.RuneError, 1
+}
+
+// appendU4 appends the escape \uXXXX of r (at most 0xFFFF), lower-case.
+func appendU4(b []byte, r rune) []byte {
+	const hex = "0123456789abcdef"
+	return append(b, '\\', 'u', hex[r>>12&0xf], hex[r>>8&0xf], hex[r>>4&0xf], hex[r&0xf])
 }
 
 // PyFloatRepr formats a finite float64 as Python's repr does: the shortest
@@ -613,43 +785,68 @@ func PyFloatRepr(v float64) string {
 		}
 		return "-inf"
 	}
-	s := strconv.FormatFloat(v, 'e', -1, 64) // "-d.ddde±XX"
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	mant, expStr, _ := strings.Cut(s, "e")
-	exp, _ := strconv.Atoi(expStr)
-	digits := strings.Replace(mant, ".", "", 1)
-	var out string
-	if exp >= -4 && exp < 16 {
-		if exp >= 0 {
-			intPart := digits
-			frac := ""
-			if len(digits) > exp+1 {
-				intPart, frac = digits[:exp+1], digits[exp+1:]
-			} else {
-				intPart += strings.Repeat("0", exp+1-len(digits))
-			}
-			if frac == "" {
-				frac = "0"
-			}
-			out = intPart + "." + frac
+	var buf [32]byte
+	return string(appendPyFloatRepr(buf[:0], v))
+}
+
+// appendPyFloatRepr appends PyFloatRepr(v) for a finite v.
+func appendPyFloatRepr(dst []byte, v float64) []byte {
+	var tmp [32]byte
+	s := strconv.AppendFloat(tmp[:0], v, 'e', -1, 64) // "-d.ddde±XX"
+	if s[0] == '-' {
+		dst = append(dst, '-')
+		s = s[1:]
+	}
+	ei := bytes.IndexByte(s, 'e')
+	mant := s[:ei]
+	exp := 0
+	for _, c := range s[ei+2:] {
+		exp = exp*10 + int(c-'0')
+	}
+	if s[ei+1] == '-' {
+		exp = -exp
+	}
+	var dg [24]byte
+	digits := append(dg[:0], mant[0])
+	if len(mant) > 2 {
+		digits = append(digits, mant[2:]...)
+	}
+	switch {
+	case exp >= 0 && exp < 16:
+		if len(digits) > exp+1 {
+			dst = append(dst, digits[:exp+1]...)
+			dst = append(dst, '.')
+			dst = append(dst, digits[exp+1:]...)
 		} else {
-			out = "0." + strings.Repeat("0", -exp-1) + digits
+			dst = append(dst, digits...)
+			for range exp + 1 - len(digits) {
+				dst = append(dst, '0')
+			}
+			dst = append(dst, '.', '0')
 		}
-	} else {
-		m := digits[:1]
+	case exp < 0 && exp >= -4:
+		dst = append(dst, '0', '.')
+		for range -exp - 1 {
+			dst = append(dst, '0')
+		}
+		dst = append(dst, digits...)
+	default:
+		dst = append(dst, digits[0])
 		if len(digits) > 1 {
-			m += "." + digits[1:]
+			dst = append(dst, '.')
+			dst = append(dst, digits[1:]...)
 		}
-		sign := "+"
+		dst = append(dst, 'e')
 		if exp < 0 {
-			sign = "-"
+			dst = append(dst, '-')
 			exp = -exp
+		} else {
+			dst = append(dst, '+')
 		}
-		out = fmt.Sprintf("%se%s%02d", m, sign, exp)
+		if exp < 10 {
+			dst = append(dst, '0')
+		}
+		dst = strconv.AppendInt(dst, int64(exp), 10)
 	}
-	if neg {
-		out = "-" + out
-	}
-	return out
+	return dst
 }

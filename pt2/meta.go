@@ -43,12 +43,7 @@ func metaFromType(t ops.TensorType, requiresGrad bool) (tensorMeta, error) {
 	if !t.Static() {
 		return tensorMeta{}, fmt.Errorf("%w: symbolic shape %s", ErrUnsupported, t)
 	}
-	st := make([]int64, len(t.Shape))
-	acc := int64(1)
-	for i := len(t.Shape) - 1; i >= 0; i-- {
-		st[i] = acc
-		acc *= max(t.Shape[i], 1)
-	}
+	st := contiguousStrides(nil, t.Shape)
 	return tensorMeta{DType: d, Sizes: append([]int64{}, t.Shape...), RequiresGrad: requiresGrad, DeviceType: "cpu",
 		Strides: st, StorageOffset: 0, Layout: int64(ops.LayoutStrided)}, nil
 }
@@ -259,34 +254,83 @@ func splitDevice(d ops.Device) (string, *int64) {
 }
 
 func (w *pyWriter) tensorMeta(m tensorMeta) {
+	if m.Sym == nil {
+		w.staticMeta(m.DType, m.Sizes, m.Strides, m.StorageOffset, m.RequiresGrad, m.DeviceType, m.DeviceIndex, m.Layout)
+		return
+	}
 	w.beginObject()
-	w.key("dtype")
+	w.keyLit("dtype")
 	w.int(int64(m.DType.SerdeCode()))
 	var sizes, strides []symInt
 	var offset *symInt
 	if m.Sym != nil {
 		sizes, strides, offset = m.Sym.Sizes, m.Sym.Strides, m.Sym.Offset
 	}
-	w.key("sizes")
+	w.keyLit("sizes")
 	w.symInts(m.Sizes, sizes)
-	w.key("requires_grad")
+	w.keyLit("requires_grad")
 	w.bool(m.RequiresGrad)
-	w.key("device")
+	w.keyLit("device")
 	w.device(m.DeviceType, m.DeviceIndex)
-	w.key("strides")
+	w.keyLit("strides")
 	w.symInts(m.Strides, strides)
-	w.key("storage_offset")
+	w.keyLit("storage_offset")
 	w.writeSymInt(offset, m.StorageOffset)
-	w.key("layout")
+	w.keyLit("layout")
 	w.int(m.Layout)
 	w.endObject()
 }
 
+// staticMeta writes a TensorMeta whose sizes, strides and offset are all
+// ints, as tensorMeta writes it.
+func (w *pyWriter) staticMeta(d tensor.DType, sizes, strides []int64, offset int64, requiresGrad bool, devType string, devIdx *int64, layout int64) {
+	// the keys are plain ASCII: appended as literals
+	w.valuePrefix()
+	b := append(w.b, `{"dtype": `...)
+	b = strconv.AppendInt(b, int64(d.SerdeCode()), 10)
+	b = appendAsInts(append(b, `, "sizes": `...), sizes)
+	b = strconv.AppendBool(append(b, `, "requires_grad": `...), requiresGrad)
+	b = appendPyString(append(b, `, "device": {"type": `...), devType)
+	if devIdx == nil {
+		b = append(b, `, "index": null}`...)
+	} else {
+		b = append(strconv.AppendInt(append(b, `, "index": `...), *devIdx, 10), '}')
+	}
+	b = appendAsInts(append(b, `, "strides": `...), strides)
+	b = append(strconv.AppendInt(append(b, `, "storage_offset": {"as_int": `...), offset, 10), '}')
+	b = append(strconv.AppendInt(append(b, `, "layout": `...), layout, 10), '}')
+	w.b = b
+}
+
+// appendAsInts appends the list [{"as_int": v0}, {"as_int": v1}, ...].
+func appendAsInts(b []byte, v []int64) []byte {
+	b = append(b, '[')
+	for i, x := range v {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = append(strconv.AppendInt(append(b, `{"as_int": `...), x, 10), '}')
+	}
+	return append(b, ']')
+}
+
+// contiguousStrides sets dst to the contiguous strides of shape (a size
+// below 1 counting as 1), reusing its storage.
+func contiguousStrides(dst, shape []int64) []int64 {
+	dst = slices.Grow(dst[:0], len(shape))[:len(shape)]
+	acc := int64(1)
+	for i := len(shape) - 1; i >= 0; i-- {
+		dst[i] = acc
+		acc *= max(shape[i], 1)
+	}
+	return dst
+}
+
 func (w *pyWriter) device(typ string, idx *int64) {
 	w.beginObject()
-	w.key("type")
+	w.keyLit("type")
 	w.str(typ)
-	w.key("index")
+	w.keyLit("index")
 	if idx == nil {
 		w.null()
 	} else {
@@ -422,13 +466,16 @@ func metaFromSerialized(entries []kv, path string) (fxgraph.Meta, error) {
 	return m, nil
 }
 
-// serializedMeta returns the metadata entries the writer emits for m, in
-// the order PyTorch writes them.
-func serializedMeta(m fxgraph.Meta) []kv2 {
-	var out []kv2
+// writeMetaEntries writes the metadata entries of m as torch.export
+// serializes them, in PyTorch's order, each a key and a string: the known
+// fields (from Meta.Extra's "pt2.metadata.<key>" text where a field did
+// not parse), then the other kept keys in sorted order. Stacks are
+// formatted in the writer's scratch space.
+func writeMetaEntries(w *pyWriter, m *fxgraph.Meta) {
 	add := func(k, v string) {
 		if v != "" {
-			out = append(out, kv2{k, v})
+			w.key(k)
+			w.str(v)
 		}
 	}
 	extra := func(k string) string {
@@ -439,22 +486,41 @@ func serializedMeta(m fxgraph.Meta) []kv2 {
 	}
 	add("stack_trace", m.StackTrace)
 	if len(m.NNModuleStack) > 0 {
-		add("nn_module_stack", formatModuleStack(m.NNModuleStack))
-	} else {
+		w.scratch = w.scratch[:0]
+		for i, e := range m.NNModuleStack {
+			if i > 0 {
+				w.scratch = append(w.scratch, ';')
+			}
+			w.scratch = append(append(append(append(append(w.scratch, e.Key...), ','), e.Path...), ','), e.Type...)
+		}
+		w.keyLit("nn_module_stack")
+		w.strBytes(w.scratch)
+	} else if len(m.Extra) > 0 {
 		add("nn_module_stack", extra("nn_module_stack"))
 	}
 	if len(m.SourceFnStack) > 0 {
-		add("source_fn_stack", formatSourceFnStack(m.SourceFnStack))
-	} else {
+		w.scratch = w.scratch[:0]
+		for i, e := range m.SourceFnStack {
+			if i > 0 {
+				w.scratch = append(w.scratch, ';')
+			}
+			w.scratch = append(append(append(w.scratch, e.Name...), ','), e.Target...)
+		}
+		w.keyLit("source_fn_stack")
+		w.strBytes(w.scratch)
+	} else if len(m.Extra) > 0 {
 		add("source_fn_stack", extra("source_fn_stack"))
 	}
 	if len(m.TorchFn) > 0 {
 		add("torch_fn", strings.Join(m.TorchFn, ";"))
-	} else {
+	} else if len(m.Extra) > 0 {
 		add("torch_fn", extra("torch_fn"))
 	}
 	add("custom", withCustomHandle(m.Custom, m.NumericDebugHandle))
 	add("from_node", m.FromNode)
+	if len(m.Extra) == 0 {
+		return
+	}
 	for _, k := range m.ExtraKeys() {
 		name, ok := strings.CutPrefix(k, extraPrefix)
 		if !ok {
@@ -465,10 +531,8 @@ func serializedMeta(m fxgraph.Meta) []kv2 {
 			continue
 		}
 		if v, ok := m.Extra[k].(string); ok {
-			out = append(out, kv2{name, v})
+			w.key(name)
+			w.str(v)
 		}
 	}
-	return out
 }
-
-type kv2 struct{ K, V string }

@@ -72,14 +72,24 @@ var stdPrimes = []uint64{2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47,
 // stdStringSet models the element order of a libstdc++
 // std::unordered_set<std::string> with unique keys and max load factor 1:
 // one singly linked list, each bucket pointing at the node before its
-// first element.
+// first element. Inserting is O(1) and a rehash O(n), as in libstdc++.
 type stdStringSet struct {
-	hashes     []uint64 // list order
+	hash       []uint64 // node hashes, by insertion
+	next       []int32  // next node in the list, -1 at the end
+	head       int32    // first node, -1 when empty
+	before     []int32  // per bucket: the node before its first, beforeBegin, or noNode
 	buckets    uint64
 	nextResize uint64
 }
 
-func newStdStringSet() *stdStringSet { return &stdStringSet{buckets: 1} }
+const (
+	noNode      = -1 // an empty bucket, the list's end
+	beforeBegin = -2 // the bucket whose first node heads the list
+)
+
+func newStdStringSet() *stdStringSet {
+	return &stdStringSet{head: noNode, before: []int32{noNode}, buckets: 1}
+}
 
 // nextBucket is _Prime_rehash_policy::_M_next_bkt.
 func (s *stdStringSet) nextBucket(n uint64) uint64 {
@@ -123,54 +133,64 @@ func (s *stdStringSet) needRehash(elems uint64) (uint64, bool) {
 // the first node of a bucket goes to the list front, later ones right
 // after their bucket's first node.
 func (s *stdStringSet) rehash(n uint64) {
-	var out []uint64 // built front-to-back via a linked structure
-	type node struct {
-		h    uint64
-		next int
+	before := make([]int32, n)
+	for i := range before {
+		before[i] = noNode
 	}
-	nodes := make([]node, 0, len(s.hashes))
-	head := -1
-	before := map[uint64]int{} // bucket -> index of the node before its first element (-1: list head)
-	for _, h := range s.hashes {
-		b := h % n
-		idx := len(nodes)
-		if prev, ok := before[b]; ok {
-			if prev < 0 {
-				nodes = append(nodes, node{h: h, next: head})
-				head = idx
-			} else {
-				nodes = append(nodes, node{h: h, next: nodes[prev].next})
-				nodes[prev].next = idx
+	head := int32(noNode)
+	for p := s.head; p != noNode; {
+		nx := s.next[p]
+		b := s.hash[p] % n
+		switch prev := before[b]; prev {
+		case noNode:
+			s.next[p] = head
+			if head != noNode {
+				before[s.hash[head]%n] = p
 			}
-			continue
+			head = p
+			before[b] = beforeBegin
+		case beforeBegin:
+			s.next[p] = head
+			head = p
+		default:
+			s.next[p] = s.next[prev]
+			s.next[prev] = p
 		}
-		nodes = append(nodes, node{h: h, next: head})
-		if head >= 0 {
-			before[nodes[head].h%n] = idx
-		}
-		head = idx
-		before[b] = -1
+		p = nx
 	}
-	for i := head; i >= 0; i = nodes[i].next {
-		out = append(out, nodes[i].h)
-	}
-	s.hashes = out
-	s.buckets = n
+	s.head, s.before, s.buckets = head, before, n
 }
 
 func (s *stdStringSet) insert(name string) {
 	h := stdHashBytes([]byte(name), 0xc70f6907)
-	if n, ok := s.needRehash(uint64(len(s.hashes))); ok {
+	if n, ok := s.needRehash(uint64(len(s.hash))); ok {
 		s.rehash(n)
 	}
+	p := int32(len(s.hash))
+	s.hash = append(s.hash, h)
 	b := h % s.buckets
-	for i, x := range s.hashes {
-		if x%s.buckets == b {
-			s.hashes = slices.Insert(s.hashes, i, h)
-			return
+	switch prev := s.before[b]; prev {
+	case noNode:
+		s.next = append(s.next, s.head)
+		if s.head != noNode {
+			s.before[s.hash[s.head]%s.buckets] = p
 		}
+		s.head = p
+		s.before[b] = beforeBegin
+	case beforeBegin:
+		s.next = append(s.next, s.head)
+		s.head = p
+	default:
+		s.next = append(s.next, s.next[prev])
+		s.next[prev] = p
 	}
-	s.hashes = slices.Insert(s.hashes, 0, h)
 }
 
-func (s *stdStringSet) iterationOrder() []uint64 { return s.hashes }
+// iterationOrder returns the hashes in the set's iteration order.
+func (s *stdStringSet) iterationOrder() []uint64 {
+	out := make([]uint64, 0, len(s.hash))
+	for p := s.head; p != noNode; p = s.next[p] {
+		out = append(out, s.hash[p])
+	}
+	return out
+}

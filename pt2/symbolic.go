@@ -492,21 +492,21 @@ func symNodeExpr(n *fxgraph.Node, memo map[*fxgraph.Node]*ops.SymExpr) (*ops.Sym
 func (w *pyWriter) writeSymInt(s *symInt, v int64) {
 	w.beginObject()
 	if s == nil || s.Expr == nil {
-		w.key("as_int")
+		w.keyLit("as_int")
 		w.int(v)
 		w.endObject()
 		return
 	}
-	w.key("as_expr")
+	w.keyLit("as_expr")
 	w.beginObject()
-	w.key("expr_str")
+	w.keyLit("expr_str")
 	w.str(s.Text)
-	w.key("hint")
+	w.keyLit("hint")
 	if s.Hint == nil {
 		w.null()
 	} else {
 		w.beginObject()
-		w.key("as_int")
+		w.keyLit("as_int")
 		w.int(*s.Hint)
 		w.endObject()
 	}
@@ -682,46 +682,46 @@ func (b *builder) symScalarNode(o *object, op string) error {
 // as torch.export does.
 func (e *encoder) symScalarNode(n *fxgraph.Node, c ops.Callable) error {
 	w := e.w
-	where := fmt.Sprintf("node %q (operator.%s)", n.Name(), c.Name)
+	where := e.root(site{kind: siteSymNode, node: n, text: c.Name})
 	w.beginObject()
-	w.key("target")
+	w.keyLit("target")
 	w.str("_operator." + c.Name)
-	w.key("inputs")
+	w.keyLit("inputs")
 	w.beginArray()
 	if arity, _ := ops.SymScalarArity(c); len(n.Args()) != arity || len(n.Kwargs()) > 0 {
-		return fmt.Errorf("%s: want %d positional arguments", where, arity)
+		return fmt.Errorf("%s: want %d positional arguments", e.loc(where), arity)
 	}
 	for i, a := range n.Args() {
 		w.beginObject()
-		w.key("name")
+		w.keyLit("name")
 		w.str("ab"[i : i+1])
-		w.key("arg")
+		w.keyLit("arg")
 		switch x := a.(type) {
 		case int64:
 			w.writeSymInt(nil, x)
 		case *fxgraph.Node:
 			if !isSym(x.Type()) {
-				return fmt.Errorf("%s: argument %d: %s is not a symbolic int", where, i, x.Name())
+				return fmt.Errorf("%s: argument %d: %s is not a symbolic int", e.loc(where), i, x.Name())
 			}
 			if err := e.nodeRef(x, where); err != nil {
 				return err
 			}
 		default:
-			return fmt.Errorf("%s: argument %d: want an int or a SymInt node, got %v", where, i, a)
+			return fmt.Errorf("%s: argument %d: want an int or a SymInt node, got %v", e.loc(where), i, a)
 		}
-		w.key("kind")
+		w.keyLit("kind")
 		w.int(1)
 		w.endObject()
 	}
 	w.endArray()
-	w.key("outputs")
+	w.keyLit("outputs")
 	w.beginArray()
 	writeSymName(w, "as_sym_int", e.name(n))
 	w.endArray()
 	writeNodeMeta(w, n)
-	w.key("is_hop_single_tensor_return")
+	w.keyLit("is_hop_single_tensor_return")
 	w.null()
-	w.key("name")
+	w.keyLit("name")
 	w.str(e.name(n))
 	w.endObject()
 	return nil

@@ -30,14 +30,19 @@ type encoder struct {
 	inputs  []InputSpec
 	phs     []*fxgraph.Node // graph inputs, parallel to inputs
 	weights []weightEntry
-	// tvOrder lists tensor_values names in definition order.
-	tvOrder []string
-	tvMeta  map[string]tensorMeta
+	// tv holds the tensor_values entries, in definition order; tvSeen
+	// their names.
+	tv     pyWriter
+	tvSeen map[string]struct{}
+	// strides is scratch space for contiguous strides.
+	strides []int64
 	// needWeights makes a missing parameter/buffer/constant tensor an
 	// error (archives need them; the bare JSON does not).
 	needWeights bool
 	// syms renders new symbolic sizes (made on first use).
 	syms *symWriter
+	// sites is the stack of places being written, for errors (site.go).
+	sites []site
 }
 
 // EncodeJSON returns the program as an ExportedProgram JSON document, laid
@@ -51,7 +56,7 @@ func (p *Program) EncodeJSON(reg *ops.Registry) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return e.w.b.Bytes(), nil
+	return e.w.b, nil
 }
 
 func (p *Program) encode(reg *ops.Registry, needWeights bool) (*encoder, error) {
@@ -61,7 +66,16 @@ func (p *Program) encode(reg *ops.Registry, needWeights bool) (*encoder, error) 
 	if p.Graph == nil {
 		return nil, fmt.Errorf("pt2: write: program has no graph")
 	}
-	e := &encoder{p: p, reg: reg, w: &pyWriter{}, names: map[*fxgraph.Node]string{}, tvMeta: map[string]tensorMeta{}, needWeights: needWeights}
+	// One buffer per program, sized from the node count (a converted
+	// program's model.json takes about 670 bytes per node, placeholders
+	// included, its tensor_values about 230 per value).
+	n := p.Graph.Len()
+	e := &encoder{p: p, reg: reg, needWeights: needWeights,
+		w:      &pyWriter{b: make([]byte, 0, 4096+704*n), first: make([]bool, 0, 16)},
+		tv:     pyWriter{b: make([]byte, 0, 1024+240*n), first: []bool{true}},
+		names:  make(map[*fxgraph.Node]string, n),
+		tvSeen: make(map[string]struct{}, n),
+	}
 	if err := e.prepare(); err != nil {
 		return nil, fmt.Errorf("pt2: write: %w", err)
 	}
@@ -90,7 +104,7 @@ func (e *encoder) prepare() error {
 	// Serialized names: the name the program had when read (fxgraph's
 	// namespace renames Python builtins such as "input" to "input_1"),
 	// unless another node already carries it.
-	taken := map[string]bool{}
+	taken := make(map[string]bool, g.Len()+len(specs)+len(e.p.LiftSpecs))
 	for n := range g.All() {
 		taken[n.Name()] = true
 	}
@@ -106,7 +120,8 @@ func (e *encoder) prepare() error {
 	e.inputs = make([]InputSpec, len(specs))
 	copy(e.inputs, specs)
 	e.phs = slices.Clone(phs)
-	byTarget := map[string]string{} // lifted attribute -> input name
+	attrs := g.AttrNames()
+	byTarget := make(map[string]string, len(attrs)+len(specs)) // lifted attribute -> input name
 	for i, s := range e.inputs {
 		e.inputs[i].Name = e.names[phs[i]]
 		if s.Kind == Parameter || s.Kind == Buffer || s.Kind == TensorConstant {
@@ -161,7 +176,7 @@ func (e *encoder) prepare() error {
 		}
 		e.names[n] = name
 	}
-	for _, fqn := range g.AttrNames() {
+	for _, fqn := range attrs {
 		if _, ok := e.p.LiftSpecs[fqn]; !ok {
 			continue
 		}
@@ -185,8 +200,8 @@ func (e *encoder) prepare() error {
 			break
 		}
 	}
-	order := map[string]int{}
-	for i, a := range g.AttrNames() {
+	order := make(map[string]int, len(attrs))
+	for i, a := range attrs {
 		order[a] = i
 	}
 	idx := make([]int, len(lifted))
@@ -200,8 +215,8 @@ func (e *encoder) prepare() error {
 		}
 		return order[lifted[a].Target] - order[lifted[b].Target]
 	})
-	head := slices.Clone(e.inputs[:at])
-	headNodes := slices.Clone(e.phs[:at])
+	head := append(make([]InputSpec, 0, at+len(idx)), e.inputs[:at]...)
+	headNodes := append(make([]*fxgraph.Node, 0, at+len(idx)), e.phs[:at]...)
 	for _, i := range idx {
 		head = append(head, lifted[i])
 		headNodes = append(headNodes, liftedNodes[i])
@@ -211,19 +226,22 @@ func (e *encoder) prepare() error {
 		perm[i] = i
 	}
 	slices.SortStableFunc(perm, func(a, b int) int { return rank[head[a].Kind] - rank[head[b].Kind] })
-	var ins []InputSpec
-	var insNodes []*fxgraph.Node
+	ins := make([]InputSpec, 0, len(perm)+len(e.inputs)-at)
+	insNodes := make([]*fxgraph.Node, 0, len(perm)+len(e.phs)-at)
 	for _, i := range perm {
 		ins = append(ins, head[i])
 		insNodes = append(insNodes, headNodes[i])
 	}
-	e.inputs = slices.Concat(ins, e.inputs[at:])
-	e.phs = slices.Concat(insNodes, e.phs[at:])
+	e.inputs = append(ins, e.inputs[at:]...)
+	e.phs = append(insNodes, e.phs[at:]...)
 	// getitem nodes take the serialized name of the result they extract;
 	// duplicates fold onto the first.
 	for n := range g.All() {
 		if n.Op() != fxgraph.CallFunction || n.Target() == ops.GetItem {
 			continue
+		}
+		if n.NumUsers() < 2 {
+			continue // no two getitems to fold
 		}
 		seen := map[int64]string{}
 		for _, u := range n.Users() {
@@ -242,6 +260,7 @@ func (e *encoder) prepare() error {
 		}
 	}
 	// weights, in signature order
+	e.weights = make([]weightEntry, 0, len(e.inputs))
 	for _, s := range e.inputs {
 		var info TensorInfo
 		var isConst bool
@@ -294,87 +313,95 @@ func (e *encoder) name(n *fxgraph.Node) string {
 // defineTensor records a tensor value for tensor_values under its
 // serialized name; goName is the node's name in the graph, which keys the
 // tensor metadata kept from reading ("" for none).
-func (e *encoder) defineTensor(name, goName string, typ ops.Type, requiresGrad bool, where string) error {
+func (e *encoder) defineTensor(name, goName string, typ ops.Type, requiresGrad bool, where siteID) error {
 	tt, ok := typ.(ops.TensorType)
 	if !ok {
-		return fmt.Errorf("%s: tensor %q has type %v, want a tensor type", where, name, typ)
+		return fmt.Errorf("%s: tensor %q has type %v, want a tensor type", e.loc(where), name, typ)
 	}
-	if _, dup := e.tvMeta[name]; dup {
+	if _, dup := e.tvSeen[name]; dup {
 		return nil
 	}
 	m, ok := e.p.metas[goName]
-	if goName == "" || !ok || m.DType != tt.DType() || !m.sameShape(tt) {
-		var err error
-		if !tt.Static() {
-			m, err = e.symbolic().meta(tt, requiresGrad)
-		} else {
-			m, err = metaFromType(tt, requiresGrad)
-		}
+	switch {
+	case goName != "" && ok && m.DType == tt.DType() && m.sameShape(tt):
+		e.tv.key(name)
+		e.tv.tensorMeta(m)
+	case !tt.Static():
+		m, err := e.symbolic().meta(tt, requiresGrad)
 		if err != nil {
-			return fmt.Errorf("%s: tensor %q: %w", where, name, err)
+			return fmt.Errorf("%s: tensor %q: %w", e.loc(where), name, err)
 		}
+		e.tv.key(name)
+		e.tv.tensorMeta(m)
+	default:
+		// metaFromType's entry, written without building it
+		if tt.DType().SerdeCode() == 0 {
+			return fmt.Errorf("%s: tensor %q: dtype %s has no ScalarType in the export format", e.loc(where), name, tt.DType())
+		}
+		e.strides = contiguousStrides(e.strides[:0], tt.Shape)
+		e.tv.key(name)
+		e.tv.staticMeta(tt.DType(), tt.Shape, e.strides, 0, requiresGrad, "cpu", nil, int64(ops.LayoutStrided))
 	}
-	e.tvMeta[name] = m
-	e.tvOrder = append(e.tvOrder, name)
+	e.tvSeen[name] = struct{}{}
 	return nil
 }
 
 func (e *encoder) program() error {
 	w := e.w
 	w.beginObject()
-	w.key("graph_module")
+	w.keyLit("graph_module")
 	w.beginObject()
-	w.key("graph")
+	w.keyLit("graph")
 	if err := e.graph(); err != nil {
 		return err
 	}
-	w.key("signature")
+	w.keyLit("signature")
 	if err := e.signature(); err != nil {
 		return err
 	}
-	w.key("module_call_graph")
+	w.keyLit("module_call_graph")
 	if err := e.rawOr(e.p.ModuleCallGraph, e.defaultModuleCallGraph); err != nil {
 		return fmt.Errorf("module_call_graph: %w", err)
 	}
-	w.key("metadata")
+	w.keyLit("metadata")
 	if err := e.rawOr(e.p.GraphModuleMetadata, func() { w.beginObject(); w.endObject() }); err != nil {
 		return err
 	}
-	w.key("treespec_namedtuple_fields")
+	w.keyLit("treespec_namedtuple_fields")
 	if err := e.rawOr(e.p.TreespecNamedtupleFields, func() { w.beginObject(); w.endObject() }); err != nil {
 		return err
 	}
 	w.endObject()
-	w.key("opset_version")
-	if err := e.rawOr(e.p.OpsetVersion, func() { w.beginObject(); w.key("aten"); w.int(10); w.endObject() }); err != nil {
+	w.keyLit("opset_version")
+	if err := e.rawOr(e.p.OpsetVersion, func() { w.beginObject(); w.keyLit("aten"); w.int(10); w.endObject() }); err != nil {
 		return err
 	}
-	w.key("range_constraints")
+	w.keyLit("range_constraints")
 	if syms := e.p.Graph.Symbols(); len(syms) > 0 {
 		w.rangeConstraints(syms)
 	} else if err := e.rawOr(e.p.RangeConstraints, func() { w.beginObject(); w.endObject() }); err != nil {
 		return err
 	}
-	w.key("schema_version")
+	w.keyLit("schema_version")
 	w.beginObject()
-	w.key("major")
+	w.keyLit("major")
 	w.int(WriteVersion.Major)
-	w.key("minor")
+	w.keyLit("minor")
 	w.int(WriteVersion.Minor)
 	w.endObject()
-	w.key("verifiers")
+	w.keyLit("verifiers")
 	w.beginArray()
 	for _, v := range e.p.Verifiers {
 		w.str(v)
 	}
 	w.endArray()
-	w.key("torch_version")
+	w.keyLit("torch_version")
 	tv := e.p.TorchVersion
 	if tv == "" {
 		tv = "2.14.1"
 	}
 	w.str(tv)
-	w.key("guards_code")
+	w.keyLit("guards_code")
 	w.beginArray()
 	for _, s := range e.p.GuardsCode {
 		w.str(s)
@@ -422,21 +449,21 @@ func (e *encoder) defaultModuleCallGraph() {
 	outSpec := `[1, {"type": "builtins.tuple", "context": "null", "children_spec": [` + strings.Join(outLeaves, ", ") + `]}]`
 	w.beginArray()
 	w.beginObject()
-	w.key("fqn")
+	w.keyLit("fqn")
 	w.str("")
-	w.key("signature")
+	w.keyLit("signature")
 	w.beginObject()
-	w.key("inputs")
+	w.keyLit("inputs")
 	w.beginArray()
 	w.endArray()
-	w.key("outputs")
+	w.keyLit("outputs")
 	w.beginArray()
 	w.endArray()
-	w.key("in_spec")
+	w.keyLit("in_spec")
 	w.str(inSpec)
-	w.key("out_spec")
+	w.keyLit("out_spec")
 	w.str(outSpec)
-	w.key("forward_arg_names")
+	w.keyLit("forward_arg_names")
 	w.beginArray()
 	for _, u := range users {
 		w.str(u)
@@ -451,7 +478,7 @@ func (e *encoder) graph() error {
 	w := e.w
 	g := e.p.Graph
 	w.beginObject()
-	w.key("inputs")
+	w.keyLit("inputs")
 	w.beginArray()
 	for i, s := range e.inputs {
 		n := e.phs[i]
@@ -470,7 +497,7 @@ func (e *encoder) graph() error {
 				t := v.(*tensor.Tensor)
 				typ = ops.TensorType{Shape: ops.ShapeInts(t.Shape()), Elem: ops.Scalar{DType: t.DType()}}
 			}
-			if err := e.defineTensor(s.Name, goName, typ, s.Kind == Parameter, fmt.Sprintf("input %q", s.Name)); err != nil {
+			if err := e.defineTensor(s.Name, goName, typ, s.Kind == Parameter, e.root(site{kind: siteInput, text: s.Name})); err != nil {
 				return err
 			}
 			writeTensorArg(w, "as_tensor", s.Name)
@@ -481,9 +508,31 @@ func (e *encoder) graph() error {
 	if !ok {
 		return fmt.Errorf("graph has no output node")
 	}
-	// nodes first (they define tensor_values), outputs written after
-	saved := e.w
-	e.w = &pyWriter{first: []bool{true}}
+	// The outputs come before the nodes in the document, but an error in
+	// the nodes is the one reported when both have one (the nodes are
+	// checked first).
+	results, isSeq := ops.Sequence(out.Arg(0))
+	single := !isSeq
+	if single {
+		results = []ops.Value{out.Arg(0)}
+	}
+	var outErr error
+	w.keyLit("outputs")
+	w.beginArray()
+	depth := len(w.first)
+	if len(results) != len(e.p.Signature.Outputs) {
+		outErr = fmt.Errorf("output node returns %d values but the signature lists %d outputs", len(results), len(e.p.Signature.Outputs))
+	} else {
+		for i, r := range results {
+			if outErr = e.value(r, nil, e.root(site{kind: siteOutput, i: i})); outErr != nil {
+				w.first = w.first[:depth]
+				break
+			}
+		}
+	}
+	w.endArray()
+	w.keyLit("nodes")
+	w.beginArray()
 	for n := range g.All() {
 		switch n.Op() {
 		case fxgraph.Placeholder, fxgraph.GetAttr, fxgraph.Output:
@@ -502,50 +551,28 @@ func (e *encoder) graph() error {
 			return fmt.Errorf("node %q: %s nodes cannot be serialized; inline or remove them first", n.Name(), n.Op())
 		}
 	}
-	nodesJSON := e.w.b.Bytes()
-	e.w = saved
-	w = e.w
-	w.key("outputs")
-	w.beginArray()
-	results, isSeq := ops.Sequence(out.Arg(0))
-	single := !isSeq
-	if single {
-		results = []ops.Value{out.Arg(0)}
-	}
-	if len(results) != len(e.p.Signature.Outputs) {
-		return fmt.Errorf("output node returns %d values but the signature lists %d outputs", len(results), len(e.p.Signature.Outputs))
-	}
-	for i, r := range results {
-		if err := e.value(r, nil, fmt.Sprintf("output %d", i)); err != nil {
-			return err
-		}
-	}
 	w.endArray()
-	w.key("nodes")
-	w.beginArray()
-	w.b.Write(nodesJSON)
-	w.first[len(w.first)-1] = len(nodesJSON) == 0
-	w.endArray()
-	w.key("tensor_values")
+	if outErr != nil {
+		return outErr
+	}
+	w.keyLit("tensor_values")
 	w.beginObject()
-	for _, name := range e.tvOrder {
-		w.key(name)
-		w.tensorMeta(e.tvMeta[name])
-	}
+	w.b = append(w.b, e.tv.b...)
+	w.first[len(w.first)-1] = len(e.tv.b) == 0
 	w.endObject()
-	w.key("sym_int_values")
+	w.keyLit("sym_int_values")
 	if err := e.symIntValues(); err != nil {
 		return err
 	}
-	w.key("sym_bool_values")
+	w.keyLit("sym_bool_values")
 	w.beginObject()
 	w.endObject()
-	w.key("is_single_tensor_return")
+	w.keyLit("is_single_tensor_return")
 	w.bool(single)
-	w.key("custom_obj_values")
+	w.keyLit("custom_obj_values")
 	w.beginObject()
 	w.endObject()
-	w.key("sym_float_values")
+	w.keyLit("sym_float_values")
 	w.beginObject()
 	w.endObject()
 	w.endObject()
@@ -573,44 +600,41 @@ func (e *encoder) checkGetItem(n *fxgraph.Node) error {
 
 // writeTensorArg writes the union {tag: {"name": name}}, a TensorArgument.
 func writeTensorArg(w *pyWriter, tag, name string) {
-	w.oneKey(tag, func() { w.oneKey("name", func() { w.str(name) }) })
+	w.twoKeyStr(tag, "name", name)
 }
 
 // writeNodeMeta writes n's "metadata" entry: its meta as torch.export
 // serializes it.
 func writeNodeMeta(w *pyWriter, n *fxgraph.Node) {
-	w.key("metadata")
+	w.keyLit("metadata")
 	w.beginObject()
-	for _, m := range serializedMeta(*n.Meta) {
-		w.key(m.K)
-		w.str(m.V)
-	}
+	writeMetaEntries(w, n.Meta)
 	w.endObject()
 }
 
 // writeSymName writes the union {tag: {"as_name": name}}, a symbolic
 // scalar argument (as_sym_int...) that refers to a named value.
 func writeSymName(w *pyWriter, tag, name string) {
-	w.oneKey(tag, func() { w.oneKey("as_name", func() { w.str(name) }) })
+	w.twoKeyStr(tag, "as_name", name)
 }
 
 func writeConstant(w *pyWriter, v ops.Value) {
 	w.beginObject()
 	switch x := v.(type) {
 	case nil:
-		w.key("as_none")
+		w.keyLit("as_none")
 		w.bool(true)
 	case int64:
-		w.key("as_int")
+		w.keyLit("as_int")
 		w.int(x)
 	case float64:
-		w.key("as_float")
+		w.keyLit("as_float")
 		w.float(x)
 	case bool:
-		w.key("as_bool")
+		w.keyLit("as_bool")
 		w.bool(x)
 	case string:
-		w.key("as_string")
+		w.keyLit("as_string")
 		w.str(x)
 	}
 	w.endObject()
@@ -658,11 +682,11 @@ func (e *encoder) node(n *fxgraph.Node) error {
 		}
 	}
 	schema, _ := e.reg.Schema(ov)
-	where := fmt.Sprintf("node %q (%s)", n.Name(), ov)
+	where := e.root(site{kind: siteNode, node: n, ov: ov})
 	w.beginObject()
-	w.key("target")
-	w.str(operatorName(ov))
-	w.key("inputs")
+	w.keyLit("target")
+	w.operatorName(ov)
+	w.keyLit("inputs")
 	w.beginArray()
 	if isHOP(ov) {
 		if err := e.hopInputs(n, where); err != nil {
@@ -672,7 +696,7 @@ func (e *encoder) node(n *fxgraph.Node) error {
 		return err
 	}
 	w.endArray()
-	w.key("outputs")
+	w.keyLit("outputs")
 	w.beginArray()
 	form := e.returnForm(n, schema)
 	switch form {
@@ -680,10 +704,11 @@ func (e *encoder) node(n *fxgraph.Node) error {
 		if isSym(n.Type()) {
 			writeSymName(w, "as_sym_int", e.name(n))
 		} else {
-			if err := e.defineTensor(e.name(n), n.Name(), n.Type(), false, where); err != nil {
+			name := e.name(n)
+			if err := e.defineTensor(name, n.Name(), n.Type(), false, where); err != nil {
 				return err
 			}
-			writeTensorArg(w, "as_tensor", e.name(n))
+			writeTensorArg(w, "as_tensor", name)
 		}
 	case "tuple", "list":
 		if err := e.results(n, form == "list", where); err != nil {
@@ -692,7 +717,7 @@ func (e *encoder) node(n *fxgraph.Node) error {
 	}
 	w.endArray()
 	writeNodeMeta(w, n)
-	w.key("is_hop_single_tensor_return")
+	w.keyLit("is_hop_single_tensor_return")
 	if isHOP(ov) {
 		// True when the HOP's result (meta "val") is one tensor.
 		_, single := n.Type().(ops.TensorType)
@@ -700,7 +725,7 @@ func (e *encoder) node(n *fxgraph.Node) error {
 	} else {
 		w.null()
 	}
-	w.key("name")
+	w.keyLit("name")
 	w.str(e.name(n))
 	w.endObject()
 	return nil
@@ -709,7 +734,7 @@ func (e *encoder) node(n *fxgraph.Node) error {
 // results writes the outputs of a multi-result node from its getitem
 // users: unused tensor results are named "<node>_unused_<i>", None results
 // are as_none.
-func (e *encoder) results(n *fxgraph.Node, list bool, where string) error {
+func (e *encoder) results(n *fxgraph.Node, list bool, where siteID) error {
 	w := e.w
 	var elems []ops.Type
 	if tt, ok := n.Type().(ops.TupleType); ok {
@@ -729,7 +754,7 @@ func (e *encoder) results(n *fxgraph.Node, list bool, where string) error {
 	}
 	if list {
 		w.beginObject()
-		w.key("as_tensors")
+		w.keyLit("as_tensors")
 		w.beginArray()
 	}
 	for i := int64(0); i <= maxIdx; i++ {
@@ -748,13 +773,13 @@ func (e *encoder) results(n *fxgraph.Node, list bool, where string) error {
 		}
 		if name == "" {
 			if list {
-				return fmt.Errorf("%s: result %d of a Tensor[] return has no value", where, i)
+				return fmt.Errorf("%s: result %d of a Tensor[] return has no value", e.loc(where), i)
 			}
 			writeConstant(w, nil)
 			continue
 		}
 		if _, ok := typ.(ops.TupleType); ok {
-			return fmt.Errorf("%s: nested result %d cannot be serialized", where, i)
+			return fmt.Errorf("%s: nested result %d cannot be serialized", e.loc(where), i)
 		}
 		if err := e.defineTensor(name, goName, typ, false, where); err != nil {
 			return err
@@ -775,17 +800,19 @@ func (e *encoder) results(n *fxgraph.Node, list bool, where string) error {
 // inputsOf writes a node's NamedArguments, following torch.export's
 // serialize_inputs: schema order, kwargs by name (kind 2), args by
 // position (kind 1), omitted arguments left out.
-func (e *encoder) inputsOf(n *fxgraph.Node, schema *ops.Schema, where string) error {
+func (e *encoder) inputsOf(n *fxgraph.Node, schema *ops.Schema, where siteID) error {
 	w := e.w
 	named := func(name string, v ops.Value, kind int64, at *ops.ArgType, emptyTag string) error {
 		w.beginObject()
-		w.key("name")
+		w.keyLit("name")
 		w.str(name)
-		w.key("arg")
-		if err := e.value(v, at, fmt.Sprintf("%s: argument %q", where, name), emptyTag); err != nil {
+		w.keyLit("arg")
+		arg := e.child(where, site{kind: siteArg, text: name})
+		if err := e.value(v, at, arg, emptyTag); err != nil {
 			return err
 		}
-		w.key("kind")
+		e.drop(arg)
+		w.keyLit("kind")
 		w.int(kind)
 		w.endObject()
 		return nil
@@ -793,11 +820,11 @@ func (e *encoder) inputsOf(n *fxgraph.Node, schema *ops.Schema, where string) er
 	if schema != nil {
 		for _, kw := range n.Kwargs() {
 			if schema.ArgIndex(kw.Name) < 0 {
-				return fmt.Errorf("%s: schema has no argument %q", where, kw.Name)
+				return fmt.Errorf("%s: schema has no argument %q", e.loc(where), kw.Name)
 			}
 		}
 		if len(n.Args()) > schema.NumPositional() && !schema.VarArgs {
-			return fmt.Errorf("%s: %d positional arguments, schema takes %d", where, len(n.Args()), schema.NumPositional())
+			return fmt.Errorf("%s: %d positional arguments, schema takes %d", e.loc(where), len(n.Args()), schema.NumPositional())
 		}
 		pos := 0
 		for i, a := range schema.Args {
@@ -819,7 +846,7 @@ func (e *encoder) inputsOf(n *fxgraph.Node, schema *ops.Schema, where string) er
 	}
 	info, ok := e.p.opaque[n]
 	if !ok || len(info.args) != len(n.Args())+len(n.Kwargs()) {
-		return fmt.Errorf("%s: %w: no schema and no recorded argument names", where, ErrUnknownOp)
+		return fmt.Errorf("%s: %w: no schema and no recorded argument names", e.loc(where), ErrUnknownOp)
 	}
 	for i, v := range n.Args() {
 		if err := named(info.args[i].Name, v, 1, nil, info.args[i].EmptyTag); err != nil {
@@ -846,32 +873,45 @@ func operatorName(o ops.Overload) string {
 	return o.Pretty()
 }
 
+// operatorName writes operatorName(o) as a string, spelled in scratch
+// space.
+func (w *pyWriter) operatorName(o ops.Overload) {
+	w.scratch = append(w.scratch[:0], "torch.ops."...)
+	if isHOP(o) {
+		w.scratch = append(append(w.scratch, "higher_order."...), o.Packet.Name...)
+	} else {
+		w.scratch = append(append(append(append(append(w.scratch, o.Packet.NS...), '.'), o.Packet.Name...), '.'), o.Name...)
+	}
+	w.strBytes(w.scratch)
+}
+
 // hopInputs writes a higher-order operator's inputs as
 // serialize_hoo_inputs does (HOPs have no schema): each positional
 // argument with an empty name and kind 1, then each keyword argument by
 // name with kind 2.
-func (e *encoder) hopInputs(n *fxgraph.Node, where string) error {
+func (e *encoder) hopInputs(n *fxgraph.Node, where siteID) error {
 	w := e.w
-	named := func(name string, v ops.Value, kind int64, at string) error {
+	named := func(name string, v ops.Value, kind int64, at siteID) error {
 		w.beginObject()
-		w.key("name")
+		w.keyLit("name")
 		w.str(name)
-		w.key("arg")
-		if err := e.value(v, nil, fmt.Sprintf("%s: %s", where, at)); err != nil {
+		w.keyLit("arg")
+		if err := e.value(v, nil, at); err != nil {
 			return err
 		}
-		w.key("kind")
+		e.drop(at)
+		w.keyLit("kind")
 		w.int(kind)
 		w.endObject()
 		return nil
 	}
 	for i, v := range n.Args() {
-		if err := named("", v, 1, fmt.Sprintf("positional argument %d", i)); err != nil {
+		if err := named("", v, 1, e.child(where, site{kind: sitePositional, i: i})); err != nil {
 			return err
 		}
 	}
 	for _, kw := range n.Kwargs() {
-		if err := named(kw.Name, kw.Value, 2, fmt.Sprintf("argument %q", kw.Name)); err != nil {
+		if err := named(kw.Name, kw.Value, 2, e.child(where, site{kind: siteArg, text: kw.Name})); err != nil {
 			return err
 		}
 	}
@@ -880,7 +920,7 @@ func (e *encoder) hopInputs(n *fxgraph.Node, where string) error {
 
 // value writes one Argument union for v. at is the schema type when
 // known; emptyTag is the tag recorded for an empty list of an opaque op.
-func (e *encoder) value(v ops.Value, at *ops.ArgType, where string, emptyTag ...string) error {
+func (e *encoder) value(v ops.Value, at *ops.ArgType, where siteID, emptyTag ...string) error {
 	w := e.w
 	switch x := v.(type) {
 	case nil, int64, bool, string:
@@ -893,7 +933,7 @@ func (e *encoder) value(v ops.Value, at *ops.ArgType, where string, emptyTag ...
 		return e.nodeRef(x, where)
 	case tensor.DType:
 		if x.SerdeCode() == 0 {
-			return fmt.Errorf("%s: dtype %s has no ScalarType in the export format", where, x)
+			return fmt.Errorf("%s: dtype %s has no ScalarType in the export format", e.loc(where), x)
 		}
 		w.oneKey("as_scalar_type", func() { w.int(int64(x.SerdeCode())) })
 		return nil
@@ -909,11 +949,11 @@ func (e *encoder) value(v ops.Value, at *ops.ArgType, where string, emptyTag ...
 		return nil
 	case complex128:
 		w.beginObject()
-		w.key("as_complex")
+		w.keyLit("as_complex")
 		w.beginObject()
-		w.key("real")
+		w.keyLit("real")
 		w.float(real(x))
-		w.key("imag")
+		w.keyLit("imag")
 		w.float(imag(x))
 		w.endObject()
 		w.endObject()
@@ -924,34 +964,36 @@ func (e *encoder) value(v ops.Value, at *ops.ArgType, where string, emptyTag ...
 		w.oneKey("as_operator", func() { w.str(operatorName(x)) })
 		return nil
 	case ops.Packet:
-		return fmt.Errorf("%s: operator %s is a packet: PyTorch serializes only an OpOverload (want e.g. %s)", where, x, x.Default())
+		return fmt.Errorf("%s: operator %s is a packet: PyTorch serializes only an OpOverload (want e.g. %s)", e.loc(where), x, x.Default())
 	case ops.Callable:
-		return fmt.Errorf("%s: function %s cannot be serialized as an operator argument (want an OpOverload)", where, x)
+		return fmt.Errorf("%s: function %s cannot be serialized as an operator argument (want an OpOverload)", e.loc(where), x)
 	case ops.List:
 		return e.list(x, at, where, emptyTag...)
 	case ops.Tuple:
 		return e.list(ops.List(x), at, where, emptyTag...)
 	case ops.Dict:
 		w.beginObject()
-		w.key("as_string_to_argument")
+		w.keyLit("as_string_to_argument")
 		w.beginObject()
 		for i, k := range x.Keys {
 			w.key(k)
-			if err := e.value(x.Values[i], nil, fmt.Sprintf("%s[%q]", where, k)); err != nil {
+			at := e.child(where, site{kind: siteKey, text: k})
+			if err := e.value(x.Values[i], nil, at); err != nil {
 				return err
 			}
+			e.drop(at)
 		}
 		w.endObject()
 		w.endObject()
 		return nil
 	}
-	return fmt.Errorf("%s: value of Go type %T cannot be serialized", where, v)
+	return fmt.Errorf("%s: value of Go type %T cannot be serialized", e.loc(where), v)
 }
 
-func (e *encoder) nodeRef(n *fxgraph.Node, where string) error {
+func (e *encoder) nodeRef(n *fxgraph.Node, where siteID) error {
 	w := e.w
 	if n.Erased() || n.Graph() != e.p.Graph {
-		return fmt.Errorf("%s: reference to a node outside the graph (%s)", where, n)
+		return fmt.Errorf("%s: reference to a node outside the graph (%s)", e.loc(where), n)
 	}
 	if isSym(n.Type()) {
 		tag := map[string]string{"SymInt": "as_sym_int", "SymBool": "as_sym_bool", "SymFloat": "as_sym_float"}[n.Type().(ops.PyType).Name]
@@ -962,26 +1004,25 @@ func (e *encoder) nodeRef(n *fxgraph.Node, where string) error {
 		return nil
 	}
 	if _, ok := n.Type().(ops.TensorType); !ok && n.Op() != fxgraph.GetAttr {
-		return fmt.Errorf("%s: %s has type %v, want a tensor", where, n, n.Type())
+		return fmt.Errorf("%s: %s has type %v, want a tensor", e.loc(where), n, n.Type())
 	}
 	writeTensorArg(w, "as_tensor", e.name(n))
 	return nil
 }
 
-func (e *encoder) list(l ops.List, at *ops.ArgType, where string, emptyTag ...string) error {
+func (e *encoder) list(l ops.List, at *ops.ArgType, where siteID, emptyTag ...string) error {
 	w := e.w
 	tag := listTag(l, at)
 	if len(l) == 0 && len(emptyTag) > 0 && emptyTag[0] != "" {
 		tag = emptyTag[0]
 	}
 	if tag == "" {
-		return fmt.Errorf("%s: list %v mixes kinds the format cannot hold", where, l)
+		return fmt.Errorf("%s: list %v mixes kinds the format cannot hold", e.loc(where), l)
 	}
 	w.beginObject()
 	w.key(tag)
 	w.beginArray()
 	for i, v := range l {
-		ip := fmt.Sprintf("%s[%d]", where, i)
 		switch tag {
 		case "as_ints", "as_floats", "as_bools", "as_strings":
 			w.valueScalar(v)
@@ -991,9 +1032,13 @@ func (e *encoder) list(l ops.List, at *ops.ArgType, where string, emptyTag ...st
 		case "as_optional_tensors":
 			if v == nil {
 				writeConstant(w, nil)
-			} else if err := e.nodeRef(v.(*fxgraph.Node), ip); err != nil {
+				break
+			}
+			ip := e.child(where, site{kind: siteIndex, i: i})
+			if err := e.nodeRef(v.(*fxgraph.Node), ip); err != nil {
 				return err
 			}
+			e.drop(ip)
 		case "as_sym_ints", "as_sym_floats", "as_sym_bools":
 			if n, ok := v.(*fxgraph.Node); ok {
 				w.oneKey("as_name", func() { w.str(e.name(n)) })
@@ -1130,7 +1175,7 @@ func listTag(l ops.List, at *ops.ArgType) string {
 func (e *encoder) signature() error {
 	w := e.w
 	w.beginObject()
-	w.key("input_specs")
+	w.keyLit("input_specs")
 	w.beginArray()
 	for i, s := range e.inputs {
 		w.beginObject()
@@ -1138,7 +1183,7 @@ func (e *encoder) signature() error {
 		w.beginObject()
 		switch s.Kind {
 		case UserInput:
-			w.key("arg")
+			w.keyLit("arg")
 			switch {
 			case s.IsConst:
 				writeConstant(w, s.Const)
@@ -1151,18 +1196,18 @@ func (e *encoder) signature() error {
 				}
 			}
 		case Parameter, Buffer, TensorConstant:
-			w.key("arg")
+			w.keyLit("arg")
 			w.oneKey("name", func() { w.str(s.Name) })
 			w.key(map[InputKind]string{Parameter: "parameter_name", Buffer: "buffer_name", TensorConstant: "tensor_constant_name"}[s.Kind])
 			w.str(s.Target)
 			if s.Kind == Buffer {
-				w.key("persistent")
+				w.keyLit("persistent")
 				w.bool(s.Persistent)
 			}
 		case ConstantInput:
-			w.key("name")
+			w.keyLit("name")
 			w.str(s.Name)
-			w.key("value")
+			w.keyLit("value")
 			writeConstant(w, s.Const)
 		default:
 			return fmt.Errorf("input %q: unknown input kind %d", s.Name, s.Kind)
@@ -1171,7 +1216,7 @@ func (e *encoder) signature() error {
 		w.endObject()
 	}
 	w.endArray()
-	w.key("output_specs")
+	w.keyLit("output_specs")
 	w.beginArray()
 	out, _ := e.p.Graph.OutputNode()
 	results := ops.AsSequence(out.Arg(0))
@@ -1183,9 +1228,9 @@ func (e *encoder) signature() error {
 		w.beginObject()
 		w.key(s.Kind.String())
 		w.beginObject()
-		w.key("arg")
+		w.keyLit("arg")
 		if s.Kind == UserOutput {
-			if err := e.value(results[i], nil, fmt.Sprintf("output %d", i)); err != nil {
+			if err := e.value(results[i], nil, e.root(site{kind: siteOutput, i: i})); err != nil {
 				return err
 			}
 		} else {
@@ -1193,13 +1238,13 @@ func (e *encoder) signature() error {
 		}
 		switch s.Kind {
 		case BufferMutation:
-			w.key("buffer_name")
+			w.keyLit("buffer_name")
 			w.str(s.Target)
 		case UserInputMutation:
-			w.key("user_input_name")
+			w.keyLit("user_input_name")
 			w.str(s.Target)
 		case ParameterMutation:
-			w.key("parameter_name")
+			w.keyLit("parameter_name")
 			w.str(s.Target)
 		}
 		w.endObject()

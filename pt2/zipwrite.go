@@ -46,7 +46,7 @@ const fieldAlignment = 64
 // the serialization id and the headers.
 func writeContainer(w io.Writer, root string, recs []record, crcs []uint32) error {
 	type entry struct {
-		name   string
+		name   string // below root/
 		size   uint32
 		offset uint32
 		pad    int
@@ -57,27 +57,29 @@ func writeContainer(w io.Writer, root string, recs []record, crcs []uint32) erro
 	entries := make([]entry, 0, len(recs))
 	pos := 0
 	for _, r := range recs {
-		name := root + "/" + r.name
-		if len(name) > math.MaxUint16 {
+		nameLen := len(root) + 1 + len(r.name)
+		if nameLen > math.MaxUint16 {
 			return fmt.Errorf("record %q: name longer than %d bytes", r.name, math.MaxUint16)
 		}
-		start := pos + 30 + len(name) + 4
+		start := pos + 30 + nameLen + 4
 		pad := (fieldAlignment - start%fieldAlignment) % fieldAlignment
 		end := start + pad + len(r.data) + 16
 		if int64(end) >= math.MaxUint32 {
 			return fmt.Errorf("record %q: archives of 4 GiB or more are not supported", r.name)
 		}
-		entries = append(entries, entry{name: name, size: uint32(len(r.data)), offset: uint32(pos), pad: pad})
+		entries = append(entries, entry{name: r.name, size: uint32(len(r.data)), offset: uint32(pos), pad: pad})
 		pos = end
 	}
 	cdLen := 0
 	for _, e := range entries {
-		cdLen += 46 + len(e.name)
+		cdLen += 46 + len(root) + 1 + len(e.name)
 	}
 	if int64(pos+cdLen) >= math.MaxUint32 || len(entries) >= math.MaxUint16 {
 		return fmt.Errorf("archives of 4 GiB or %d records or more are not supported", math.MaxUint16)
 	}
-	var out []byte
+	// one buffer for each local header (at most 97 bytes and the name)
+	// and then the central directory and end records
+	out := make([]byte, 0, cdLen+256)
 	for i, r := range recs {
 		e := entries[i]
 		out = out[:0]
@@ -89,9 +91,9 @@ func writeContainer(w io.Writer, root string, recs []record, crcs []uint32) erro
 		out = binary.LittleEndian.AppendUint32(out, 0)      // crc (in the descriptor)
 		out = binary.LittleEndian.AppendUint32(out, 0)      // compressed size
 		out = binary.LittleEndian.AppendUint32(out, 0)      // uncompressed size
-		out = binary.LittleEndian.AppendUint16(out, uint16(len(e.name)))
+		out = binary.LittleEndian.AppendUint16(out, uint16(len(root)+1+len(e.name)))
 		out = binary.LittleEndian.AppendUint16(out, uint16(4+e.pad))
-		out = append(out, e.name...)
+		out = append(append(append(out, root...), '/'), e.name...)
 		out = append(out, 'F', 'B')
 		out = binary.LittleEndian.AppendUint16(out, uint16(e.pad))
 		for range e.pad {
@@ -126,14 +128,14 @@ func writeContainer(w io.Writer, root string, recs []record, crcs []uint32) erro
 		out = binary.LittleEndian.AppendUint32(out, crcs[i])
 		out = binary.LittleEndian.AppendUint32(out, e.size)
 		out = binary.LittleEndian.AppendUint32(out, e.size)
-		out = binary.LittleEndian.AppendUint16(out, uint16(len(e.name)))
+		out = binary.LittleEndian.AppendUint16(out, uint16(len(root)+1+len(e.name)))
 		out = binary.LittleEndian.AppendUint16(out, 0) // extra
 		out = binary.LittleEndian.AppendUint16(out, 0) // comment
 		out = binary.LittleEndian.AppendUint16(out, 0) // disk
 		out = binary.LittleEndian.AppendUint16(out, 0) // internal attributes
 		out = binary.LittleEndian.AppendUint32(out, 0) // external attributes
 		out = binary.LittleEndian.AppendUint32(out, e.offset)
-		out = append(out, e.name...)
+		out = append(append(append(out, root...), '/'), e.name...)
 	}
 	cdSize := len(out)
 	z64 := cdStart + cdSize

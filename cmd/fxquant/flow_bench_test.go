@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -241,5 +242,45 @@ func TestRunAllocsLinear(t *testing.T) {
 	t.Logf("allocations: %v; per 80 layers %.0f then %.0f", allocs, first, second)
 	if ratio := second / first; ratio < 0.9 || ratio > 1.1 {
 		t.Errorf("allocations per 80 layers: %.0f from 20 to 100 layers, %.0f from 100 to 180 (ratio %.2f), want equal within 10%%", first, second, ratio)
+	}
+}
+
+// BenchmarkWriteConverted12k measures Program.WriteArchive of the
+// converted program of about 12k nodes that BenchmarkReadConverted12k
+// reads: encoding model.json, the payload configs and the zip container
+// (written to io.Discard). MB/s counts the archive's bytes; cpu-ms/op is
+// the process's CPU time per write.
+func BenchmarkWriteConverted12k(b *testing.B) {
+	data, err := converted12k()
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := pt2.Read(data, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if n := p.Graph.Len(); n < 12_000 {
+		b.Fatalf("converted program has %d nodes, want at least 12k", n)
+	}
+	// The unchanged program writes back byte for byte.
+	var buf bytes.Buffer
+	if err := p.WriteArchive(&buf, nil); err != nil {
+		b.Fatal(err)
+	}
+	if !bytes.Equal(buf.Bytes(), data) {
+		b.Fatal("the program read does not write back to the same bytes")
+	}
+	b.SetBytes(int64(buf.Len()))
+	b.ReportAllocs()
+	cpu0, cpuOK := processCPU()
+	for b.Loop() {
+		if err := p.WriteArchive(io.Discard, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// CPU time (garbage collection included) is steadier than wall
+	// time on a shared machine.
+	if cpu1, ok := processCPU(); ok && cpuOK {
+		b.ReportMetric(float64(cpu1-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
 	}
 }
