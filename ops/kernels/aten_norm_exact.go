@@ -223,7 +223,9 @@ func cascadeSum(x []float32) float32 {
 	if len(x) >= avx2Lanes {
 		nv := len(x) / avx2Lanes
 		var v lanes
-		if nv < 4*16 {
+		if nv < 4*16 && useAVX2 {
+			rowSumSmall8AVX2(&x[0], nv, &v)
+		} else if nv < 4*16 {
 			v = rowSumSmall8(x, nv)
 		} else {
 			v = rowSum(x, nv, avx2Lanes)

@@ -140,6 +140,10 @@ func maxPoolPlanes[T float32 | int64](p pool2d, xd []T, lowest T) ([]T, []int64)
 	idx := make([]int64, len(y))
 	// planes are independent: split them across cores (same bits)
 	splitWork(planes, max(1, parallelGrain/max(p.H*p.W, 1)), func(pl0, pl1 int) {
+		if xf, ok := any(xd).([]float32); ok && useAVX2 && p.H*p.W < 1<<31-8*p.sw {
+			maxPoolRangeAVX2(p, xf, any(y).([]float32), idx, pl0, pl1)
+			return
+		}
 		maxPoolRange(p, xd, lowest, y, idx, pl0, pl1)
 	})
 	return y, idx
@@ -147,32 +151,84 @@ func maxPoolPlanes[T float32 | int64](p pool2d, xd []T, lowest T) ([]T, []int64)
 
 func maxPoolRange[T float32 | int64](p pool2d, xd []T, lowest T, y []T, idx []int64, pl0, pl1 int) {
 	for pl := pl0; pl < pl1; pl++ {
-		in := xd[pl*p.H*p.W:]
 		for oy := 0; oy < p.Ho; oy++ {
-			hs := oy*p.sh - p.ph
-			he := min(hs+(p.kh-1)*p.dh+1, p.H)
-			for hs < 0 {
-				hs += p.dh
-			}
-			for ox := 0; ox < p.Wo; ox++ {
-				ws := ox*p.sw - p.pw
-				we := min(ws+(p.kw-1)*p.dw+1, p.W)
-				for ws < 0 {
-					ws += p.dw
+			maxPoolRow(p, xd[pl*p.H*p.W:], lowest, y, idx, pl, oy, 0, p.Wo)
+		}
+	}
+}
+
+// maxPoolRows returns the input rows hs, hs+dh, ... < he of output row oy's
+// windows.
+func (p pool2d) maxPoolRows(oy int) (hs, he int) {
+	hs = oy*p.sh - p.ph
+	he = min(hs+(p.kh-1)*p.dh+1, p.H)
+	for hs < 0 {
+		hs += p.dh
+	}
+	return hs, he
+}
+
+// maxPoolRow computes outputs ox0 <= ox < ox1 of row oy of plane pl, whose
+// input plane is in.
+func maxPoolRow[T float32 | int64](p pool2d, in []T, lowest T, y []T, idx []int64, pl, oy, ox0, ox1 int) {
+	hs, he := p.maxPoolRows(oy)
+	for ox := ox0; ox < ox1; ox++ {
+		ws := ox*p.sw - p.pw
+		we := min(ws+(p.kw-1)*p.dw+1, p.W)
+		for ws < 0 {
+			ws += p.dw
+		}
+		best := lowest
+		bi := int64(hs*p.W + ws)
+		for h := hs; h < he; h += p.dh {
+			for w := ws; w < we; w += p.dw {
+				v := in[h*p.W+w]
+				if v > best || v != v {
+					best, bi = v, int64(h*p.W+w)
 				}
-				best := lowest
-				bi := int64(hs*p.W + ws)
-				for h := hs; h < he; h += p.dh {
-					for w := ws; w < we; w += p.dw {
-						v := in[h*p.W+w]
-						if v > best || v != v {
-							best, bi = v, int64(h*p.W+w)
-						}
-					}
-				}
-				o := (pl*p.Ho+oy)*p.Wo + ox
-				y[o], idx[o] = best, bi
 			}
+		}
+		o := (pl*p.Ho+oy)*p.Wo + ox
+		y[o], idx[o] = best, bi
+	}
+}
+
+// interiorCols returns the outputs [lo, hi) of a row whose windows (width
+// span) lie inside the input's columns.
+func (p pool2d) interiorCols(span int) (lo, hi int) {
+	lo = min((p.pw+p.sw-1)/p.sw, p.Wo)
+	if num := p.W + p.pw - span; num >= 0 {
+		hi = min(num/p.sw+1, p.Wo)
+	}
+	return lo, max(lo, hi)
+}
+
+// maxPoolRangeAVX2 is maxPoolRange on float32 with the outputs whose
+// windows lie inside the input's columns computed 8 at a time by
+// maxPoolAVX2 (each lane one output, its window in the same order).
+func maxPoolRangeAVX2(p pool2d, xd []float32, y []float32, idx []int64, pl0, pl1 int) {
+	lowest := float32(math.Inf(-1))
+	lo, hi := p.interiorCols((p.kw-1)*p.dw + 1)
+	groups := (hi - lo) / 8
+	offs := make([]int32, 0, p.kh*p.kw)
+	for pl := pl0; pl < pl1; pl++ {
+		in := xd[pl*p.H*p.W : (pl+1)*p.H*p.W]
+		for oy := 0; oy < p.Ho; oy++ {
+			hs, he := p.maxPoolRows(oy)
+			offs = offs[:0]
+			for h := hs; h < he; h += p.dh {
+				for kx := 0; kx < p.kw; kx++ {
+					offs = append(offs, int32(h*p.W+lo*p.sw-p.pw+kx*p.dw))
+				}
+			}
+			if groups == 0 || len(offs) == 0 {
+				maxPoolRow(p, in, lowest, y, idx, pl, oy, 0, p.Wo)
+				continue
+			}
+			maxPoolRow(p, in, lowest, y, idx, pl, oy, 0, lo)
+			o := (pl*p.Ho+oy)*p.Wo + lo
+			maxPoolAVX2(&y[o], &idx[o], &in[0], &offs[0], len(offs), groups, p.sw)
+			maxPoolRow(p, in, lowest, y, idx, pl, oy, lo+8*groups, p.Wo)
 		}
 	}
 }
@@ -201,6 +257,10 @@ func AvgPool2d(x *tensor.Tensor, kernel, stride, padding []int, ceil, countInclu
 	y := make([]float32, planes*p.Ho*p.Wo)
 	// planes are independent: split them across cores (same bits)
 	splitWork(planes, max(1, parallelGrain/max(p.H*p.W, 1)), func(pl0, pl1 int) {
+		if useAVX2 && p.H*p.W < 1<<31-8*p.sw {
+			avgPoolRangeAVX2(p, xd, y, pl0, pl1, countIncludePad, divisorOverride)
+			return
+		}
 		avgPoolRange(p, xd, y, pl0, pl1, countIncludePad, divisorOverride)
 	})
 	return fromFloat32(x.DType(), p.outShape(), y), nil
@@ -208,33 +268,77 @@ func AvgPool2d(x *tensor.Tensor, kernel, stride, padding []int, ceil, countInclu
 
 func avgPoolRange(p pool2d, xd, y []float32, pl0, pl1 int, countIncludePad bool, divisorOverride int) {
 	for pl := pl0; pl < pl1; pl++ {
-		in := xd[pl*p.H*p.W:]
 		for oy := 0; oy < p.Ho; oy++ {
-			for ox := 0; ox < p.Wo; ox++ {
-				hs, ws := oy*p.sh-p.ph, ox*p.sw-p.pw
-				he, we := min(hs+p.kh, p.H+p.ph), min(ws+p.kw, p.W+p.pw)
-				poolSize := (he - hs) * (we - ws)
-				hs, ws = max(hs, 0), max(ws, 0)
-				he, we = min(he, p.H), min(we, p.W)
-				o := (pl*p.Ho+oy)*p.Wo + ox
-				if hs >= he || ws >= we {
-					continue
-				}
-				var sum float32
-				for h := hs; h < he; h++ {
-					for w := ws; w < we; w++ {
-						sum += in[h*p.W+w]
-					}
-				}
-				div := poolSize
-				switch {
-				case divisorOverride > 0:
-					div = divisorOverride
-				case !countIncludePad:
-					div = (he - hs) * (we - ws)
-				}
-				y[o] = sum / float32(div)
+			avgPoolRow(p, xd[pl*p.H*p.W:], y, pl, oy, 0, p.Wo, countIncludePad, divisorOverride)
+		}
+	}
+}
+
+// avgPoolRow computes outputs ox0 <= ox < ox1 of row oy of plane pl, whose
+// input plane is in.
+func avgPoolRow(p pool2d, in, y []float32, pl, oy, ox0, ox1 int, countIncludePad bool, divisorOverride int) {
+	for ox := ox0; ox < ox1; ox++ {
+		hs, ws := oy*p.sh-p.ph, ox*p.sw-p.pw
+		he, we := min(hs+p.kh, p.H+p.ph), min(ws+p.kw, p.W+p.pw)
+		poolSize := (he - hs) * (we - ws)
+		hs, ws = max(hs, 0), max(ws, 0)
+		he, we = min(he, p.H), min(we, p.W)
+		o := (pl*p.Ho+oy)*p.Wo + ox
+		if hs >= he || ws >= we {
+			continue
+		}
+		var sum float32
+		for h := hs; h < he; h++ {
+			for w := ws; w < we; w++ {
+				sum += in[h*p.W+w]
 			}
+		}
+		div := poolSize
+		switch {
+		case divisorOverride > 0:
+			div = divisorOverride
+		case !countIncludePad:
+			div = (he - hs) * (we - ws)
+		}
+		y[o] = sum / float32(div)
+	}
+}
+
+// avgPoolRangeAVX2 is avgPoolRange with the outputs whose windows lie
+// inside the input's columns computed 8 at a time by avgPoolAVX2 (each
+// lane one output: the same sum order and divisor).
+func avgPoolRangeAVX2(p pool2d, xd, y []float32, pl0, pl1 int, countIncludePad bool, divisorOverride int) {
+	lo, hi := p.interiorCols(p.kw)
+	groups := (hi - lo) / 8
+	offs := make([]int32, 0, p.kh*p.kw)
+	for pl := pl0; pl < pl1; pl++ {
+		in := xd[pl*p.H*p.W : (pl+1)*p.H*p.W]
+		for oy := 0; oy < p.Ho; oy++ {
+			hs := oy*p.sh - p.ph
+			he := min(hs+p.kh, p.H+p.ph)
+			poolH := he - hs
+			hs, he = max(hs, 0), min(he, p.H)
+			if groups == 0 || hs >= he {
+				avgPoolRow(p, in, y, pl, oy, 0, p.Wo, countIncludePad, divisorOverride)
+				continue
+			}
+			offs = offs[:0]
+			for h := hs; h < he; h++ {
+				for kx := 0; kx < p.kw; kx++ {
+					offs = append(offs, int32(h*p.W+lo*p.sw-p.pw+kx))
+				}
+			}
+			div := poolH * p.kw // inside the columns, the window is kw wide
+			switch {
+			case divisorOverride > 0:
+				div = divisorOverride
+			case !countIncludePad:
+				div = (he - hs) * p.kw
+			}
+			avgPoolRow(p, in, y, pl, oy, 0, lo, countIncludePad, divisorOverride)
+			o := (pl*p.Ho+oy)*p.Wo + lo
+			avgPoolAVX2(&y[o], &in[0], &offs[0], len(offs), groups, p.sw, float32(div))
+			avgPoolRow(p, in, y, pl, oy, lo+8*groups, p.Wo, countIncludePad, divisorOverride)
 		}
 	}
 }

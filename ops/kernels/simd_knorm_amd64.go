@@ -1,0 +1,27 @@
+//go:build amd64 && !purego
+
+package kernels
+
+// Declarations of simd_knorm_amd64.s, used when useAVX2 is set; the Go
+// loops they replace stay the reference (tests compare the bits).
+
+// maxPoolAVX2 computes groups·8 max-pool outputs of one output row: lane
+// l of group g is output 8g+l, whose window elements e < cnt sit at
+// in[offs[e] + (8g+l)·sw]; the running maximum starts at -inf with the
+// index of element 0 and takes an element that is greater or NaN. idx
+// receives the chosen element's offset. offs[e] + (8·groups)·sw must fit
+// an int32.
+//
+//go:noescape
+func maxPoolAVX2(y *float32, idx *int64, in *float32, offs *int32, cnt, groups, sw int)
+
+// avgPoolAVX2 is maxPoolAVX2's layout for average pooling: output 8g+l is
+// the float32 sum, from 0 in element order, divided by div.
+//
+//go:noescape
+func avgPoolAVX2(y *float32, in *float32, offs *int32, cnt, groups, sw int, div float32)
+
+// rowSumSmall8AVX2 sets acc to rowSumSmall8(x, size), 0 < size < 64.
+//
+//go:noescape
+func rowSumSmall8AVX2(x *float32, size int, acc *lanes)

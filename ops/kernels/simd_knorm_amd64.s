@@ -1,0 +1,215 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// Pooling and reduction kernels for layer_norm, softmax and pooling
+// (simd_knorm_amd64.go). Each vector lane is one output element running
+// the float32 operations of the Go loop it replaces, in the same order.
+
+// func maxPoolAVX2(y *float32, idx *int64, in *float32, offs *int32, cnt, groups, sw int)
+// For g < groups and lane l < 8, output o = 8g+l is the maximum over the
+// window elements e < cnt of in[offs[e] + 8g·sw + l·sw], starting from
+// -inf at index offs[0] + (8g+l)·sw; an element replaces the running
+// maximum when it is greater or NaN. y[o] gets the maximum and idx[o] its
+// element's index offs[e] + (8g+l)·sw (sign-extended).
+TEXT ·maxPoolAVX2(SB), NOSPLIT, $0-56
+	MOVQ y+0(FP), DI
+	MOVQ idx+8(FP), R8
+	MOVQ in+16(FP), SI
+	MOVQ offs+24(FP), DX
+	MOVQ cnt+32(FP), CX
+	MOVQ groups+40(FP), BX
+	MOVQ sw+48(FP), R9
+	// Y15 = l·sw, Y14 = -inf, Y13 = all ones
+	VPCMPEQD Y13, Y13, Y13
+	MOVL R9, AX
+	VMOVD AX, X0
+	VPBROADCASTD X0, Y0
+	VPMULLD lanesi<>(SB), Y0, Y15
+	MOVL $0xff800000, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+	XORQ R10, R10            // 8g·sw
+	SHLQ $3, R9              // 8·sw
+	TESTQ BX, BX
+	JZ mpdone
+
+mpgroup:
+	VMOVAPS Y14, Y0          // best = -inf
+	MOVL (DX), AX
+	ADDL R10, AX
+	VMOVD AX, X1
+	VPBROADCASTD X1, Y1
+	VPADDD Y15, Y1, Y1       // bi = first element's index
+	XORQ R11, R11
+	CMPQ R9, $8
+	JNE mpgather
+
+mpload:
+	MOVL (DX)(R11*4), AX
+	ADDL R10, AX
+	VMOVD AX, X2
+	VPBROADCASTD X2, Y2
+	VPADDD Y15, Y2, Y2       // index of each lane's element
+	VMOVUPS (SI)(AX*4), Y3
+	VCMPPS $0x1e, Y0, Y3, Y5 // v > best
+	VCMPPS $3, Y3, Y3, Y6    // v is NaN
+	VORPS Y6, Y5, Y5
+	VBLENDVPS Y5, Y3, Y0, Y0
+	VBLENDVPS Y5, Y2, Y1, Y1
+	INCQ R11
+	CMPQ R11, CX
+	JLT mpload
+	JMP mpstore
+
+mpgather:
+	MOVL (DX)(R11*4), AX
+	ADDL R10, AX
+	VMOVD AX, X2
+	VPBROADCASTD X2, Y2
+	VPADDD Y15, Y2, Y2
+	VMOVDQU Y13, Y4
+	VGATHERDPS Y4, (SI)(Y2*4), Y3
+	VCMPPS $0x1e, Y0, Y3, Y5
+	VCMPPS $3, Y3, Y3, Y6
+	VORPS Y6, Y5, Y5
+	VBLENDVPS Y5, Y3, Y0, Y0
+	VBLENDVPS Y5, Y2, Y1, Y1
+	INCQ R11
+	CMPQ R11, CX
+	JLT mpgather
+
+mpstore:
+	VMOVUPS Y0, (DI)
+	VPMOVSXDQ X1, Y6
+	VEXTRACTI128 $1, Y1, X7
+	VPMOVSXDQ X7, Y7
+	VMOVDQU Y6, (R8)
+	VMOVDQU Y7, 32(R8)
+	ADDQ $32, DI
+	ADDQ $64, R8
+	ADDQ R9, R10
+	DECQ BX
+	JNZ mpgroup
+
+mpdone:
+	VZEROUPPER
+	RET
+
+// func avgPoolAVX2(y *float32, in *float32, offs *int32, cnt, groups, sw int, div float32)
+// y[8g+l] = (0 + in[offs[0] + (8g+l)·sw] + ... + in[offs[cnt-1] + (8g+l)·sw]) / div.
+TEXT ·avgPoolAVX2(SB), NOSPLIT, $0-52
+	MOVQ y+0(FP), DI
+	MOVQ in+8(FP), SI
+	MOVQ offs+16(FP), DX
+	MOVQ cnt+24(FP), CX
+	MOVQ groups+32(FP), BX
+	MOVQ sw+40(FP), R9
+	VBROADCASTSS div+48(FP), Y12
+	VPCMPEQD Y13, Y13, Y13
+	MOVL R9, AX
+	VMOVD AX, X0
+	VPBROADCASTD X0, Y0
+	VPMULLD lanesi<>(SB), Y0, Y15
+	XORQ R10, R10
+	SHLQ $3, R9
+	TESTQ BX, BX
+	JZ apdone
+
+apgroup:
+	VXORPS Y0, Y0, Y0        // sum = 0
+	XORQ R11, R11
+	CMPQ R9, $8
+	JNE apgather
+
+apload:
+	MOVL (DX)(R11*4), AX
+	ADDL R10, AX
+	VADDPS (SI)(AX*4), Y0, Y0
+	INCQ R11
+	CMPQ R11, CX
+	JLT apload
+	JMP apstore
+
+apgather:
+	MOVL (DX)(R11*4), AX
+	ADDL R10, AX
+	VMOVD AX, X2
+	VPBROADCASTD X2, Y2
+	VPADDD Y15, Y2, Y2
+	VMOVDQU Y13, Y4
+	VGATHERDPS Y4, (SI)(Y2*4), Y3
+	VADDPS Y3, Y0, Y0
+	INCQ R11
+	CMPQ R11, CX
+	JLT apgather
+
+apstore:
+	VDIVPS Y12, Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, DI
+	ADDQ R9, R10
+	DECQ BX
+	JNZ apgroup
+
+apdone:
+	VZEROUPPER
+	RET
+
+// func rowSumSmall8AVX2(x *float32, size int, acc *lanes)
+// rowSumSmall8 for size < 64 8-float units: four column accumulators,
+// each 0 plus its units in order plus 0, the leftover units added to
+// column 0, then columns 1, 2, 3 added to column 0.
+TEXT ·rowSumSmall8AVX2(SB), NOSPLIT, $0-24
+	MOVQ x+0(FP), SI
+	MOVQ size+8(FP), CX
+	MOVQ acc+16(FP), DI
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	MOVQ CX, BX
+	SHRQ $2, BX              // rows
+	JZ rsrest
+
+rsrow:
+	VADDPS (SI), Y0, Y0
+	VADDPS 32(SI), Y1, Y1
+	VADDPS 64(SI), Y2, Y2
+	VADDPS 96(SI), Y3, Y3
+	ADDQ $128, SI
+	DECQ BX
+	JNZ rsrow
+
+rsrest:
+	VADDPS Y4, Y0, Y0
+	VADDPS Y4, Y1, Y1
+	VADDPS Y4, Y2, Y2
+	VADDPS Y4, Y3, Y3
+	ANDQ $3, CX
+	JZ rsfold
+
+rsleft:
+	VADDPS (SI), Y0, Y0
+	ADDQ $32, SI
+	DECQ CX
+	JNZ rsleft
+
+rsfold:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y2, Y0, Y0
+	VADDPS Y3, Y0, Y0
+	VMOVUPS Y0, (DI)
+	VZEROUPPER
+	RET
+
+DATA lanesi<>+0(SB)/4, $0
+DATA lanesi<>+4(SB)/4, $1
+DATA lanesi<>+8(SB)/4, $2
+DATA lanesi<>+12(SB)/4, $3
+DATA lanesi<>+16(SB)/4, $4
+DATA lanesi<>+20(SB)/4, $5
+DATA lanesi<>+24(SB)/4, $6
+DATA lanesi<>+28(SB)/4, $7
+GLOBL lanesi<>(SB), RODATA|NOPTR, $32
