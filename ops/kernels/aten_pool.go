@@ -203,6 +203,28 @@ func (p pool2d) interiorCols(span int) (lo, hi int) {
 	return lo, max(lo, hi)
 }
 
+// vecGroups is the number of 8-output groups the pooling kernels may run:
+// with stride 2 they read one float past each group's last lane, which
+// must lie within the avail floats from the plane's start (a group that
+// would read past the tensor's data is left to the Go loop).
+func vecGroups(groups, sw int, offs []int32, avail int) int {
+	if sw != 2 || groups == 0 {
+		return groups
+	}
+	if int(slicesMax(offs))+16*groups > avail-1 {
+		groups--
+	}
+	return groups
+}
+
+func slicesMax(s []int32) int32 {
+	m := s[0]
+	for _, v := range s[1:] {
+		m = max(m, v)
+	}
+	return m
+}
+
 // maxPoolRangeAVX2 is maxPoolRange on float32 with the outputs whose
 // windows lie inside the input's columns computed 8 at a time by
 // maxPoolAVX2 (each lane one output, its window in the same order).
@@ -225,10 +247,13 @@ func maxPoolRangeAVX2(p pool2d, xd []float32, y []float32, idx []int64, pl0, pl1
 				maxPoolRow(p, in, lowest, y, idx, pl, oy, 0, p.Wo)
 				continue
 			}
+			g := vecGroups(groups, p.sw, offs, len(xd)-pl*p.H*p.W)
 			maxPoolRow(p, in, lowest, y, idx, pl, oy, 0, lo)
 			o := (pl*p.Ho+oy)*p.Wo + lo
-			maxPoolAVX2(&y[o], &idx[o], &in[0], &offs[0], len(offs), groups, p.sw)
-			maxPoolRow(p, in, lowest, y, idx, pl, oy, lo+8*groups, p.Wo)
+			if g > 0 {
+				maxPoolAVX2(&y[o], &idx[o], &xd[pl*p.H*p.W], &offs[0], len(offs), g, p.sw)
+			}
+			maxPoolRow(p, in, lowest, y, idx, pl, oy, lo+8*g, p.Wo)
 		}
 	}
 }
@@ -335,10 +360,13 @@ func avgPoolRangeAVX2(p pool2d, xd, y []float32, pl0, pl1 int, countIncludePad b
 			case !countIncludePad:
 				div = (he - hs) * p.kw
 			}
+			g := vecGroups(groups, p.sw, offs, len(xd)-pl*p.H*p.W)
 			avgPoolRow(p, in, y, pl, oy, 0, lo, countIncludePad, divisorOverride)
 			o := (pl*p.Ho+oy)*p.Wo + lo
-			avgPoolAVX2(&y[o], &in[0], &offs[0], len(offs), groups, p.sw, float32(div))
-			avgPoolRow(p, in, y, pl, oy, lo+8*groups, p.Wo, countIncludePad, divisorOverride)
+			if g > 0 {
+				avgPoolAVX2(&y[o], &xd[pl*p.H*p.W], &offs[0], len(offs), g, p.sw, float32(div))
+			}
+			avgPoolRow(p, in, y, pl, oy, lo+8*g, p.Wo, countIncludePad, divisorOverride)
 		}
 	}
 }

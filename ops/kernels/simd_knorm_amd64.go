@@ -10,7 +10,8 @@ package kernels
 // in[offs[e] + (8g+l)·sw]; the running maximum starts at -inf with the
 // index of element 0 and takes an element that is greater or NaN. idx
 // receives the chosen element's offset. offs[e] + (8·groups)·sw must fit
-// an int32.
+// an int32. With sw = 2 each element reads 16 floats from
+// in[offs[e] + 16g] (one past the last lane's).
 //
 //go:noescape
 func maxPoolAVX2(y *float32, idx *int64, in *float32, offs *int32, cnt, groups, sw int)

@@ -42,6 +42,8 @@ mpgroup:
 	VPBROADCASTD X1, Y1
 	VPADDD Y15, Y1, Y1       // bi = first element's index
 	XORQ R11, R11
+	CMPQ R9, $16
+	JEQ mpload2
 	CMPQ R9, $8
 	JNE mpgather
 
@@ -60,6 +62,25 @@ mpload:
 	INCQ R11
 	CMPQ R11, CX
 	JLT mpload
+	JMP mpstore
+
+mpload2:
+	MOVL (DX)(R11*4), AX
+	ADDL R10, AX
+	VMOVD AX, X2
+	VPBROADCASTD X2, Y2
+	VPADDD Y15, Y2, Y2
+	VMOVUPS (SI)(AX*4), Y3
+	VSHUFPS $0x88, 32(SI)(AX*4), Y3, Y3 // even floats of 16, qwords 0 2 1 3
+	VPERMPD $0xd8, Y3, Y3
+	VCMPPS $0x1e, Y0, Y3, Y5
+	VCMPPS $3, Y3, Y3, Y6
+	VORPS Y6, Y5, Y5
+	VBLENDVPS Y5, Y3, Y0, Y0
+	VBLENDVPS Y5, Y2, Y1, Y1
+	INCQ R11
+	CMPQ R11, CX
+	JLT mpload2
 	JMP mpstore
 
 mpgather:
@@ -119,6 +140,8 @@ TEXT ·avgPoolAVX2(SB), NOSPLIT, $0-52
 apgroup:
 	VXORPS Y0, Y0, Y0        // sum = 0
 	XORQ R11, R11
+	CMPQ R9, $16
+	JEQ apload2
 	CMPQ R9, $8
 	JNE apgather
 
@@ -129,6 +152,18 @@ apload:
 	INCQ R11
 	CMPQ R11, CX
 	JLT apload
+	JMP apstore
+
+apload2:
+	MOVL (DX)(R11*4), AX
+	ADDL R10, AX
+	VMOVUPS (SI)(AX*4), Y3
+	VSHUFPS $0x88, 32(SI)(AX*4), Y3, Y3
+	VPERMPD $0xd8, Y3, Y3
+	VADDPS Y3, Y0, Y0
+	INCQ R11
+	CMPQ R11, CX
+	JLT apload2
 	JMP apstore
 
 apgather:
