@@ -90,9 +90,20 @@ func LayerNorm(input *tensor.Tensor, normalizedShape []int, weight, bias *tensor
 	wd, bd = wd[:inner], bd[:inner]
 	// Rows are independent: split them across cores (same bits).
 	splitWork(rows, max(1, parallelGrain/max(inner, 1)), func(r0, r1 int) {
+		var m4, v4 [4]float32
 		for r := r0; r < r1; r++ {
 			row := xd[r*inner : (r+1)*inner]
-			m, v := rowwiseMoments(row)
+			var m, v float32
+			switch q := (r - r0) % 4; {
+			case !useAVX2 || r0+(r-r0)/4*4+4 > r1:
+				m, v = rowwiseMoments(row)
+			case q == 0:
+				// four rows' moments at once (each with its own bits)
+				rowwiseMoments4(xd[r*inner:(r+4)*inner], inner, &m4, &v4)
+				fallthrough
+			default:
+				m, v = m4[q], v4[q]
+			}
 			rstdv := 1 / float32(math.Sqrt(float64(v+e)))
 			ms[r], rs[r] = m, rstdv
 			yr := y[r*inner : (r+1)*inner]

@@ -26,3 +26,15 @@ func avgPoolAVX2(y *float32, in *float32, offs *int32, cnt, groups, sw int, div 
 //
 //go:noescape
 func rowSumSmall8AVX2(x *float32, size int, acc *lanes)
+
+// welford4AVX2 runs welfordAVX2 on four rows at once: row r's cnt vectors
+// start stride bytes after row r-1's, and its lanes are m1[r], m2[r].
+//
+//go:noescape
+func welford4AVX2(v *float32, stride, cnt int, c *float32, m1, m2 *[4]lanes)
+
+// addMomentsVecAVX2 is the lane arithmetic of addMomentsVec for c =
+// m0Add/n and fm0 = float32(m0).
+//
+//go:noescape
+func addMomentsVecAVX2(c, fm0 float32, m1Add, m2Add, m1, m2 *lanes)

@@ -248,3 +248,90 @@ DATA lanesi<>+20(SB)/4, $5
 DATA lanesi<>+24(SB)/4, $6
 DATA lanesi<>+28(SB)/4, $7
 GLOBL lanesi<>(SB), RODATA|NOPTR, $32
+
+// func welford4AVX2(v *float32, stride, cnt int, c *float32, m1, m2 *[4]lanes)
+// welfordAVX2 on four rows at once: row r's vectors start at v + r·stride
+// bytes and its lanes are m1[r], m2[r]; the four chains interleave.
+TEXT ·welford4AVX2(SB), NOSPLIT, $0-48
+	MOVQ v+0(FP), SI
+	MOVQ stride+8(FP), R12
+	MOVQ cnt+16(FP), CX
+	MOVQ c+24(FP), DX
+	MOVQ m1+32(FP), R8
+	MOVQ m2+40(FP), R9
+	LEAQ (R12)(R12*2), R13
+	VMOVUPS 0(R8), Y0
+	VMOVUPS 32(R8), Y1
+	VMOVUPS 64(R8), Y2
+	VMOVUPS 96(R8), Y3
+	VMOVUPS 0(R9), Y4
+	VMOVUPS 32(R9), Y5
+	VMOVUPS 64(R9), Y6
+	VMOVUPS 96(R9), Y7
+	TESTQ CX, CX
+	JZ w4done
+
+w4loop:
+	VBROADCASTSS (DX), Y8
+	VMOVUPS (SI), Y9
+	VMOVUPS (SI)(R12*1), Y11
+	VMOVUPS (SI)(R12*2), Y13
+	VMOVUPS (SI)(R13*1), Y15
+	VSUBPS Y0, Y9, Y10
+	VSUBPS Y1, Y11, Y12
+	VSUBPS Y2, Y13, Y14
+	VFMADD231PS Y8, Y10, Y0
+	VFMADD231PS Y8, Y12, Y1
+	VFMADD231PS Y8, Y14, Y2
+	VSUBPS Y0, Y9, Y9
+	VSUBPS Y1, Y11, Y11
+	VSUBPS Y2, Y13, Y13
+	VFMADD231PS Y9, Y10, Y4
+	VFMADD231PS Y11, Y12, Y5
+	VFMADD231PS Y13, Y14, Y6
+	VSUBPS Y3, Y15, Y10
+	VFMADD231PS Y8, Y10, Y3
+	VSUBPS Y3, Y15, Y15
+	VFMADD231PS Y15, Y10, Y7
+	ADDQ $32, SI
+	ADDQ $4, DX
+	DECQ CX
+	JNZ w4loop
+
+w4done:
+	VMOVUPS Y0, 0(R8)
+	VMOVUPS Y1, 32(R8)
+	VMOVUPS Y2, 64(R8)
+	VMOVUPS Y3, 96(R8)
+	VMOVUPS Y4, 0(R9)
+	VMOVUPS Y5, 32(R9)
+	VMOVUPS Y6, 64(R9)
+	VMOVUPS Y7, 96(R9)
+	VZEROUPPER
+	RET
+
+// func addMomentsVecAVX2(c, fm0 float32, m1Add, m2Add, m1, m2 *lanes)
+// addMomentsVec's lane arithmetic, each operation rounded on its own:
+// d = m1Add - m1, m1 += c·d, m2 = (m2 + m2Add) + ((d·d)·c)·fm0.
+TEXT ·addMomentsVecAVX2(SB), NOSPLIT, $0-40
+	VBROADCASTSS c+0(FP), Y8
+	VBROADCASTSS fm0+4(FP), Y9
+	MOVQ m1Add+8(FP), AX
+	MOVQ m2Add+16(FP), BX
+	MOVQ m1+24(FP), CX
+	MOVQ m2+32(FP), DX
+	VMOVUPS (CX), Y0
+	VMOVUPS (AX), Y1
+	VSUBPS Y0, Y1, Y1        // d
+	VMULPS Y1, Y8, Y2        // c·d
+	VADDPS Y2, Y0, Y0
+	VMOVUPS Y0, (CX)
+	VMULPS Y1, Y1, Y3        // d·d
+	VMULPS Y8, Y3, Y3        // ·c
+	VMULPS Y9, Y3, Y3        // ·fm0
+	VMOVUPS (DX), Y4
+	VADDPS (BX), Y4, Y4      // m2 + m2Add
+	VADDPS Y3, Y4, Y4
+	VMOVUPS Y4, (DX)
+	VZEROUPPER
+	RET

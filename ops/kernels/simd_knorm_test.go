@@ -158,3 +158,37 @@ func TestAdaptiveMeanVectorMatchesGo(t *testing.T) {
 		}
 	}
 }
+
+func TestLayerNormVectorMatchesGo(t *testing.T) {
+	needAVX2(t)
+	r := rand.New(rand.NewPCG(35, 36))
+	inners := []int{1, 7, 8, 9, 64, 127, 128, 129, 255, 256, 257, 384, 512, 515, 768, 1000, 1024, 2048, 3000, 4100, 9000}
+	for trial := 0; trial < 120; trial++ {
+		inner := inners[trial%len(inners)]
+		if trial >= len(inners) {
+			inner = 1 + r.IntN(3000)
+		}
+		rows := 1 + r.IntN(11)
+		v := poolFloats(r, rows*inner, trial%5 == 0)
+		scale := float32(math.Pow(10, float64(r.IntN(9)-4)))
+		for i := range v {
+			v[i] = v[i]*scale + scale*float32(r.IntN(3))
+		}
+		x := tensor.MustFromData(tensor.Float32, []int{rows, inner}, v)
+		w := tensor.MustFromData(tensor.Float32, []int{inner}, poolFloats(r, inner, false))
+		b := tensor.MustFromData(tensor.Float32, []int{inner}, poolFloats(r, inner, false))
+		y, m, rs, err := LayerNorm(x, []int{inner}, w, b, 1e-5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var y0, m0, rs0 *tensor.Tensor
+		withoutAVX2(func() { y0, m0, rs0, err = LayerNorm(x, []int{inner}, w, b, 1e-5) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := fmt.Sprintf("layer_norm [%d %d]", rows, inner)
+		requireSameBits(t, name+" mean", must(tensor.Data[float32](m)), must(tensor.Data[float32](m0)))
+		requireSameBits(t, name+" rstd", must(tensor.Data[float32](rs)), must(tensor.Data[float32](rs0)))
+		requireSameBits(t, name+" out", must(tensor.Data[float32](y)), must(tensor.Data[float32](y0)))
+	}
+}

@@ -1,0 +1,65 @@
+package kernels
+
+// rowwiseMoments4 is [rowwiseMoments] on the four rows x[r*inner :
+// (r+1)*inner], r < 4, with the AVX2 kernels: the rows' Welford chunks run
+// interleaved (four independent chains, so the processor overlaps their
+// latencies) and every row keeps its own chunk results, merge stack and
+// merge order, so each row's mean and variance are rowwiseMoments' bits.
+// The caller checks useAVX2.
+func rowwiseMoments4(x []float32, inner int, mean, variance *[4]float32) {
+	const kChunk = 16
+	n := inner / avx2Lanes
+	m := (n + kChunk - 1) / kChunk
+	depth := ceilLog2(m)
+	if depth > 8 || n == 0 {
+		for r := range 4 {
+			mean[r], variance[r] = rowwiseMoments(x[r*inner : (r+1)*inner])
+		}
+		return
+	}
+	_ = x[4*inner-1]
+	var m0s [8]int // the counts are the same for every row
+	var m1s, m2s [4][8]lanes
+	cvec := &welfordRecip
+	for i := 0; i < m; i++ {
+		cnt := min(kChunk, n-i*kChunk)
+		var m1, m2 [4]lanes
+		welford4AVX2(&x[i*kChunk*avx2Lanes], 4*inner, cnt, &cvec[0], &m1, &m2)
+		// addMomentsVec(cnt, m1, m2, slot 0), then the carries
+		c0, f0 := momentsCoef(cnt, m0s[0])
+		for r := range 4 {
+			addMomentsVecAVX2(c0, f0, &m1[r], &m2[r], &m1s[r][0], &m2s[r][0])
+		}
+		m0s[0] += cnt
+		mask := i + 1
+		for j := 1; j < depth && mask&1 == 0; j++ {
+			c, f := momentsCoef(m0s[j-1], m0s[j])
+			for r := range 4 {
+				addMomentsVecAVX2(c, f, &m1s[r][j-1], &m2s[r][j-1], &m1s[r][j], &m2s[r][j])
+				m1s[r][j-1], m2s[r][j-1] = lanes{}, lanes{}
+			}
+			m0s[j] += m0s[j-1]
+			m0s[j-1] = 0
+			mask >>= 1
+		}
+	}
+	for i := 1; i < depth; i++ {
+		c, f := momentsCoef(m0s[i], m0s[0])
+		for r := range 4 {
+			addMomentsVecAVX2(c, f, &m1s[r][i], &m2s[r][i], &m1s[r][0], &m2s[r][0])
+		}
+		m0s[0] += m0s[i]
+	}
+	for r := range 4 {
+		mean[r], variance[r] = finishMoments(x[r*inner+n*avx2Lanes:(r+1)*inner], n, &m1s[r][0], &m2s[r][0], inner)
+	}
+}
+
+// momentsCoef returns addMomentsVec's c = m0Add/(m0+m0Add) (0 when both
+// are 0) and float32(m0).
+func momentsCoef(m0Add, m0 int) (c, fm0 float32) {
+	if n := m0 + m0Add; n != 0 {
+		c = float32(m0Add) / float32(n)
+	}
+	return c, float32(m0)
+}
