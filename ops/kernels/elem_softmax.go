@@ -125,15 +125,26 @@ func softmaxLastDim(y, x []float32, logOut bool) {
 	m := reduceAllMax(x)
 	// exp(x - m) into y, then the sum of y: the same values in the same
 	// order as reduce_all over the mapped row.
-	expSubInto(y, x, m)
+	var sum float32
+	if n8 := len(x) &^ 7; useAVX2 && n8 > 0 {
+		sum = expSumVec(y, x, m, n8)
+	} else {
+		expSubInto(y, x, m)
+		sum = reduceAllSum(y)
+	}
 	if logOut {
-		ls := sleefLogf(reduceAllSum(y))
-		for i, v := range x {
-			y[i] = v - m - ls
+		ls := sleefLogf(sum)
+		i := 0
+		if n8 := len(x) &^ 7; useAVX2 && n8 > 0 {
+			subSubAVX2(&y[0], &x[0], n8, m, ls)
+			i = n8
+		}
+		for ; i < len(x); i++ {
+			y[i] = x[i] - m - ls
 		}
 		return
 	}
-	r := 1 / reduceAllSum(y)
+	r := 1 / sum
 	i := 0
 	if n8 := len(y) &^ 7; useAVX2 && n8 > 0 {
 		scaleAVX2(&y[0], n8, r)
@@ -142,6 +153,34 @@ func softmaxLastDim(y, x []float32, logOut bool) {
 	for ; i < len(y); i++ {
 		y[i] *= r
 	}
+}
+
+// expSumVec is expSubInto(y, x, m) then reduceAllSum(y), fused: the
+// AVX2 kernel computes the first n8 (a positive multiple of 8) exps and
+// their 8-lane sums in reduce_all's order, then the tail joins the lanes.
+func expSumVec(y, x []float32, m float32, n8 int) float32 {
+	y = y[:len(x)]
+	var acc lanes
+	expSumAVX2(&y[0], &x[0], n8, m, &acc)
+	for l, v := range x[n8:] {
+		e := softmaxExp(v - m)
+		y[n8+l] = e
+		acc[l] += e
+	}
+	return reduceLanesSum(acc)
+}
+
+// reduceLanesSum is reduceLanes(acc, vecAdd) without function values.
+func reduceLanesSum(a lanes) float32 {
+	b := lanes{a[0] + a[4], a[1] + a[5], a[2] + a[6], a[3] + a[7]}
+	c0, c1 := b[0]+b[2], b[1]+b[3]
+	return c0 + c1
+}
+
+// reduceLanesMax is reduceLanes(acc, vecMaximum) without function values.
+func reduceLanesMax(a lanes) float32 {
+	b0, b1, b2, b3 := vecMaximum(a[0], a[4]), vecMaximum(a[1], a[5]), vecMaximum(a[2], a[6]), vecMaximum(a[3], a[7])
+	return vecMaximum(vecMaximum(b0, b2), vecMaximum(b1, b3))
 }
 
 // expSubInto sets y[i] = softmaxExp(x[i] - m), whole vectors of 8 with the
@@ -183,7 +222,7 @@ func reduceAllMax(data []float32) float32 {
 	for l := 0; l < n-d; l++ {
 		acc[l] = max(acc[l], data[d+l])
 	}
-	return reduceLanes(acc, vecMaximum)
+	return reduceLanesMax(acc)
 }
 
 // reduceAllSum is reduceAll(data, identity, vecAdd) without the function
@@ -210,7 +249,7 @@ func reduceAllSum(data []float32) float32 {
 	for l := 0; l < n-d; l++ {
 		acc[l] += data[d+l]
 	}
-	return reduceLanes(acc, vecAdd)
+	return reduceLanesSum(acc)
 }
 
 func softmaxInner(y, x []float32, outer, D, inner int) {

@@ -50,8 +50,14 @@ func rowwiseMoments4(x []float32, inner int, mean, variance *[4]float32) {
 		}
 		m0s[0] += m0s[i]
 	}
+	var dummy float32
 	for r := range 4 {
-		mean[r], variance[r] = finishMoments(x[r*inner+n*avx2Lanes:(r+1)*inner], n, &m1s[r][0], &m2s[r][0], inner)
+		tail := x[r*inner+n*avx2Lanes : (r+1)*inner]
+		t := &dummy
+		if len(tail) > 0 {
+			t = &tail[0]
+		}
+		mean[r], variance[r] = finishMomentsAVX2(t, len(tail), n, &m1s[r][0], &m2s[r][0], inner)
 	}
 }
 

@@ -403,3 +403,93 @@ scloop:
 scdone:
 	VZEROUPPER
 	RET
+
+// func expSumAVX2(dst, src *float32, n int, m float32, acc *lanes)
+// expSubAVX2 (n a positive multiple of 8) that also sets acc to the
+// first vector of results plus, lane by lane in order, the later ones:
+// sumLanesAVX2 over dst, fused.
+TEXT ·expSumAVX2(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS m+24(FP), Y15
+	MOVQ acc+32(FP), DX
+	VXORPS Y14, Y14, Y14
+	MOVQ $1, BX              // first vector: acc = e
+
+esloop:
+	VMOVUPS (SI), Y0
+	VSUBPS Y15, Y0, Y0                 // d = x - m
+	VMULPS expc<>+0(SB), Y0, Y1        // d * rln2
+	VCVTPS2DQ Y1, Y1                   // q (nearest even)
+	VCVTDQ2PS Y1, Y2                   // qf
+	VMOVAPS Y0, Y3
+	VFMADD231PS expc<>+32(SB), Y2, Y3  // s = qf*(-l2u) + d
+	VFMADD231PS expc<>+64(SB), Y2, Y3  // s = qf*(-l2l) + s
+	VMOVUPS expc<>+96(SB), Y4          // u = c0
+	VFMADD213PS expc<>+128(SB), Y3, Y4 // u = s*u + c1
+	VFMADD213PS expc<>+160(SB), Y3, Y4
+	VFMADD213PS expc<>+192(SB), Y3, Y4
+	VFMADD213PS expc<>+224(SB), Y3, Y4
+	VFMADD213PS expc<>+256(SB), Y3, Y4 // u = s*u + 0.5
+	VMULPS Y3, Y3, Y5                  // t = s*s
+	VFMADD213PS Y3, Y5, Y4             // u = t*u + s
+	VADDPS expc<>+288(SB), Y4, Y4      // u = 1 + u
+	VPSRAD $1, Y1, Y5                  // q1 = q >> 1
+	VPSUBD Y5, Y1, Y6                  // q2 = q - q1
+	VPADDD expc<>+416(SB), Y5, Y5
+	VPSLLD $23, Y5, Y5                 // 2^q1
+	VPADDD expc<>+416(SB), Y6, Y6
+	VPSLLD $23, Y6, Y6                 // 2^q2
+	VMULPS Y5, Y4, Y4
+	VMULPS Y6, Y4, Y4                  // u * 2^q1 * 2^q2
+	VCMPPS $1, expc<>+320(SB), Y0, Y7  // d < -104
+	VANDNPS Y4, Y7, Y4                 // -> 0
+	VMOVUPS expc<>+352(SB), Y8
+	VCMPPS $1, Y0, Y8, Y7              // 100 < d
+	VBLENDVPS Y7, expc<>+384(SB), Y4, Y4 // -> +inf
+	VCMPPS $3, Y0, Y0, Y7              // d is NaN
+	VBLENDVPS Y7, Y0, Y4, Y4           // -> d
+	VMOVUPS Y4, (DI)
+	TESTQ BX, BX
+	JZ esadd
+	VMOVAPS Y4, Y14
+	XORQ BX, BX
+	JMP esnext
+
+esadd:
+	VADDPS Y4, Y14, Y14
+
+esnext:
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JNZ esloop
+	VMOVUPS Y14, (DX)
+	VZEROUPPER
+	RET
+
+// func subSubAVX2(y, x *float32, n int, m, ls float32)
+// y[i] = (x[i] - m) - ls for i < n, n a multiple of 8 (log_softmax).
+TEXT ·subSubAVX2(SB), NOSPLIT, $0-32
+	MOVQ y+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS m+24(FP), Y14
+	VBROADCASTSS ls+28(FP), Y15
+	TESTQ CX, CX
+	JZ ssdone
+
+ssloop:
+	VMOVUPS (SI), Y0
+	VSUBPS Y14, Y0, Y0
+	VSUBPS Y15, Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JNZ ssloop
+
+ssdone:
+	VZEROUPPER
+	RET

@@ -38,3 +38,22 @@ func welford4AVX2(v *float32, stride, cnt int, c *float32, m1, m2 *[4]lanes)
 //
 //go:noescape
 func addMomentsVecAVX2(c, fm0 float32, m1Add, m2Add, m1, m2 *lanes)
+
+// expSumAVX2 is expSubAVX2 (n a positive multiple of 8) fused with
+// sumLanesAVX2 over its results: acc = dst[0:8] + dst[8:16] + ..., lane
+// by lane in that order. It lives in simd_amd64.s beside the exp
+// constants.
+//
+//go:noescape
+func expSumAVX2(dst, src *float32, n int, m float32, acc *lanes)
+
+// subSubAVX2 sets y[i] = (x[i] - m) - ls for i < n, n a multiple of 8.
+//
+//go:noescape
+func subSubAVX2(y, x *float32, n int, m, ls float32)
+
+// finishMomentsAVX2 is finishMoments(tail, n, m1v, m2v, N) with ntail =
+// len(tail) > 0 or tail unused, in scalar float32 with hardware FMA.
+//
+//go:noescape
+func finishMomentsAVX2(tail *float32, ntail, n int, m1v, m2v *lanes, N int) (mean, variance float32)

@@ -335,3 +335,67 @@ TEXT ·addMomentsVecAVX2(SB), NOSPLIT, $0-40
 	VMOVUPS Y4, (DX)
 	VZEROUPPER
 	RET
+
+// func finishMomentsAVX2(tail *float32, ntail, n int, m1v, m2v *lanes, N int) (mean, variance float32)
+// finishMoments with scalar float32 arithmetic and hardware FMA: Welford
+// with a division over the ntail tail values, then AddMoments of the 8
+// lanes (count n each), then m2/N.
+TEXT ·finishMomentsAVX2(SB), NOSPLIT, $0-56
+	MOVQ tail+0(FP), SI
+	MOVQ ntail+8(FP), CX
+	MOVQ n+16(FP), BX
+	MOVQ m1v+24(FP), R8
+	MOVQ m2v+32(FP), R9
+	VXORPS X0, X0, X0        // m1
+	VXORPS X1, X1, X1        // m2
+	XORQ AX, AX              // m0
+	TESTQ CX, CX
+	JZ fmlanes
+
+fmtail:
+	VMOVSS (SI), X2          // v
+	VSUBSS X0, X2, X3        // d = v - m1
+	INCQ AX
+	VCVTSI2SSQ AX, X4, X4
+	VDIVSS X4, X3, X5
+	VADDSS X5, X0, X0        // m1 += d / m0
+	VSUBSS X0, X2, X6        // v - m1
+	VFMADD231SS X6, X3, X1   // m2 = fma(d, v - m1, m2)
+	ADDQ $4, SI
+	DECQ CX
+	JNZ fmtail
+
+fmlanes:
+	VXORPS X7, X7, X7
+	VCVTSI2SSQ BX, X7, X7    // float32(n)
+	XORQ DX, DX
+
+fmlane:
+	LEAQ (AX)(BX*1), R10     // nn = m0 + n
+	VXORPS X9, X9, X9        // c = 0 when n == 0
+	TESTQ BX, BX
+	JZ fmnoc
+	VCVTSI2SSQ R10, X8, X8
+	VDIVSS X8, X7, X9        // c = n / nn
+
+fmnoc:
+	VCVTSI2SSQ AX, X10, X10  // float32(m0)
+	VMOVSS (R8)(DX*4), X11
+	VSUBSS X0, X11, X11      // d = m1Add - m1
+	VFMADD231SS X11, X9, X0  // m1 = fma(c, d, m1)
+	VMULSS X11, X11, X12     // d·d
+	VMULSS X9, X12, X12      // ·c
+	VMOVSS (R9)(DX*4), X13
+	VFMADD231SS X10, X12, X13 // fma(d·d·c, m0, m2Add)
+	VADDSS X13, X1, X1       // m2 += that
+	MOVQ R10, AX
+	INCQ DX
+	CMPQ DX, $8
+	JLT fmlane
+
+	MOVQ N+40(FP), CX
+	VCVTSI2SSQ CX, X14, X14
+	VDIVSS X14, X1, X1
+	VMOVSS X0, mean+48(FP)
+	VMOVSS X1, variance+52(FP)
+	RET

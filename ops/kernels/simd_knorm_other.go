@@ -21,3 +21,13 @@ func welford4AVX2(v *float32, stride, cnt int, c *float32, m1, m2 *[4]lanes) {
 func addMomentsVecAVX2(c, fm0 float32, m1Add, m2Add, m1, m2 *lanes) {
 	panic("kernels: no AVX2 kernels in this build")
 }
+
+func expSumAVX2(dst, src *float32, n int, m float32, acc *lanes) {
+	panic("kernels: no AVX2 kernels in this build")
+}
+
+func subSubAVX2(y, x *float32, n int, m, ls float32) { panic("kernels: no AVX2 kernels in this build") }
+
+func finishMomentsAVX2(tail *float32, ntail, n int, m1v, m2v *lanes, N int) (mean, variance float32) {
+	panic("kernels: no AVX2 kernels in this build")
+}

@@ -192,3 +192,69 @@ func TestLayerNormVectorMatchesGo(t *testing.T) {
 		requireSameBits(t, name+" out", must(tensor.Data[float32](y)), must(tensor.Data[float32](y0)))
 	}
 }
+
+func TestSoftmaxVectorMatchesGo(t *testing.T) {
+	needAVX2(t)
+	r := rand.New(rand.NewPCG(37, 38))
+	for trial := 0; trial < 150; trial++ {
+		shape := []int{1 + r.IntN(5), 1 + r.IntN(600)}
+		if trial%3 == 0 {
+			shape = []int{1 + r.IntN(3), 1 + r.IntN(9), 1 + r.IntN(40)}
+		}
+		v := poolFloats(r, tensor.Numel(shape), trial%4 == 0)
+		if trial%5 == 0 { // exp's cut-offs and overflow
+			for i := range v {
+				v[i] *= 40
+			}
+		}
+		x := tensor.MustFromData(tensor.Float32, shape, v)
+		for dim := range shape {
+			for _, log := range []bool{false, true} {
+				y, err := softmaxImpl("softmax", x, dim, log)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var y0 *tensor.Tensor
+				withoutAVX2(func() { y0, err = softmaxImpl("softmax", x, dim, log) })
+				if err != nil {
+					t.Fatal(err)
+				}
+				requireSameBits(t, fmt.Sprintf("softmax %v dim %d log %v", shape, dim, log), must(tensor.Data[float32](y)), must(tensor.Data[float32](y0)))
+			}
+		}
+	}
+}
+
+func TestFinishMomentsAVX2MatchesGo(t *testing.T) {
+	needAVX2(t)
+	r := rand.New(rand.NewPCG(39, 40))
+	for trial := 0; trial < 5000; trial++ {
+		tail := specialFloats(r, r.IntN(8))
+		if trial%3 != 0 {
+			for i := range tail {
+				tail[i] = float32(r.NormFloat64() * math.Pow(10, float64(r.IntN(12)-6)))
+			}
+		}
+		n := r.IntN(3) * r.IntN(5000)
+		var m1v, m2v lanes
+		for l := range m1v {
+			m1v[l] = float32(r.NormFloat64() * math.Pow(10, float64(r.IntN(12)-6)))
+			m2v[l] = float32(r.Float64() * math.Pow(10, float64(r.IntN(12)-6)))
+		}
+		if trial%11 == 0 {
+			m1v[r.IntN(8)] = specialFloats(r, 1)[0]
+		}
+		N := len(tail) + 8*n
+		if N == 0 {
+			N = 1
+		}
+		wm, wv := finishMoments(tail, n, &m1v, &m2v, N)
+		var dummy float32
+		p := &dummy
+		if len(tail) > 0 {
+			p = &tail[0]
+		}
+		gm, gv := finishMomentsAVX2(p, len(tail), n, &m1v, &m2v, N)
+		requireSameBits(t, fmt.Sprintf("trial %d tail %v n %d lanes %v %v", trial, tail, n, m1v, m2v), []float32{gm, gv}, []float32{wm, wv})
+	}
+}
