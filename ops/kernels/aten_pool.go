@@ -417,6 +417,10 @@ func AdaptiveAvgPool2d(x *tensor.Tensor, outputSize []int) (*tensor.Tensor, erro
 		// mean_out: sum_out(...).div_(H·W).
 		div := float32(H * W)
 		splitWork(planes, max(1, parallelGrain/max(H*W, 1)), func(pl0, pl1 int) {
+			if hw := H * W; useAVX2 && hw >= avx2Lanes && hw < 64*avx2Lanes {
+				meanPlanesAVX2(&xd[pl0*hw], hw, pl1-pl0, &y[pl0], div)
+				return
+			}
 			for pl := pl0; pl < pl1; pl++ {
 				y[pl] = cascadeSum(xd[pl*H*W:(pl+1)*H*W]) / div
 			}

@@ -57,3 +57,9 @@ func subSubAVX2(y, x *float32, n int, m, ls float32)
 //
 //go:noescape
 func finishMomentsAVX2(tail *float32, ntail, n int, m1v, m2v *lanes, N int) (mean, variance float32)
+
+// meanPlanesAVX2 sets y[p] = cascadeSum(x[p·hw:(p+1)·hw]) / div for p <
+// planes, 8 <= hw < 512 (rowSumSmall8's range), in one call.
+//
+//go:noescape
+func meanPlanesAVX2(x *float32, hw, planes int, y *float32, div float32)

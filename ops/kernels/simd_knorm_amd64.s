@@ -399,3 +399,91 @@ fmnoc:
 	VMOVSS X0, mean+48(FP)
 	VMOVSS X1, variance+52(FP)
 	RET
+
+// func meanPlanesAVX2(x *float32, hw, planes int, y *float32, div float32)
+// y[p] = cascadeSum(x[p·hw : (p+1)·hw]) / div for p < planes, for
+// 8 <= hw < 512: rowSumSmall8 over the hw/8 vectors, then 0 plus the
+// scalar tail plus the 8 lanes in order, added to 0, divided by div.
+TEXT ·meanPlanesAVX2(SB), NOSPLIT, $32-36
+	MOVQ x+0(FP), SI
+	MOVQ hw+8(FP), R8
+	MOVQ planes+16(FP), R9
+	MOVQ y+24(FP), DI
+	VMOVSS div+32(FP), X15
+	VXORPS Y4, Y4, Y4
+	MOVQ R8, R10
+	SHRQ $3, R10             // vectors per plane
+	MOVQ R8, R11
+	ANDQ $7, R11             // tail
+	TESTQ R9, R9
+	JZ mpldone
+
+mplane:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ R10, BX
+	SHRQ $2, BX
+	JZ mplrest
+
+mplrow:
+	VADDPS (SI), Y0, Y0
+	VADDPS 32(SI), Y1, Y1
+	VADDPS 64(SI), Y2, Y2
+	VADDPS 96(SI), Y3, Y3
+	ADDQ $128, SI
+	DECQ BX
+	JNZ mplrow
+
+mplrest:
+	VADDPS Y4, Y0, Y0
+	VADDPS Y4, Y1, Y1
+	VADDPS Y4, Y2, Y2
+	VADDPS Y4, Y3, Y3
+	MOVQ R10, CX
+	ANDQ $3, CX
+	JZ mplfold
+
+mplleft:
+	VADDPS (SI), Y0, Y0
+	ADDQ $32, SI
+	DECQ CX
+	JNZ mplleft
+
+mplfold:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y2, Y0, Y0
+	VADDPS Y3, Y0, Y0
+	VMOVUPS Y0, 0(SP)
+	VXORPS X5, X5, X5        // acc = 0
+	MOVQ R11, CX
+	TESTQ CX, CX
+	JZ mpllanes
+
+mpltail:
+	VADDSS (SI), X5, X5
+	ADDQ $4, SI
+	DECQ CX
+	JNZ mpltail
+
+mpllanes:
+	VADDSS 0(SP), X5, X5
+	VADDSS 4(SP), X5, X5
+	VADDSS 8(SP), X5, X5
+	VADDSS 12(SP), X5, X5
+	VADDSS 16(SP), X5, X5
+	VADDSS 20(SP), X5, X5
+	VADDSS 24(SP), X5, X5
+	VADDSS 28(SP), X5, X5
+	VXORPS X6, X6, X6
+	VADDSS X5, X6, X6        // out = 0 + sum
+	VDIVSS X15, X6, X6
+	VMOVSS X6, (DI)
+	ADDQ $4, DI
+	DECQ R9
+	JNZ mplane
+
+mpldone:
+	VZEROUPPER
+	RET

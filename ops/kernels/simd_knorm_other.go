@@ -31,3 +31,7 @@ func subSubAVX2(y, x *float32, n int, m, ls float32) { panic("kernels: no AVX2 k
 func finishMomentsAVX2(tail *float32, ntail, n int, m1v, m2v *lanes, N int) (mean, variance float32) {
 	panic("kernels: no AVX2 kernels in this build")
 }
+
+func meanPlanesAVX2(x *float32, hw, planes int, y *float32, div float32) {
+	panic("kernels: no AVX2 kernels in this build")
+}
