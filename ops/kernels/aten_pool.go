@@ -233,6 +233,7 @@ func maxPoolRangeAVX2(p pool2d, xd []float32, y []float32, idx []int64, pl0, pl1
 	lo, hi := p.interiorCols((p.kw-1)*p.dw + 1)
 	groups := (hi - lo) / 8
 	offs := make([]int32, 0, p.kh*p.kw)
+	offs2 := make([]int32, 0, p.kh*p.kw)
 	for pl := pl0; pl < pl1; pl++ {
 		in := xd[pl*p.H*p.W : (pl+1)*p.H*p.W]
 		for oy := 0; oy < p.Ho; oy++ {
@@ -247,13 +248,29 @@ func maxPoolRangeAVX2(p pool2d, xd []float32, y []float32, idx []int64, pl0, pl1
 				maxPoolRow(p, in, lowest, y, idx, pl, oy, 0, p.Wo)
 				continue
 			}
-			g := vecGroups(groups, p.sw, offs, len(xd)-pl*p.H*p.W)
+			avail := len(xd) - pl*p.H*p.W
+			g := vecGroups(groups, p.sw, offs, avail)
 			maxPoolRow(p, in, lowest, y, idx, pl, oy, 0, lo)
 			o := (pl*p.Ho+oy)*p.Wo + lo
 			if g > 0 {
 				maxPoolAVX2(&y[o], &idx[o], &xd[pl*p.H*p.W], &offs[0], len(offs), g, p.sw)
 			}
-			maxPoolRow(p, in, lowest, y, idx, pl, oy, lo+8*g, p.Wo)
+			end := lo + 8*g
+			if last := hi - 8; end < hi && last >= lo {
+				// the last 8 interior outputs again, overlapping: the
+				// outputs computed twice get the same bits
+				shift := int32((last - lo) * p.sw)
+				offs2 = offs2[:0]
+				for _, v := range offs {
+					offs2 = append(offs2, v+shift)
+				}
+				if vecGroups(1, p.sw, offs2, avail) == 1 {
+					o := (pl*p.Ho+oy)*p.Wo + last
+					maxPoolAVX2(&y[o], &idx[o], &xd[pl*p.H*p.W], &offs2[0], len(offs2), 1, p.sw)
+					end = hi
+				}
+			}
+			maxPoolRow(p, in, lowest, y, idx, pl, oy, end, p.Wo)
 		}
 	}
 }
@@ -336,6 +353,7 @@ func avgPoolRangeAVX2(p pool2d, xd, y []float32, pl0, pl1 int, countIncludePad b
 	lo, hi := p.interiorCols(p.kw)
 	groups := (hi - lo) / 8
 	offs := make([]int32, 0, p.kh*p.kw)
+	offs2 := make([]int32, 0, p.kh*p.kw)
 	for pl := pl0; pl < pl1; pl++ {
 		in := xd[pl*p.H*p.W : (pl+1)*p.H*p.W]
 		for oy := 0; oy < p.Ho; oy++ {
@@ -360,13 +378,28 @@ func avgPoolRangeAVX2(p pool2d, xd, y []float32, pl0, pl1 int, countIncludePad b
 			case !countIncludePad:
 				div = (he - hs) * p.kw
 			}
-			g := vecGroups(groups, p.sw, offs, len(xd)-pl*p.H*p.W)
+			avail := len(xd) - pl*p.H*p.W
+			g := vecGroups(groups, p.sw, offs, avail)
 			avgPoolRow(p, in, y, pl, oy, 0, lo, countIncludePad, divisorOverride)
 			o := (pl*p.Ho+oy)*p.Wo + lo
 			if g > 0 {
 				avgPoolAVX2(&y[o], &xd[pl*p.H*p.W], &offs[0], len(offs), g, p.sw, float32(div))
 			}
-			avgPoolRow(p, in, y, pl, oy, lo+8*g, p.Wo, countIncludePad, divisorOverride)
+			end := lo + 8*g
+			if last := hi - 8; end < hi && last >= lo {
+				// the last 8 interior outputs again (same bits twice)
+				shift := int32((last - lo) * p.sw)
+				offs2 = offs2[:0]
+				for _, v := range offs {
+					offs2 = append(offs2, v+shift)
+				}
+				if vecGroups(1, p.sw, offs2, avail) == 1 {
+					o := (pl*p.Ho+oy)*p.Wo + last
+					avgPoolAVX2(&y[o], &xd[pl*p.H*p.W], &offs2[0], len(offs2), 1, p.sw, float32(div))
+					end = hi
+				}
+			}
+			avgPoolRow(p, in, y, pl, oy, end, p.Wo, countIncludePad, divisorOverride)
 		}
 	}
 }
