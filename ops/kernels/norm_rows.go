@@ -18,8 +18,8 @@ func rowwiseMoments4(x []float32, inner int, mean, variance *[4]float32) {
 		return
 	}
 	_ = x[4*inner-1]
-	var m0s [8]int // the counts are the same for every row
-	var m1s, m2s [4][8]lanes
+	var m0s [8]int           // the counts are the same for every row
+	var m1s, m2s [8][4]lanes // stack slot j of row r: m1s[j][r]
 	cvec := &welfordRecip
 	for i := 0; i < m; i++ {
 		cnt := min(kChunk, n-i*kChunk)
@@ -27,17 +27,13 @@ func rowwiseMoments4(x []float32, inner int, mean, variance *[4]float32) {
 		welford4AVX2(&x[i*kChunk*avx2Lanes], 4*inner, cnt, &cvec[0], &m1, &m2)
 		// addMomentsVec(cnt, m1, m2, slot 0), then the carries
 		c0, f0 := momentsCoef(cnt, m0s[0])
-		for r := range 4 {
-			addMomentsVecAVX2(c0, f0, &m1[r], &m2[r], &m1s[r][0], &m2s[r][0])
-		}
+		addMomentsVec4AVX2(c0, f0, &m1, &m2, &m1s[0], &m2s[0])
 		m0s[0] += cnt
 		mask := i + 1
 		for j := 1; j < depth && mask&1 == 0; j++ {
 			c, f := momentsCoef(m0s[j-1], m0s[j])
-			for r := range 4 {
-				addMomentsVecAVX2(c, f, &m1s[r][j-1], &m2s[r][j-1], &m1s[r][j], &m2s[r][j])
-				m1s[r][j-1], m2s[r][j-1] = lanes{}, lanes{}
-			}
+			addMomentsVec4AVX2(c, f, &m1s[j-1], &m2s[j-1], &m1s[j], &m2s[j])
+			m1s[j-1], m2s[j-1] = [4]lanes{}, [4]lanes{}
 			m0s[j] += m0s[j-1]
 			m0s[j-1] = 0
 			mask >>= 1
@@ -45,9 +41,7 @@ func rowwiseMoments4(x []float32, inner int, mean, variance *[4]float32) {
 	}
 	for i := 1; i < depth; i++ {
 		c, f := momentsCoef(m0s[i], m0s[0])
-		for r := range 4 {
-			addMomentsVecAVX2(c, f, &m1s[r][i], &m2s[r][i], &m1s[r][0], &m2s[r][0])
-		}
+		addMomentsVec4AVX2(c, f, &m1s[i], &m2s[i], &m1s[0], &m2s[0])
 		m0s[0] += m0s[i]
 	}
 	var dummy float32
@@ -57,7 +51,7 @@ func rowwiseMoments4(x []float32, inner int, mean, variance *[4]float32) {
 		if len(tail) > 0 {
 			t = &tail[0]
 		}
-		mean[r], variance[r] = finishMomentsAVX2(t, len(tail), n, &m1s[r][0], &m2s[r][0], inner)
+		mean[r], variance[r] = finishMomentsAVX2(t, len(tail), n, &m1s[0][r], &m2s[0][r], inner)
 	}
 }
 

@@ -33,11 +33,25 @@ func rowSumSmall8AVX2(x *float32, size int, acc *lanes)
 //go:noescape
 func welford4AVX2(v *float32, stride, cnt int, c *float32, m1, m2 *[4]lanes)
 
-// addMomentsVecAVX2 is the lane arithmetic of addMomentsVec for c =
-// m0Add/n and fm0 = float32(m0).
+// finishMomentsAVX2 is finishMoments(tail, n, m1v, m2v, N) with ntail =
+// len(tail) > 0 or tail unused, in scalar float32 with hardware FMA.
 //
 //go:noescape
-func addMomentsVecAVX2(c, fm0 float32, m1Add, m2Add, m1, m2 *lanes)
+func finishMomentsAVX2(tail *float32, ntail, n int, m1v, m2v *lanes, N int) (mean, variance float32)
+
+// meanPlanesAVX2 sets y[p] = cascadeSum(x[p·hw:(p+1)·hw]) / div for p <
+// planes, 8 <= hw < 512 (rowSumSmall8's range), in one call.
+//
+//go:noescape
+func meanPlanesAVX2(x *float32, hw, planes int, y *float32, div float32)
+
+// addMomentsVec4AVX2 is the lane arithmetic of addMomentsVec, for c =
+// m0Add/n and fm0 = float32(m0), on four rows' lanes at once: each
+// operation rounded on its own, d = m1Add - m1, m1 += c·d,
+// m2 = (m2 + m2Add) + ((d·d)·c)·fm0.
+//
+//go:noescape
+func addMomentsVec4AVX2(c, fm0 float32, m1Add, m2Add, m1, m2 *[4]lanes)
 
 // expSumAVX2 is expSubAVX2 (n a positive multiple of 8) fused with
 // sumLanesAVX2 over its results: acc = dst[0:8] + dst[8:16] + ..., lane
@@ -51,15 +65,3 @@ func expSumAVX2(dst, src *float32, n int, m float32, acc *lanes)
 //
 //go:noescape
 func subSubAVX2(y, x *float32, n int, m, ls float32)
-
-// finishMomentsAVX2 is finishMoments(tail, n, m1v, m2v, N) with ntail =
-// len(tail) > 0 or tail unused, in scalar float32 with hardware FMA.
-//
-//go:noescape
-func finishMomentsAVX2(tail *float32, ntail, n int, m1v, m2v *lanes, N int) (mean, variance float32)
-
-// meanPlanesAVX2 sets y[p] = cascadeSum(x[p·hw:(p+1)·hw]) / div for p <
-// planes, 8 <= hw < 512 (rowSumSmall8's range), in one call.
-//
-//go:noescape
-func meanPlanesAVX2(x *float32, hw, planes int, y *float32, div float32)

@@ -310,32 +310,6 @@ w4done:
 	VZEROUPPER
 	RET
 
-// func addMomentsVecAVX2(c, fm0 float32, m1Add, m2Add, m1, m2 *lanes)
-// addMomentsVec's lane arithmetic, each operation rounded on its own:
-// d = m1Add - m1, m1 += c·d, m2 = (m2 + m2Add) + ((d·d)·c)·fm0.
-TEXT ·addMomentsVecAVX2(SB), NOSPLIT, $0-40
-	VBROADCASTSS c+0(FP), Y8
-	VBROADCASTSS fm0+4(FP), Y9
-	MOVQ m1Add+8(FP), AX
-	MOVQ m2Add+16(FP), BX
-	MOVQ m1+24(FP), CX
-	MOVQ m2+32(FP), DX
-	VMOVUPS (CX), Y0
-	VMOVUPS (AX), Y1
-	VSUBPS Y0, Y1, Y1        // d
-	VMULPS Y1, Y8, Y2        // c·d
-	VADDPS Y2, Y0, Y0
-	VMOVUPS Y0, (CX)
-	VMULPS Y1, Y1, Y3        // d·d
-	VMULPS Y8, Y3, Y3        // ·c
-	VMULPS Y9, Y3, Y3        // ·fm0
-	VMOVUPS (DX), Y4
-	VADDPS (BX), Y4, Y4      // m2 + m2Add
-	VADDPS Y3, Y4, Y4
-	VMOVUPS Y4, (DX)
-	VZEROUPPER
-	RET
-
 // func finishMomentsAVX2(tail *float32, ntail, n int, m1v, m2v *lanes, N int) (mean, variance float32)
 // finishMoments with scalar float32 arithmetic and hardware FMA: Welford
 // with a division over the ntail tail values, then AddMoments of the 8
@@ -485,5 +459,41 @@ mpllanes:
 	JNZ mplane
 
 mpldone:
+	VZEROUPPER
+	RET
+
+// func addMomentsVec4AVX2(c, fm0 float32, m1Add, m2Add, m1, m2 *[4]lanes)
+// addMomentsVec's lane arithmetic on four rows' lanes, each operation
+// rounded on its own: d = m1Add - m1, m1 += c·d,
+// m2 = (m2 + m2Add) + ((d·d)·c)·fm0.
+TEXT ·addMomentsVec4AVX2(SB), NOSPLIT, $0-40
+	VBROADCASTSS c+0(FP), Y8
+	VBROADCASTSS fm0+4(FP), Y9
+	MOVQ m1Add+8(FP), AX
+	MOVQ m2Add+16(FP), BX
+	MOVQ m1+24(FP), CX
+	MOVQ m2+32(FP), DX
+	MOVQ $4, SI
+
+am4loop:
+	VMOVUPS (CX), Y0
+	VMOVUPS (AX), Y1
+	VSUBPS Y0, Y1, Y1        // d
+	VMULPS Y1, Y8, Y2        // c·d
+	VADDPS Y2, Y0, Y0
+	VMOVUPS Y0, (CX)
+	VMULPS Y1, Y1, Y3        // d·d
+	VMULPS Y8, Y3, Y3        // ·c
+	VMULPS Y9, Y3, Y3        // ·fm0
+	VMOVUPS (DX), Y4
+	VADDPS (BX), Y4, Y4      // m2 + m2Add
+	VADDPS Y3, Y4, Y4
+	VMOVUPS Y4, (DX)
+	ADDQ $32, AX
+	ADDQ $32, BX
+	ADDQ $32, CX
+	ADDQ $32, DX
+	DECQ SI
+	JNZ am4loop
 	VZEROUPPER
 	RET

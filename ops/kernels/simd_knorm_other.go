@@ -18,7 +18,15 @@ func welford4AVX2(v *float32, stride, cnt int, c *float32, m1, m2 *[4]lanes) {
 	panic("kernels: no AVX2 kernels in this build")
 }
 
-func addMomentsVecAVX2(c, fm0 float32, m1Add, m2Add, m1, m2 *lanes) {
+func finishMomentsAVX2(tail *float32, ntail, n int, m1v, m2v *lanes, N int) (mean, variance float32) {
+	panic("kernels: no AVX2 kernels in this build")
+}
+
+func meanPlanesAVX2(x *float32, hw, planes int, y *float32, div float32) {
+	panic("kernels: no AVX2 kernels in this build")
+}
+
+func addMomentsVec4AVX2(c, fm0 float32, m1Add, m2Add, m1, m2 *[4]lanes) {
 	panic("kernels: no AVX2 kernels in this build")
 }
 
@@ -27,11 +35,3 @@ func expSumAVX2(dst, src *float32, n int, m float32, acc *lanes) {
 }
 
 func subSubAVX2(y, x *float32, n int, m, ls float32) { panic("kernels: no AVX2 kernels in this build") }
-
-func finishMomentsAVX2(tail *float32, ntail, n int, m1v, m2v *lanes, N int) (mean, variance float32) {
-	panic("kernels: no AVX2 kernels in this build")
-}
-
-func meanPlanesAVX2(x *float32, hw, planes int, y *float32, div float32) {
-	panic("kernels: no AVX2 kernels in this build")
-}
