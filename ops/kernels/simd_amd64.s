@@ -407,64 +407,168 @@ scdone:
 // func expSumAVX2(dst, src *float32, n int, m float32, acc *lanes)
 // expSubAVX2 (n a positive multiple of 8) that also sets acc to the
 // first vector of results plus, lane by lane in order, the later ones:
-// sumLanesAVX2 over dst, fused.
+// sumLanesAVX2 over dst, fused. The exp of expSubAVX2 is written out for
+// two vectors per iteration (independent chains); the sums stay in order.
 TEXT ·expSumAVX2(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	MOVQ n+16(FP), CX
 	VBROADCASTSS m+24(FP), Y15
 	MOVQ acc+32(FP), DX
-	VXORPS Y14, Y14, Y14
-	MOVQ $1, BX              // first vector: acc = e
-
-esloop:
-	VMOVUPS (SI), Y0
-	VSUBPS Y15, Y0, Y0                 // d = x - m
-	VMULPS expc<>+0(SB), Y0, Y1        // d * rln2
-	VCVTPS2DQ Y1, Y1                   // q (nearest even)
-	VCVTDQ2PS Y1, Y2                   // qf
-	VMOVAPS Y0, Y3
-	VFMADD231PS expc<>+32(SB), Y2, Y3  // s = qf*(-l2u) + d
-	VFMADD231PS expc<>+64(SB), Y2, Y3  // s = qf*(-l2l) + s
-	VMOVUPS expc<>+96(SB), Y4          // u = c0
-	VFMADD213PS expc<>+128(SB), Y3, Y4 // u = s*u + c1
-	VFMADD213PS expc<>+160(SB), Y3, Y4
-	VFMADD213PS expc<>+192(SB), Y3, Y4
-	VFMADD213PS expc<>+224(SB), Y3, Y4
-	VFMADD213PS expc<>+256(SB), Y3, Y4 // u = s*u + 0.5
-	VMULPS Y3, Y3, Y5                  // t = s*s
-	VFMADD213PS Y3, Y5, Y4             // u = t*u + s
-	VADDPS expc<>+288(SB), Y4, Y4      // u = 1 + u
-	VPSRAD $1, Y1, Y5                  // q1 = q >> 1
-	VPSUBD Y5, Y1, Y6                  // q2 = q - q1
+	// the first vector: acc = e
+	VMOVUPS 0(SI), Y0
+	VSUBPS Y15, Y0, Y0
+	VMULPS expc<>+0(SB), Y0, Y1
+	VCVTPS2DQ Y1, Y1
+	VCVTDQ2PS Y1, Y4
+	VMOVAPS Y0, Y2
+	VFMADD231PS expc<>+32(SB), Y4, Y2
+	VFMADD231PS expc<>+64(SB), Y4, Y2
+	VMOVUPS expc<>+96(SB), Y3
+	VFMADD213PS expc<>+128(SB), Y2, Y3
+	VFMADD213PS expc<>+160(SB), Y2, Y3
+	VFMADD213PS expc<>+192(SB), Y2, Y3
+	VFMADD213PS expc<>+224(SB), Y2, Y3
+	VFMADD213PS expc<>+256(SB), Y2, Y3
+	VMULPS Y2, Y2, Y4
+	VFMADD213PS Y2, Y4, Y3
+	VADDPS expc<>+288(SB), Y3, Y3
+	VPSRAD $1, Y1, Y4
+	VPSUBD Y4, Y1, Y5
+	VPADDD expc<>+416(SB), Y4, Y4
+	VPSLLD $23, Y4, Y4
 	VPADDD expc<>+416(SB), Y5, Y5
-	VPSLLD $23, Y5, Y5                 // 2^q1
-	VPADDD expc<>+416(SB), Y6, Y6
-	VPSLLD $23, Y6, Y6                 // 2^q2
-	VMULPS Y5, Y4, Y4
-	VMULPS Y6, Y4, Y4                  // u * 2^q1 * 2^q2
-	VCMPPS $1, expc<>+320(SB), Y0, Y7  // d < -104
-	VANDNPS Y4, Y7, Y4                 // -> 0
-	VMOVUPS expc<>+352(SB), Y8
-	VCMPPS $1, Y0, Y8, Y7              // 100 < d
-	VBLENDVPS Y7, expc<>+384(SB), Y4, Y4 // -> +inf
-	VCMPPS $3, Y0, Y0, Y7              // d is NaN
-	VBLENDVPS Y7, Y0, Y4, Y4           // -> d
-	VMOVUPS Y4, (DI)
-	TESTQ BX, BX
-	JZ esadd
-	VMOVAPS Y4, Y14
-	XORQ BX, BX
-	JMP esnext
-
-esadd:
-	VADDPS Y4, Y14, Y14
-
-esnext:
+	VPSLLD $23, Y5, Y5
+	VMULPS Y4, Y3, Y3
+	VMULPS Y5, Y3, Y3
+	VCMPPS $1, expc<>+320(SB), Y0, Y4
+	VANDNPS Y3, Y4, Y3
+	VMOVUPS expc<>+352(SB), Y5
+	VCMPPS $1, Y0, Y5, Y4
+	VBLENDVPS Y4, expc<>+384(SB), Y3, Y3
+	VCMPPS $3, Y0, Y0, Y4
+	VBLENDVPS Y4, Y0, Y3, Y3
+	VMOVUPS Y3, 0(DI)
+	VMOVAPS Y3, Y14
 	ADDQ $32, SI
 	ADDQ $32, DI
 	SUBQ $8, CX
-	JNZ esloop
+	JZ esdone
+
+es2loop:
+	CMPQ CX, $16
+	JLT es1
+	VMOVUPS 0(SI), Y0
+	VSUBPS Y15, Y0, Y0
+	VMULPS expc<>+0(SB), Y0, Y1
+	VCVTPS2DQ Y1, Y1
+	VCVTDQ2PS Y1, Y4
+	VMOVAPS Y0, Y2
+	VFMADD231PS expc<>+32(SB), Y4, Y2
+	VFMADD231PS expc<>+64(SB), Y4, Y2
+	VMOVUPS expc<>+96(SB), Y3
+	VFMADD213PS expc<>+128(SB), Y2, Y3
+	VFMADD213PS expc<>+160(SB), Y2, Y3
+	VFMADD213PS expc<>+192(SB), Y2, Y3
+	VFMADD213PS expc<>+224(SB), Y2, Y3
+	VFMADD213PS expc<>+256(SB), Y2, Y3
+	VMULPS Y2, Y2, Y4
+	VFMADD213PS Y2, Y4, Y3
+	VADDPS expc<>+288(SB), Y3, Y3
+	VPSRAD $1, Y1, Y4
+	VPSUBD Y4, Y1, Y5
+	VPADDD expc<>+416(SB), Y4, Y4
+	VPSLLD $23, Y4, Y4
+	VPADDD expc<>+416(SB), Y5, Y5
+	VPSLLD $23, Y5, Y5
+	VMULPS Y4, Y3, Y3
+	VMULPS Y5, Y3, Y3
+	VCMPPS $1, expc<>+320(SB), Y0, Y4
+	VANDNPS Y3, Y4, Y3
+	VMOVUPS expc<>+352(SB), Y5
+	VCMPPS $1, Y0, Y5, Y4
+	VBLENDVPS Y4, expc<>+384(SB), Y3, Y3
+	VCMPPS $3, Y0, Y0, Y4
+	VBLENDVPS Y4, Y0, Y3, Y3
+	VMOVUPS Y3, 0(DI)
+	VMOVUPS 32(SI), Y6
+	VSUBPS Y15, Y6, Y6
+	VMULPS expc<>+0(SB), Y6, Y7
+	VCVTPS2DQ Y7, Y7
+	VCVTDQ2PS Y7, Y10
+	VMOVAPS Y6, Y8
+	VFMADD231PS expc<>+32(SB), Y10, Y8
+	VFMADD231PS expc<>+64(SB), Y10, Y8
+	VMOVUPS expc<>+96(SB), Y9
+	VFMADD213PS expc<>+128(SB), Y8, Y9
+	VFMADD213PS expc<>+160(SB), Y8, Y9
+	VFMADD213PS expc<>+192(SB), Y8, Y9
+	VFMADD213PS expc<>+224(SB), Y8, Y9
+	VFMADD213PS expc<>+256(SB), Y8, Y9
+	VMULPS Y8, Y8, Y10
+	VFMADD213PS Y8, Y10, Y9
+	VADDPS expc<>+288(SB), Y9, Y9
+	VPSRAD $1, Y7, Y10
+	VPSUBD Y10, Y7, Y11
+	VPADDD expc<>+416(SB), Y10, Y10
+	VPSLLD $23, Y10, Y10
+	VPADDD expc<>+416(SB), Y11, Y11
+	VPSLLD $23, Y11, Y11
+	VMULPS Y10, Y9, Y9
+	VMULPS Y11, Y9, Y9
+	VCMPPS $1, expc<>+320(SB), Y6, Y10
+	VANDNPS Y9, Y10, Y9
+	VMOVUPS expc<>+352(SB), Y11
+	VCMPPS $1, Y6, Y11, Y10
+	VBLENDVPS Y10, expc<>+384(SB), Y9, Y9
+	VCMPPS $3, Y6, Y6, Y10
+	VBLENDVPS Y10, Y6, Y9, Y9
+	VMOVUPS Y9, 32(DI)
+	VADDPS Y3, Y14, Y14
+	VADDPS Y9, Y14, Y14
+	ADDQ $64, SI
+	ADDQ $64, DI
+	SUBQ $16, CX
+	JNZ es2loop
+	JMP esdone
+
+es1:
+	VMOVUPS 0(SI), Y0
+	VSUBPS Y15, Y0, Y0
+	VMULPS expc<>+0(SB), Y0, Y1
+	VCVTPS2DQ Y1, Y1
+	VCVTDQ2PS Y1, Y4
+	VMOVAPS Y0, Y2
+	VFMADD231PS expc<>+32(SB), Y4, Y2
+	VFMADD231PS expc<>+64(SB), Y4, Y2
+	VMOVUPS expc<>+96(SB), Y3
+	VFMADD213PS expc<>+128(SB), Y2, Y3
+	VFMADD213PS expc<>+160(SB), Y2, Y3
+	VFMADD213PS expc<>+192(SB), Y2, Y3
+	VFMADD213PS expc<>+224(SB), Y2, Y3
+	VFMADD213PS expc<>+256(SB), Y2, Y3
+	VMULPS Y2, Y2, Y4
+	VFMADD213PS Y2, Y4, Y3
+	VADDPS expc<>+288(SB), Y3, Y3
+	VPSRAD $1, Y1, Y4
+	VPSUBD Y4, Y1, Y5
+	VPADDD expc<>+416(SB), Y4, Y4
+	VPSLLD $23, Y4, Y4
+	VPADDD expc<>+416(SB), Y5, Y5
+	VPSLLD $23, Y5, Y5
+	VMULPS Y4, Y3, Y3
+	VMULPS Y5, Y3, Y3
+	VCMPPS $1, expc<>+320(SB), Y0, Y4
+	VANDNPS Y3, Y4, Y3
+	VMOVUPS expc<>+352(SB), Y5
+	VCMPPS $1, Y0, Y5, Y4
+	VBLENDVPS Y4, expc<>+384(SB), Y3, Y3
+	VCMPPS $3, Y0, Y0, Y4
+	VBLENDVPS Y4, Y0, Y3, Y3
+	VMOVUPS Y3, 0(DI)
+	VADDPS Y3, Y14, Y14
+
+esdone:
 	VMOVUPS Y14, (DX)
 	VZEROUPPER
 	RET
