@@ -134,6 +134,10 @@ func BenchmarkKNorm(b *testing.B) {
 		_, err := Softmax(x, 2)
 		return err
 	})
+	benchCPU(b, "log_softmax/64x128x512", 4*x.Numel(), func() error {
+		_, err := LogSoftmax(x, 2)
+		return err
+	})
 }
 
 func BenchmarkKPool(b *testing.B) {
