@@ -138,6 +138,13 @@ func maxPoolPlanes[T float32 | int64](p pool2d, xd []T, lowest T) ([]T, []int64)
 	planes := p.N * p.C
 	y := make([]T, planes*p.Ho*p.Wo)
 	idx := make([]int64, len(y))
+	maxPoolInto(p, xd, lowest, y, idx)
+	return y, idx
+}
+
+// maxPoolInto is maxPoolPlanes into y and idx.
+func maxPoolInto[T float32 | int64](p pool2d, xd []T, lowest T, y []T, idx []int64) {
+	planes := p.N * p.C
 	// planes are independent: split them across cores (same bits)
 	splitWork(planes, max(1, parallelGrain/max(p.H*p.W, 1)), func(pl0, pl1 int) {
 		if xf, ok := any(xd).([]float32); ok && useAVX2 && p.H*p.W < 1<<31-8*p.sw {
@@ -146,7 +153,6 @@ func maxPoolPlanes[T float32 | int64](p pool2d, xd []T, lowest T) ([]T, []int64)
 		}
 		maxPoolRange(p, xd, lowest, y, idx, pl0, pl1)
 	})
-	return y, idx
 }
 
 func maxPoolRange[T float32 | int64](p pool2d, xd []T, lowest T, y []T, idx []int64, pl0, pl1 int) {
@@ -295,17 +301,21 @@ func AvgPool2d(x *tensor.Tensor, kernel, stride, padding []int, ceil, countInclu
 	if err != nil {
 		return nil, fmt.Errorf("avg_pool2d: %w", err)
 	}
-	planes := p.N * p.C
-	y := make([]float32, planes*p.Ho*p.Wo)
+	y := make([]float32, p.N*p.C*p.Ho*p.Wo)
+	avgPoolInto(p, xd, y, countIncludePad, divisorOverride)
+	return fromFloat32(x.DType(), p.outShape(), y), nil
+}
+
+// avgPoolInto is AvgPool2d's arithmetic on contiguous float32 planes.
+func avgPoolInto(p pool2d, xd, y []float32, countIncludePad bool, divisorOverride int) {
 	// planes are independent: split them across cores (same bits)
-	splitWork(planes, max(1, parallelGrain/max(p.H*p.W, 1)), func(pl0, pl1 int) {
+	splitWork(p.N*p.C, max(1, parallelGrain/max(p.H*p.W, 1)), func(pl0, pl1 int) {
 		if useAVX2 && p.H*p.W < 1<<31-8*p.sw {
 			avgPoolRangeAVX2(p, xd, y, pl0, pl1, countIncludePad, divisorOverride)
 			return
 		}
 		avgPoolRange(p, xd, y, pl0, pl1, countIncludePad, divisorOverride)
 	})
-	return fromFloat32(x.DType(), p.outShape(), y), nil
 }
 
 func avgPoolRange(p pool2d, xd, y []float32, pl0, pl1 int, countIncludePad bool, divisorOverride int) {
@@ -448,16 +458,7 @@ func AdaptiveAvgPool2d(x *tensor.Tensor, outputSize []int) (*tensor.Tensor, erro
 	y := make([]float32, planes*oh*ow)
 	if oh == 1 && ow == 1 {
 		// mean_out: sum_out(...).div_(H·W).
-		div := float32(H * W)
-		splitWork(planes, max(1, parallelGrain/max(H*W, 1)), func(pl0, pl1 int) {
-			if hw := H * W; useAVX2 && hw >= avx2Lanes && hw < 64*avx2Lanes {
-				meanPlanesAVX2(&xd[pl0*hw], hw, pl1-pl0, &y[pl0], div)
-				return
-			}
-			for pl := pl0; pl < pl1; pl++ {
-				y[pl] = cascadeSum(xd[pl*H*W:(pl+1)*H*W]) / div
-			}
-		})
+		meanPlanesInto(xd, y, H*W)
 		out := append(shape[:len(shape)-2:len(shape)-2], 1, 1)
 		return fromFloat32(x.DType(), out, y), nil
 	}
@@ -479,6 +480,21 @@ func AdaptiveAvgPool2d(x *tensor.Tensor, outputSize []int) (*tensor.Tensor, erro
 	}
 	out := append(shape[:len(shape)-2:len(shape)-2], oh, ow)
 	return fromFloat32(x.DType(), out, y), nil
+}
+
+// meanPlanesInto sets y[p] to the mean of the hw-wide plane p of xd in
+// mean()'s order: cascadeSum, then / hw.
+func meanPlanesInto(xd, y []float32, hw int) {
+	div := float32(hw)
+	splitWork(len(y), max(1, parallelGrain/max(hw, 1)), func(pl0, pl1 int) {
+		if useAVX2 && hw >= avx2Lanes && hw < 64*avx2Lanes {
+			meanPlanesAVX2(&xd[pl0*hw], hw, pl1-pl0, &y[pl0], div)
+			return
+		}
+		for pl := pl0; pl < pl1; pl++ {
+			y[pl] = cascadeSum(xd[pl*hw:(pl+1)*hw]) / div
+		}
+	})
 }
 
 // adaptiveAvgPoolChannelsLast is [AdaptiveAvgPool2d] on a channels-last

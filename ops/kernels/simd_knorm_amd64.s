@@ -259,7 +259,9 @@ TEXT ·welford4AVX2(SB), NOSPLIT, $0-48
 	MOVQ c+24(FP), DX
 	MOVQ m1+32(FP), R8
 	MOVQ m2+40(FP), R9
-	LEAQ (R12)(R12*2), R13
+	LEAQ (R12)(R12*2), R13   // 3·stride
+	LEAQ (R12)(R12*4), BX    // 5·stride
+	LEAQ (R13)(R12*4), R14   // 7·stride
 	VMOVUPS 0(R8), Y0
 	VMOVUPS 32(R8), Y1
 	VMOVUPS 64(R8), Y2
@@ -272,6 +274,12 @@ TEXT ·welford4AVX2(SB), NOSPLIT, $0-48
 	JZ w4done
 
 w4loop:
+	// prefetch the same place of the next four rows (the caller's next
+	// block): the hardware prefetcher does not follow four short streams
+	PREFETCHT0 (SI)(R12*4)
+	PREFETCHT0 (SI)(BX*1)
+	PREFETCHT0 (SI)(R13*2)
+	PREFETCHT0 (SI)(R14*1)
 	VBROADCASTSS (DX), Y8
 	VMOVUPS (SI), Y9
 	VMOVUPS (SI)(R12*1), Y11
