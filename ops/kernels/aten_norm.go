@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"unsafe"
 
 	"github.com/fxquant/fxquant/ops/tensor"
 )
@@ -392,6 +393,11 @@ func batchNormStats(op string, input, weight, bias, mean, variance *tensor.Tenso
 // (four rows at a time with the AVX2 kernels, same bits), rstd =
 // 1/sqrt(var + e), then fma((x - mean)·rstd, w, b) per element.
 func layerNormRows(xd, y, ms, rs, wd, bd []float32, inner int, e float32, r0, r1 int) {
+	// outputs larger than the caches bypass them
+	nt := useAVX2 && (r1-r0)*inner >= 1<<21
+	if nt {
+		defer sfenceAVX2()
+	}
 	var m4, v4 [4]float32
 	for r := r0; r < r1; r++ {
 		row := xd[r*inner : (r+1)*inner]
@@ -410,7 +416,11 @@ func layerNormRows(xd, y, ms, rs, wd, bd []float32, inner int, e float32, r0, r1
 		ms[r], rs[r] = m, rstdv
 		yr := y[r*inner : (r+1)*inner]
 		if n8 := inner &^ 7; useAVX2 && n8 > 0 {
-			layerNormOutAVX2(&yr[0], &row[0], &wd[0], &bd[0], n8, m, rstdv)
+			if nt && uintptr(unsafe.Pointer(&yr[0]))%32 == 0 {
+				layerNormOutNTAVX2(&yr[0], &row[0], &wd[0], &bd[0], n8, m, rstdv)
+			} else {
+				layerNormOutAVX2(&yr[0], &row[0], &wd[0], &bd[0], n8, m, rstdv)
+			}
 			row = row[n8:]
 			yr = yr[n8:]
 			wd, bd := wd[n8:], bd[n8:]

@@ -65,3 +65,12 @@ func expSumAVX2(dst, src *float32, n int, m float32, acc *lanes)
 //
 //go:noescape
 func subSubAVX2(y, x *float32, n int, m, ls float32)
+
+// layerNormOutNTAVX2 is layerNormOutAVX2 with non-temporal stores; y must
+// be 32-byte aligned, and sfenceAVX2 must run before y is read.
+//
+//go:noescape
+func layerNormOutNTAVX2(y, x, w, b *float32, n int, m, rstd float32)
+
+// sfenceAVX2 orders the non-temporal stores before what follows.
+func sfenceAVX2()

@@ -505,3 +505,41 @@ am4loop:
 	JNZ am4loop
 	VZEROUPPER
 	RET
+
+// func layerNormOutNTAVX2(y, x, w, b *float32, n int, m, rstd float32)
+// layerNormOutAVX2 with non-temporal stores (y 32-byte aligned): the
+// output is not read back, so its lines are not fetched first. The
+// caller runs sfenceAVX2 before the output is used.
+TEXT ·layerNormOutNTAVX2(SB), NOSPLIT, $0-48
+	MOVQ y+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ w+16(FP), R8
+	MOVQ b+24(FP), R9
+	MOVQ n+32(FP), CX
+	VBROADCASTSS m+40(FP), Y14
+	VBROADCASTSS rstd+44(FP), Y15
+	TESTQ CX, CX
+	JZ lnntdone
+
+lnntloop:
+	VMOVUPS (SI), Y0
+	VSUBPS Y14, Y0, Y0        // x - m
+	VMULPS Y15, Y0, Y0        // * rstd
+	VMOVUPS (R8), Y1
+	VFMADD213PS (R9), Y1, Y0  // t*w + b
+	VMOVNTPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	ADDQ $32, R8
+	ADDQ $32, R9
+	SUBQ $8, CX
+	JNZ lnntloop
+
+lnntdone:
+	VZEROUPPER
+	RET
+
+// func sfenceAVX2()
+TEXT ·sfenceAVX2(SB), NOSPLIT, $0-0
+	SFENCE
+	RET

@@ -35,3 +35,9 @@ func expSumAVX2(dst, src *float32, n int, m float32, acc *lanes) {
 }
 
 func subSubAVX2(y, x *float32, n int, m, ls float32) { panic("kernels: no AVX2 kernels in this build") }
+
+func layerNormOutNTAVX2(y, x, w, b *float32, n int, m, rstd float32) {
+	panic("kernels: no AVX2 kernels in this build")
+}
+
+func sfenceAVX2() { panic("kernels: no AVX2 kernels in this build") }
