@@ -394,7 +394,7 @@ func batchNormStats(op string, input, weight, bias, mean, variance *tensor.Tenso
 // 1/sqrt(var + e), then fma((x - mean)·rstd, w, b) per element.
 func layerNormRows(xd, y, ms, rs, wd, bd []float32, inner int, e float32, r0, r1 int) {
 	// outputs larger than the caches bypass them
-	nt := useAVX2 && (r1-r0)*inner >= 1<<21
+	nt := useAVX2 && (r1-r0)*inner >= ntMinFloats
 	if nt {
 		defer sfenceAVX2()
 	}

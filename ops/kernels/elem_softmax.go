@@ -3,6 +3,7 @@ package kernels
 import (
 	"fmt"
 	"math"
+	"unsafe"
 
 	"github.com/fxquant/fxquant/ops/tensor"
 )
@@ -53,9 +54,7 @@ func softmaxImpl(op string, x *tensor.Tensor, dim int, logOut bool) (*tensor.Ten
 		case d == len(shape)-1:
 			// rows are independent: split them across cores (same bits)
 			splitWork(outer, max(1, parallelGrain/max(D, 1)), func(o0, o1 int) {
-				for o := o0; o < o1; o++ {
-					softmaxLastDim(y[o*D:(o+1)*D], xd[o*D:(o+1)*D], logOut)
-				}
+				softmaxRows(y, xd, D, o0, o1, logOut)
 			})
 		case logOut:
 			logSoftmaxInner(y, xd, outer, D, inner)
@@ -152,6 +151,44 @@ func softmaxLastDim(y, x []float32, logOut bool) {
 	}
 	for ; i < len(y); i++ {
 		y[i] *= r
+	}
+}
+
+// softmaxRows runs softmaxLastDim on rows o0 <= o < o1 (each D wide) of
+// x into y. When the rows are larger than the caches, the AVX2 path
+// computes exp into a row buffer and writes each finished row once, with
+// non-temporal stores: the same operations, without fetching y's lines.
+func softmaxRows(y, x []float32, D, o0, o1 int, logOut bool) {
+	if !useAVX2 || (o1-o0)*D < ntMinFloats || D < avx2Lanes {
+		for o := o0; o < o1; o++ {
+			softmaxLastDim(y[o*D:(o+1)*D], x[o*D:(o+1)*D], logOut)
+		}
+		return
+	}
+	defer sfenceAVX2()
+	tmp := make([]float32, D)
+	n8 := D &^ 7
+	for o := o0; o < o1; o++ {
+		yr, xr := y[o*D:(o+1)*D], x[o*D:(o+1)*D]
+		if uintptr(unsafe.Pointer(&yr[0]))%32 != 0 {
+			softmaxLastDim(yr, xr, logOut)
+			continue
+		}
+		m := reduceAllMax(xr)
+		sum := expSumVec(tmp, xr, m, n8)
+		if logOut {
+			ls := sleefLogf(sum)
+			subSubNTAVX2(&yr[0], &xr[0], n8, m, ls)
+			for i := n8; i < D; i++ {
+				yr[i] = xr[i] - m - ls
+			}
+			continue
+		}
+		r := 1 / sum
+		scaleIntoNTAVX2(&yr[0], &tmp[0], n8, r)
+		for i := n8; i < D; i++ {
+			yr[i] = tmp[i] * r
+		}
 	}
 }
 

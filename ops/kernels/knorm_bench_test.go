@@ -33,9 +33,7 @@ func BenchmarkKNormInto(b *testing.B) {
 			name = "log_softmax/64x128x512"
 		}
 		benchCPU(b, name, 4*len(xd), func() error {
-			for r := 0; r < rows; r++ {
-				softmaxLastDim(y[r*inner:(r+1)*inner], xd[r*inner:(r+1)*inner], log)
-			}
+			softmaxRows(y, xd, inner, 0, rows, log)
 			return nil
 		})
 	}

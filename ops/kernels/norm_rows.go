@@ -1,5 +1,10 @@
 package kernels
 
+// ntMinFloats is the output size (float32 elements of one goroutine's
+// range, 8 MB) from which layer_norm and softmax write their outputs with
+// non-temporal stores, past what the caches would keep. Tests lower it.
+var ntMinFloats = 1 << 21
+
 // rowwiseMoments4 is [rowwiseMoments] on the four rows x[r*inner :
 // (r+1)*inner], r < 4, with the AVX2 kernels: the rows' Welford chunks run
 // interleaved (four independent chains, so the processor overlaps their

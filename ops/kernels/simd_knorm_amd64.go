@@ -74,3 +74,16 @@ func layerNormOutNTAVX2(y, x, w, b *float32, n int, m, rstd float32)
 
 // sfenceAVX2 orders the non-temporal stores before what follows.
 func sfenceAVX2()
+
+// scaleIntoNTAVX2 sets y[i] = x[i]·r for i < n (a multiple of 8) with
+// non-temporal stores; y must be 32-byte aligned, and sfenceAVX2 must run
+// before y is read.
+//
+//go:noescape
+func scaleIntoNTAVX2(y, x *float32, n int, r float32)
+
+// subSubNTAVX2 is subSubAVX2 with non-temporal stores (as
+// scaleIntoNTAVX2).
+//
+//go:noescape
+func subSubNTAVX2(y, x *float32, n int, m, ls float32)

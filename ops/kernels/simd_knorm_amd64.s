@@ -543,3 +543,51 @@ lnntdone:
 TEXT ·sfenceAVX2(SB), NOSPLIT, $0-0
 	SFENCE
 	RET
+
+// func scaleIntoNTAVX2(y, x *float32, n int, r float32)
+// y[i] = x[i] * r for i < n, n a multiple of 8, with non-temporal stores
+// (y 32-byte aligned; sfenceAVX2 before y is used).
+TEXT ·scaleIntoNTAVX2(SB), NOSPLIT, $0-28
+	MOVQ y+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS r+24(FP), Y15
+	TESTQ CX, CX
+	JZ scntdone
+
+scntloop:
+	VMULPS (SI), Y15, Y0
+	VMOVNTPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JNZ scntloop
+
+scntdone:
+	VZEROUPPER
+	RET
+
+// func subSubNTAVX2(y, x *float32, n int, m, ls float32)
+// subSubAVX2 with non-temporal stores (y 32-byte aligned).
+TEXT ·subSubNTAVX2(SB), NOSPLIT, $0-32
+	MOVQ y+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS m+24(FP), Y14
+	VBROADCASTSS ls+28(FP), Y15
+	TESTQ CX, CX
+	JZ ssntdone
+
+ssntloop:
+	VMOVUPS (SI), Y0
+	VSUBPS Y14, Y0, Y0
+	VSUBPS Y15, Y0, Y0
+	VMOVNTPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JNZ ssntloop
+
+ssntdone:
+	VZEROUPPER
+	RET

@@ -41,3 +41,11 @@ func layerNormOutNTAVX2(y, x, w, b *float32, n int, m, rstd float32) {
 }
 
 func sfenceAVX2() { panic("kernels: no AVX2 kernels in this build") }
+
+func scaleIntoNTAVX2(y, x *float32, n int, r float32) {
+	panic("kernels: no AVX2 kernels in this build")
+}
+
+func subSubNTAVX2(y, x *float32, n int, m, ls float32) {
+	panic("kernels: no AVX2 kernels in this build")
+}

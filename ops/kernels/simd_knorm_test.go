@@ -161,7 +161,16 @@ func TestAdaptiveMeanVectorMatchesGo(t *testing.T) {
 
 func TestLayerNormVectorMatchesGo(t *testing.T) {
 	needAVX2(t)
-	r := rand.New(rand.NewPCG(35, 36))
+	for _, nt := range []int{ntMinFloats, 0} {
+		saved := ntMinFloats
+		ntMinFloats = nt // 0: every output through the non-temporal stores
+		layerNormVectorMatchesGo(t, nt)
+		ntMinFloats = saved
+	}
+}
+
+func layerNormVectorMatchesGo(t *testing.T, nt int) {
+	r := rand.New(rand.NewPCG(35, uint64(36+nt)))
 	inners := []int{1, 7, 8, 9, 64, 127, 128, 129, 255, 256, 257, 384, 512, 515, 768, 1000, 1024, 2048, 3000, 4100, 9000}
 	for trial := 0; trial < 120; trial++ {
 		inner := inners[trial%len(inners)]
@@ -195,7 +204,16 @@ func TestLayerNormVectorMatchesGo(t *testing.T) {
 
 func TestSoftmaxVectorMatchesGo(t *testing.T) {
 	needAVX2(t)
-	r := rand.New(rand.NewPCG(37, 38))
+	for _, nt := range []int{ntMinFloats, 0} {
+		saved := ntMinFloats
+		ntMinFloats = nt // 0: every output through the non-temporal stores
+		softmaxVectorMatchesGo(t, nt)
+		ntMinFloats = saved
+	}
+}
+
+func softmaxVectorMatchesGo(t *testing.T, nt int) {
+	r := rand.New(rand.NewPCG(37, uint64(38+nt)))
 	for trial := 0; trial < 150; trial++ {
 		shape := []int{1 + r.IntN(5), 1 + r.IntN(600)}
 		if trial%3 == 0 {
