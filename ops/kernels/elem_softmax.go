@@ -245,7 +245,7 @@ func reduceAllMax(data []float32) float32 {
 	}
 	var acc [8]float32
 	d := 8
-	if nv := n / 8; useAVX2 && !maxLanesAVX2(&data[0], nv, (*lanes)(&acc)) {
+	if nv := n / 8; useAVX2 && !maxLanes4AVX2(&data[0], nv, (*lanes)(&acc)) {
 		d = nv * 8
 	} else {
 		copy(acc[:], data[:8])

@@ -87,3 +87,9 @@ func scaleIntoNTAVX2(y, x *float32, n int, r float32)
 //
 //go:noescape
 func subSubNTAVX2(y, x *float32, n int, m, ls float32)
+
+// maxLanes4AVX2 is maxLanesAVX2 with four independent accumulators (the
+// same bits: Go's max for numbers is associative).
+//
+//go:noescape
+func maxLanes4AVX2(x *float32, nvec int, acc *lanes) (nan bool)

@@ -591,3 +591,82 @@ ssntloop:
 ssntdone:
 	VZEROUPPER
 	RET
+
+// func maxLanes4AVX2(x *float32, nvec int, acc *lanes) (nan bool)
+// maxLanesAVX2 with four accumulators (vectors k mod 4), folded at the
+// end: Go's max for numbers (+0 over -0) is associative and commutative,
+// so the lanes get the same bits; a NaN anywhere is reported as there.
+TEXT ·maxLanes4AVX2(SB), NOSPLIT, $0-25
+	MOVQ x+0(FP), SI
+	MOVQ nvec+8(FP), CX
+	MOVQ acc+16(FP), DI
+	VMOVUPS (SI), Y0
+	VMOVAPS Y0, Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y0, Y3
+	VCMPPS $3, Y0, Y0, Y8     // NaN lanes seen so far
+	VMOVAPS Y8, Y9
+	ADDQ $32, SI
+	DECQ CX
+
+m4loop:
+	CMPQ CX, $4
+	JLT m4one
+	VMOVUPS (SI), Y4
+	VMOVUPS 32(SI), Y5
+	VMOVUPS 64(SI), Y6
+	VMOVUPS 96(SI), Y7
+	VCMPPS $3, Y4, Y4, Y10
+	VCMPPS $3, Y5, Y5, Y11
+	VORPS Y10, Y8, Y8
+	VORPS Y11, Y9, Y9
+	VCMPPS $3, Y6, Y6, Y10
+	VCMPPS $3, Y7, Y7, Y11
+	VORPS Y10, Y8, Y8
+	VORPS Y11, Y9, Y9
+	VMAXPS Y4, Y0, Y10
+	VMAXPS Y0, Y4, Y0
+	VANDPS Y10, Y0, Y0
+	VMAXPS Y5, Y1, Y11
+	VMAXPS Y1, Y5, Y1
+	VANDPS Y11, Y1, Y1
+	VMAXPS Y6, Y2, Y12
+	VMAXPS Y2, Y6, Y2
+	VANDPS Y12, Y2, Y2
+	VMAXPS Y7, Y3, Y13
+	VMAXPS Y3, Y7, Y3
+	VANDPS Y13, Y3, Y3
+	ADDQ $128, SI
+	SUBQ $4, CX
+	JMP m4loop
+
+m4one:
+	TESTQ CX, CX
+	JZ m4fold
+	VMOVUPS (SI), Y4
+	VCMPPS $3, Y4, Y4, Y10
+	VORPS Y10, Y8, Y8
+	VMAXPS Y4, Y0, Y10
+	VMAXPS Y0, Y4, Y0
+	VANDPS Y10, Y0, Y0
+	ADDQ $32, SI
+	DECQ CX
+	JMP m4one
+
+m4fold:
+	VMAXPS Y1, Y0, Y10
+	VMAXPS Y0, Y1, Y0
+	VANDPS Y10, Y0, Y0
+	VMAXPS Y3, Y2, Y11
+	VMAXPS Y2, Y3, Y2
+	VANDPS Y11, Y2, Y2
+	VMAXPS Y2, Y0, Y10
+	VMAXPS Y0, Y2, Y0
+	VANDPS Y10, Y0, Y0
+	VMOVUPS Y0, (DI)
+	VORPS Y9, Y8, Y8
+	VMOVMSKPS Y8, AX
+	TESTL AX, AX
+	SETNE nan+24(FP)
+	VZEROUPPER
+	RET

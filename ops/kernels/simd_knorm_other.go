@@ -49,3 +49,7 @@ func scaleIntoNTAVX2(y, x *float32, n int, r float32) {
 func subSubNTAVX2(y, x *float32, n int, m, ls float32) {
 	panic("kernels: no AVX2 kernels in this build")
 }
+
+func maxLanes4AVX2(x *float32, nvec int, acc *lanes) bool {
+	panic("kernels: no AVX2 kernels in this build")
+}
