@@ -1,6 +1,8 @@
 # One-thread PyTorch 2.14 timings (ATen's AVX2 kernels) for the shapes of
 # BenchmarkKNorm and BenchmarkKPool (ops/kernels/kquant_bench_test.go):
-# layer_norm, softmax, log_softmax, max/avg/adaptive_avg pooling.
+# layer_norm, softmax, log_softmax, max/avg/adaptive_avg pooling, each
+# allocating its output and (the "into" lines, for BenchmarkKNormInto /
+# BenchmarkKPoolInto) through the out= variant into preallocated tensors.
 # Run: /work/shared/oracle/py.sh norm_pool_bench.py [reps]
 # Prints per case the median wall and process-CPU time of reps runs and
 # GB/s from the CPU time (float32 bytes of the input, as the Go benchmarks
@@ -38,3 +40,15 @@ with torch.no_grad():
     bench("avg_pool2d/8x64x56x56-k3s2p1", lambda: torch.ops.aten.avg_pool2d(xa, [3, 3], [2, 2], [1, 1]), 4*xa.numel())
     xg = torch.randn(8, 512, 7, 7)
     bench("adaptive_avg_pool2d/8x512x7x7-1", lambda: torch.ops.aten.adaptive_avg_pool2d(xg, [1, 1]), 4*xg.numel())
+
+    # out= variants: the kernels without the output allocation
+    y, m1, r1 = torch.empty_like(xl), torch.empty(64, 128, 1), torch.empty(64, 128, 1)
+    bench("into layer_norm/64x128x512", lambda: torch.ops.aten.native_layer_norm.out(xl, [512], w, b, 1e-5, out0=y, out1=m1, out2=r1), 4*xl.numel())
+    bench("into softmax/64x128x512", lambda: torch.ops.aten._softmax.out(xl, -1, False, out=y), 4*xl.numel())
+    bench("into log_softmax/64x128x512", lambda: torch.ops.aten._log_softmax.out(xl, -1, False, out=y), 4*xl.numel())
+    ym, im = torch.empty(8, 64, 56, 56), torch.empty(8, 64, 56, 56, dtype=torch.int64)
+    bench("into max_pool2d/8x64x112x112-k3s2p1", lambda: torch.ops.aten.max_pool2d_with_indices.out(xp, [3, 3], [2, 2], [1, 1], [1, 1], False, out=ym, indices=im), 4*xp.numel())
+    ya = torch.empty(8, 64, 28, 28)
+    bench("into avg_pool2d/8x64x56x56-k3s2p1", lambda: torch.ops.aten.avg_pool2d.out(xa, [3, 3], [2, 2], [1, 1], False, True, None, out=ya), 4*xa.numel())
+    yg = torch.empty(8, 512, 1, 1)
+    bench("into adaptive_avg_pool2d/8x512x7x7-1", lambda: torch.mean(xg, (-1, -2), keepdim=True, out=yg), 4*xg.numel())
