@@ -58,11 +58,19 @@ func TestParallelKernelsSameBits(t *testing.T) {
 	one := run()
 	runtime.GOMAXPROCS(4)
 	many := run()
+	// and with every softmax/layer_norm output written non-temporally
+	savedNT := ntMinFloats
+	ntMinFloats = 0
+	manyNT := run()
+	ntMinFloats = savedNT
 	runtime.GOMAXPROCS(prev)
 	for k := range one {
 		for i := range one[k] {
 			if !bitsEqual32(one[k][i], many[k][i]) {
 				t.Fatalf("output %d element %d: 1 thread %g, 4 threads %g", k, i, one[k][i], many[k][i])
+			}
+			if !bitsEqual32(one[k][i], manyNT[k][i]) {
+				t.Fatalf("output %d element %d: 1 thread %g, 4 threads non-temporal %g", k, i, one[k][i], manyNT[k][i])
 			}
 		}
 	}
