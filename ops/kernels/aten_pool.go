@@ -109,6 +109,20 @@ func MaxPool2d(x *tensor.Tensor, kernel, stride, padding, dilation []int, ceil b
 		return nil, nil, err
 	}
 	shape := p.outShape()
+	if dt := x.DType(); dt == tensor.Int32 && useAVX2 && p.H*p.W < 1<<31-8*p.sw {
+		// int32 (the reference representation's max_pool2d): 8 outputs
+		// per vector, pooled in int32 with the int64 loop's results
+		xd, err := tensor.Data[int32](x)
+		if err != nil {
+			return nil, nil, fmt.Errorf("max_pool2d: argument \"self\": %w", err)
+		}
+		y := make([]int32, p.N*p.C*p.Ho*p.Wo)
+		idx := make([]int64, len(y))
+		splitWork(p.N*p.C, max(1, parallelGrain/max(p.H*p.W, 1)), func(pl0, pl1 int) {
+			maxPoolRangeVec(p, xd, math.MinInt32, 0, y, idx, pl0, pl1, maxPoolI32AVX2)
+		})
+		return tensor.MustFromData(tensor.Int32, shape, y), tensor.MustFromData(tensor.Int64, shape, idx), nil
+	}
 	if dt := x.DType(); dt.IsInteger() {
 		xd, err := toInt64s("self", x)
 		if err != nil {
@@ -158,7 +172,7 @@ func maxPoolInto[T float32 | int64](p pool2d, xd []T, lowest T, y []T, idx []int
 func maxPoolRange[T float32 | int64](p pool2d, xd []T, lowest T, y []T, idx []int64, pl0, pl1 int) {
 	for pl := pl0; pl < pl1; pl++ {
 		for oy := 0; oy < p.Ho; oy++ {
-			maxPoolRow(p, xd[pl*p.H*p.W:], lowest, y, idx, pl, oy, 0, p.Wo)
+			maxPoolRow(p, xd[pl*p.H*p.W:], lowest, lowest, y, idx, pl, oy, 0, p.Wo)
 		}
 	}
 }
@@ -175,8 +189,10 @@ func (p pool2d) maxPoolRows(oy int) (hs, he int) {
 }
 
 // maxPoolRow computes outputs ox0 <= ox < ox1 of row oy of plane pl, whose
-// input plane is in.
-func maxPoolRow[T float32 | int64](p pool2d, in []T, lowest T, y []T, idx []int64, pl, oy, ox0, ox1 int) {
+// input plane is in. A window without elements gives empty (lowest, except
+// for int32 pooled in int32: 0, the int32 conversion of the int64 lowest
+// that ATen's int64 accumulator and the int64 loop start from).
+func maxPoolRow[T float32 | int32 | int64](p pool2d, in []T, lowest, empty T, y []T, idx []int64, pl, oy, ox0, ox1 int) {
 	hs, he := p.maxPoolRows(oy)
 	for ox := ox0; ox < ox1; ox++ {
 		ws := ox*p.sw - p.pw
@@ -186,6 +202,9 @@ func maxPoolRow[T float32 | int64](p pool2d, in []T, lowest T, y []T, idx []int6
 		}
 		best := lowest
 		bi := int64(hs*p.W + ws)
+		if hs >= he || ws >= we {
+			best = empty
+		}
 		for h := hs; h < he; h += p.dh {
 			for w := ws; w < we; w += p.dw {
 				v := in[h*p.W+w]
@@ -235,7 +254,14 @@ func slicesMax(s []int32) int32 {
 // windows lie inside the input's columns computed 8 at a time by
 // maxPoolAVX2 (each lane one output, its window in the same order).
 func maxPoolRangeAVX2(p pool2d, xd []float32, y []float32, idx []int64, pl0, pl1 int) {
-	lowest := float32(math.Inf(-1))
+	inf := float32(math.Inf(-1))
+	maxPoolRangeVec(p, xd, inf, inf, y, idx, pl0, pl1, maxPoolAVX2)
+}
+
+// maxPoolRangeVec is maxPoolRangeAVX2 for float32 or int32 values with
+// the vector kernel kern (maxPoolAVX2 or maxPoolI32AVX2).
+func maxPoolRangeVec[T float32 | int32](p pool2d, xd []T, lowest, empty T, y []T, idx []int64, pl0, pl1 int,
+	kern func(y *T, idx *int64, in *T, offs *int32, cnt, groups, sw int)) {
 	lo, hi := p.interiorCols((p.kw-1)*p.dw + 1)
 	groups := (hi - lo) / 8
 	offs := make([]int32, 0, p.kh*p.kw)
@@ -251,15 +277,15 @@ func maxPoolRangeAVX2(p pool2d, xd []float32, y []float32, idx []int64, pl0, pl1
 				}
 			}
 			if groups == 0 || len(offs) == 0 {
-				maxPoolRow(p, in, lowest, y, idx, pl, oy, 0, p.Wo)
+				maxPoolRow(p, in, lowest, empty, y, idx, pl, oy, 0, p.Wo)
 				continue
 			}
 			avail := len(xd) - pl*p.H*p.W
 			g := vecGroups(groups, p.sw, offs, avail)
-			maxPoolRow(p, in, lowest, y, idx, pl, oy, 0, lo)
+			maxPoolRow(p, in, lowest, empty, y, idx, pl, oy, 0, lo)
 			o := (pl*p.Ho+oy)*p.Wo + lo
 			if g > 0 {
-				maxPoolAVX2(&y[o], &idx[o], &xd[pl*p.H*p.W], &offs[0], len(offs), g, p.sw)
+				kern(&y[o], &idx[o], &xd[pl*p.H*p.W], &offs[0], len(offs), g, p.sw)
 			}
 			end := lo + 8*g
 			if last := hi - 8; end < hi && last >= lo {
@@ -272,11 +298,11 @@ func maxPoolRangeAVX2(p pool2d, xd []float32, y []float32, idx []int64, pl0, pl1
 				}
 				if vecGroups(1, p.sw, offs2, avail) == 1 {
 					o := (pl*p.Ho+oy)*p.Wo + last
-					maxPoolAVX2(&y[o], &idx[o], &xd[pl*p.H*p.W], &offs2[0], len(offs2), 1, p.sw)
+					kern(&y[o], &idx[o], &xd[pl*p.H*p.W], &offs2[0], len(offs2), 1, p.sw)
 					end = hi
 				}
 			}
-			maxPoolRow(p, in, lowest, y, idx, pl, oy, end, p.Wo)
+			maxPoolRow(p, in, lowest, empty, y, idx, pl, oy, end, p.Wo)
 		}
 	}
 }

@@ -146,6 +146,17 @@ func BenchmarkKPool(b *testing.B) {
 		_, _, err := MaxPool2d(xm, []int{3, 3}, []int{2, 2}, []int{1, 1}, []int{1, 1}, false)
 		return err
 	})
+	// the reference representation's int32 max_pool2d
+	xmd := must(tensor.Data[float32](xm))
+	iv := make([]int32, len(xmd))
+	for i, v := range xmd {
+		iv[i] = int32(v * 40)
+	}
+	xi := tensor.MustFromData(tensor.Int32, xm.Shape(), iv)
+	benchCPU(b, "max_pool2d_int32/8x64x112x112-k3s2p1", 4*xi.Numel(), func() error {
+		_, _, err := MaxPool2d(xi, []int{3, 3}, []int{2, 2}, []int{1, 1}, []int{1, 1}, false)
+		return err
+	})
 	xa := kqFloats(6, 8, 64, 56, 56)
 	benchCPU(b, "avg_pool2d/8x64x56x56-k3s2p1", 4*xa.Numel(), func() error {
 		_, err := AvgPool2d(xa, []int{3, 3}, []int{2, 2}, []int{1, 1}, false, true, 0)

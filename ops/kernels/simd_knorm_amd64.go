@@ -93,3 +93,8 @@ func subSubNTAVX2(y, x *float32, n int, m, ls float32)
 //
 //go:noescape
 func maxLanes4AVX2(x *float32, nvec int, acc *lanes) (nan bool)
+
+// maxPoolI32AVX2 is maxPoolAVX2 on int32 values (greater replaces; no NaN).
+//
+//go:noescape
+func maxPoolI32AVX2(y *int32, idx *int64, in *int32, offs *int32, cnt, groups, sw int)

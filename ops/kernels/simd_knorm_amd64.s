@@ -117,6 +117,109 @@ mpdone:
 	VZEROUPPER
 	RET
 
+// func maxPoolI32AVX2(y *int32, idx *int64, in *int32, offs *int32, cnt, groups, sw int)
+// maxPoolAVX2 on int32 values: the running maximum starts at MinInt32
+// (padding never enters a window here) and an element replaces it when
+// it is greater (VPCMPGTD, signed).
+TEXT ·maxPoolI32AVX2(SB), NOSPLIT, $0-56
+	MOVQ y+0(FP), DI
+	MOVQ idx+8(FP), R8
+	MOVQ in+16(FP), SI
+	MOVQ offs+24(FP), DX
+	MOVQ cnt+32(FP), CX
+	MOVQ groups+40(FP), BX
+	MOVQ sw+48(FP), R9
+	// Y15 = l·sw, Y14 = MinInt32, Y13 = all ones
+	VPCMPEQD Y13, Y13, Y13
+	MOVL R9, AX
+	VMOVD AX, X0
+	VPBROADCASTD X0, Y0
+	VPMULLD lanesi<>(SB), Y0, Y15
+	MOVL $0x80000000, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+	XORQ R10, R10            // 8g·sw
+	SHLQ $3, R9              // 8·sw
+	TESTQ BX, BX
+	JZ impdone
+
+impgroup:
+	VMOVAPS Y14, Y0          // best = MinInt32
+	MOVL (DX), AX
+	ADDL R10, AX
+	VMOVD AX, X1
+	VPBROADCASTD X1, Y1
+	VPADDD Y15, Y1, Y1       // bi = first element's index
+	XORQ R11, R11
+	CMPQ R9, $16
+	JEQ impload2
+	CMPQ R9, $8
+	JNE impgather
+
+impload:
+	MOVL (DX)(R11*4), AX
+	ADDL R10, AX
+	VMOVD AX, X2
+	VPBROADCASTD X2, Y2
+	VPADDD Y15, Y2, Y2       // index of each lane's element
+	VMOVUPS (SI)(AX*4), Y3
+	VPCMPGTD Y0, Y3, Y5      // v > best
+	VBLENDVPS Y5, Y3, Y0, Y0
+	VBLENDVPS Y5, Y2, Y1, Y1
+	INCQ R11
+	CMPQ R11, CX
+	JLT impload
+	JMP impstore
+
+impload2:
+	MOVL (DX)(R11*4), AX
+	ADDL R10, AX
+	VMOVD AX, X2
+	VPBROADCASTD X2, Y2
+	VPADDD Y15, Y2, Y2
+	VMOVUPS (SI)(AX*4), Y3
+	VSHUFPS $0x88, 32(SI)(AX*4), Y3, Y3 // even floats of 16, qwords 0 2 1 3
+	VPERMPD $0xd8, Y3, Y3
+	VPCMPGTD Y0, Y3, Y5
+	VBLENDVPS Y5, Y3, Y0, Y0
+	VBLENDVPS Y5, Y2, Y1, Y1
+	INCQ R11
+	CMPQ R11, CX
+	JLT impload2
+	JMP impstore
+
+impgather:
+	MOVL (DX)(R11*4), AX
+	ADDL R10, AX
+	VMOVD AX, X2
+	VPBROADCASTD X2, Y2
+	VPADDD Y15, Y2, Y2
+	VMOVDQU Y13, Y4
+	VGATHERDPS Y4, (SI)(Y2*4), Y3
+	VPCMPGTD Y0, Y3, Y5
+	VBLENDVPS Y5, Y3, Y0, Y0
+	VBLENDVPS Y5, Y2, Y1, Y1
+	INCQ R11
+	CMPQ R11, CX
+	JLT impgather
+
+impstore:
+	VMOVUPS Y0, (DI)
+	VPMOVSXDQ X1, Y6
+	VEXTRACTI128 $1, Y1, X7
+	VPMOVSXDQ X7, Y7
+	VMOVDQU Y6, (R8)
+	VMOVDQU Y7, 32(R8)
+	ADDQ $32, DI
+	ADDQ $64, R8
+	ADDQ R9, R10
+	DECQ BX
+	JNZ impgroup
+
+impdone:
+	VZEROUPPER
+	RET
+
 // func avgPoolAVX2(y *float32, in *float32, offs *int32, cnt, groups, sw int, div float32)
 // y[8g+l] = (0 + in[offs[0] + (8g+l)·sw] + ... + in[offs[cnt-1] + (8g+l)·sw]) / div.
 TEXT ·avgPoolAVX2(SB), NOSPLIT, $0-52

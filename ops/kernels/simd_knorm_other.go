@@ -53,3 +53,7 @@ func subSubNTAVX2(y, x *float32, n int, m, ls float32) {
 func maxLanes4AVX2(x *float32, nvec int, acc *lanes) bool {
 	panic("kernels: no AVX2 kernels in this build")
 }
+
+func maxPoolI32AVX2(y *int32, idx *int64, in *int32, offs *int32, cnt, groups, sw int) {
+	panic("kernels: no AVX2 kernels in this build")
+}

@@ -96,6 +96,41 @@ func TestPoolVectorMatchesGo(t *testing.T) {
 				}
 			}
 		}
+		if _, err := newPool2d("max_pool2d", x, k, s, pd, dl, ceil); err == nil {
+			// int32 (the reference representation): vector path vs the
+			// int64 loop
+			iv := make([]int32, tensor.Numel(shape))
+			for i := range iv {
+				switch r.IntN(8) {
+				case 0:
+					iv[i] = math.MinInt32
+				case 1:
+					iv[i] = math.MaxInt32
+				default:
+					iv[i] = int32(r.IntN(7) - 3)
+				}
+			}
+			xi := tensor.MustFromData(tensor.Int32, shape, iv)
+			y, idx, err := MaxPool2d(xi, k, s, pd, dl, ceil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var y0, idx0 *tensor.Tensor
+			withoutAVX2(func() { y0, idx0, err = MaxPool2d(xi, k, s, pd, dl, ceil) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if y.DType() != tensor.Int32 || y0.DType() != tensor.Int32 {
+				t.Fatalf("int32 max_pool2d %s: dtypes %v, %v", name, y.DType(), y0.DType())
+			}
+			a, b := must(tensor.Data[int32](y)), must(tensor.Data[int32](y0))
+			ia, ib := must(tensor.Data[int64](idx)), must(tensor.Data[int64](idx0))
+			for i := range a {
+				if a[i] != b[i] || ia[i] != ib[i] {
+					t.Fatalf("int32 max_pool2d %s: output %d: vector (%d at %d), Go (%d at %d)", name, i, a[i], ia[i], b[i], ib[i])
+				}
+			}
+		}
 		if _, err := newPool2d("avg_pool2d", x, k, s, pd, []int{1}, ceil); err == nil {
 			for _, cip := range []bool{false, true} {
 				div := 0
