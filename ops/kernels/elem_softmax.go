@@ -290,10 +290,25 @@ func reduceAllSum(data []float32) float32 {
 }
 
 func softmaxInner(y, x []float32, outer, D, inner int) {
+	// outer slices are independent: split them across cores (same bits)
+	splitWork(outer, max(1, parallelGrain/max(D*inner, 1)), func(o0, o1 int) {
+		softmaxInnerRange(y, x, D, inner, o0, o1)
+	})
+}
+
+func softmaxInnerRange(y, x []float32, D, inner, o0, o1 int) {
 	vecEnd := inner - inner%8
-	for o := 0; o < outer; o++ {
+	for o := o0; o < o1; o++ {
 		base := o * D * inner
-		for i := 0; i < inner; i++ {
+		i0 := 0
+		if useAVX2 && D > 0 {
+			// each group of 8 positions: one lane per position, the same
+			// chain as below
+			for ; i0 < vecEnd; i0 += 8 {
+				softmaxInner8AVX2(&y[base+i0], &x[base+i0], D, 4*inner)
+			}
+		}
+		for i := i0; i < inner; i++ {
 			p := base + i
 			if i < vecEnd {
 				m := x[p]

@@ -138,6 +138,12 @@ func BenchmarkKNorm(b *testing.B) {
 		_, err := LogSoftmax(x, 2)
 		return err
 	})
+	// softmax over channels of a CNN activation (not the last dim)
+	xc := kqFloats(8, 8, 64, 56, 56)
+	benchCPU(b, "softmax_dim1/8x64x56x56", 4*xc.Numel(), func() error {
+		_, err := Softmax(xc, 1)
+		return err
+	})
 }
 
 func BenchmarkKPool(b *testing.B) {

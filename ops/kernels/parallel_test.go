@@ -39,6 +39,7 @@ func TestParallelKernelsSameBits(t *testing.T) {
 		}
 		add(Softmax(x2, 1))
 		add(LogSoftmax(x2, 1))
+		add(Softmax(x4, 1)) // not the last dim
 		y, m, rs, err := LayerNorm(x2, []int{1280}, w, w, 1e-5)
 		add(y, err)
 		add(m, nil)

@@ -637,3 +637,92 @@ ssloop:
 ssdone:
 	VZEROUPPER
 	RET
+
+// func softmaxInner8AVX2(y, x *float32, d, stride int)
+// softmaxInner for 8 neighbouring inner positions, one per lane, along a
+// dim of d elements stride bytes apart: m = x[0], then
+// m = vecMaximum(m, x[k]) (NaN if either is NaN; +0 over -0); e_k =
+// exp(x[k] - m) as expSubAVX2, y[k] = e_k and sum = 0 + e_0 + e_1 + ...;
+// then y[k] /= sum.
+TEXT ·softmaxInner8AVX2(SB), NOSPLIT, $0-32
+	MOVQ y+0(FP), R8
+	MOVQ x+8(FP), R9
+	MOVQ d+16(FP), R10
+	MOVQ stride+24(FP), R11
+	// max
+	VMOVUPS (R9), Y15
+	MOVQ R9, SI
+	MOVQ R10, CX
+	DECQ CX
+	JZ simaxdone
+
+simax:
+	ADDQ R11, SI
+	VMOVUPS (SI), Y1
+	VCMPPS $3, Y1, Y15, Y2    // either NaN
+	VMAXPS Y1, Y15, Y3
+	VMAXPS Y15, Y1, Y15
+	VANDPS Y3, Y15, Y15
+	VORPS Y2, Y15, Y15
+	DECQ CX
+	JNZ simax
+
+simaxdone:
+	// exp, store, sum
+	VXORPS Y14, Y14, Y14
+	MOVQ R9, SI
+	MOVQ R8, DI
+	MOVQ R10, CX
+
+siexp:
+	VMOVUPS (SI), Y0
+	VSUBPS Y15, Y0, Y0
+	VMULPS expc<>+0(SB), Y0, Y1
+	VCVTPS2DQ Y1, Y1
+	VCVTDQ2PS Y1, Y3
+	VFMADD231PS expc<>+32(SB), Y3, Y0
+	VFMADD231PS expc<>+64(SB), Y3, Y0
+	VMOVUPS expc<>+96(SB), Y2
+	VFMADD213PS expc<>+128(SB), Y0, Y2
+	VFMADD213PS expc<>+160(SB), Y0, Y2
+	VFMADD213PS expc<>+192(SB), Y0, Y2
+	VFMADD213PS expc<>+224(SB), Y0, Y2
+	VFMADD213PS expc<>+256(SB), Y0, Y2
+	VMULPS Y0, Y0, Y3
+	VFMADD213PS Y0, Y3, Y2
+	VADDPS expc<>+288(SB), Y2, Y2
+	VPSRAD $1, Y1, Y3
+	VPSUBD Y3, Y1, Y1
+	VPADDD expc<>+416(SB), Y3, Y3
+	VPSLLD $23, Y3, Y3
+	VPADDD expc<>+416(SB), Y1, Y1
+	VPSLLD $23, Y1, Y1
+	VMULPS Y3, Y2, Y2
+	VMULPS Y1, Y2, Y2
+	VMOVUPS (SI), Y0
+	VSUBPS Y15, Y0, Y0
+	VCMPPS $1, expc<>+320(SB), Y0, Y3
+	VANDNPS Y2, Y3, Y2
+	VCMPPS $0x0e, expc<>+352(SB), Y0, Y3
+	VBLENDVPS Y3, expc<>+384(SB), Y2, Y2
+	VCMPPS $3, Y0, Y0, Y3
+	VBLENDVPS Y3, Y0, Y2, Y2
+	VMOVUPS Y2, (DI)
+	VADDPS Y2, Y14, Y14
+	ADDQ R11, SI
+	ADDQ R11, DI
+	DECQ CX
+	JNZ siexp
+	// divide
+	MOVQ R8, DI
+	MOVQ R10, CX
+
+sidiv:
+	VMOVUPS (DI), Y0
+	VDIVPS Y14, Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ R11, DI
+	DECQ CX
+	JNZ sidiv
+	VZEROUPPER
+	RET

@@ -98,3 +98,11 @@ func maxLanes4AVX2(x *float32, nvec int, acc *lanes) (nan bool)
 //
 //go:noescape
 func maxPoolI32AVX2(y *int32, idx *int64, in *int32, offs *int32, cnt, groups, sw int)
+
+// softmaxInner8AVX2 is softmaxInner's vector branch for 8 neighbouring
+// inner positions (lanes) along a dim of d > 0 elements stride bytes
+// apart: the vecMaximum chain, Sleef exp with the sum from 0 in order,
+// then the division. It lives in simd_amd64.s beside the exp constants.
+//
+//go:noescape
+func softmaxInner8AVX2(y, x *float32, d, stride int)

@@ -57,3 +57,5 @@ func maxLanes4AVX2(x *float32, nvec int, acc *lanes) bool {
 func maxPoolI32AVX2(y *int32, idx *int64, in *int32, offs *int32, cnt, groups, sw int) {
 	panic("kernels: no AVX2 kernels in this build")
 }
+
+func softmaxInner8AVX2(y, x *float32, d, stride int) { panic("kernels: no AVX2 kernels in this build") }
