@@ -346,14 +346,34 @@ func softmaxInnerRange(y, x []float32, D, inner, o0, o1 int) {
 }
 
 func logSoftmaxInner(y, x []float32, outer, D, inner int) {
+	// outer slices are independent: split them across cores (same bits)
+	splitWork(outer, max(1, parallelGrain/max(D*inner, 1)), func(o0, o1 int) {
+		logSoftmaxInnerRange(y, x, D, inner, o0, o1)
+	})
+}
+
+func logSoftmaxInnerRange(y, x []float32, D, inner, o0, o1 int) {
 	chunk := max(128*1024/D/4, 8)
 	chunk = chunk / 8 * 8
-	for o := 0; o < outer; o++ {
+	for o := o0; o < o1; o++ {
 		base := o * D * inner
 		for c0 := 0; c0 < inner; c0 += chunk {
 			size := min(chunk, inner-c0)
 			vecEnd := size - size%8
-			for j := 0; j < size; j++ {
+			j0 := 0
+			if useAVX2 && D > 0 {
+				// 8 positions per vector, one lane each: the same chain
+				for ; j0 < vecEnd; j0 += 8 {
+					p := base + c0 + j0
+					var m, sum, ls lanes
+					maxExpSum8AVX2(&x[p], D, 4*inner, &m, &sum)
+					for l := range ls {
+						ls[l] = sleefLogf(sum[l])
+					}
+					subSub8AVX2(&y[p], &x[p], D, 4*inner, &m, &ls)
+				}
+			}
+			for j := j0; j < size; j++ {
 				i := c0 + j
 				p := base + i
 				m := float32(math.Inf(-1))

@@ -144,6 +144,10 @@ func BenchmarkKNorm(b *testing.B) {
 		_, err := Softmax(xc, 1)
 		return err
 	})
+	benchCPU(b, "log_softmax_dim1/8x64x56x56", 4*xc.Numel(), func() error {
+		_, err := LogSoftmax(xc, 1)
+		return err
+	})
 }
 
 func BenchmarkKPool(b *testing.B) {

@@ -40,6 +40,7 @@ func TestParallelKernelsSameBits(t *testing.T) {
 		add(Softmax(x2, 1))
 		add(LogSoftmax(x2, 1))
 		add(Softmax(x4, 1)) // not the last dim
+		add(LogSoftmax(x4, 1))
 		y, m, rs, err := LayerNorm(x2, []int{1280}, w, w, 1e-5)
 		add(y, err)
 		add(m, nil)

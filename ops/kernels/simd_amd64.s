@@ -726,3 +726,72 @@ sidiv:
 	JNZ sidiv
 	VZEROUPPER
 	RET
+
+// func maxExpSum8AVX2(x *float32, d, stride int, m, sum *lanes)
+// logSoftmaxInner's vector branch up to the sum, for 8 neighbouring inner
+// positions (lanes) along a dim of d > 0 elements stride bytes apart:
+// m = -inf, then m = v when v > m (NaN never replaces); sum = 0 +
+// exp(x[0] - m) + ... in order, exp as expSubAVX2.
+TEXT ·maxExpSum8AVX2(SB), NOSPLIT, $0-40
+	MOVQ x+0(FP), R9
+	MOVQ d+8(FP), R10
+	MOVQ stride+16(FP), R11
+	MOVL $0xff800000, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	MOVQ R9, SI
+	MOVQ R10, CX
+
+lmmax:
+	VMOVUPS (SI), Y1
+	VMAXPS Y15, Y1, Y15       // v > m ? v : m
+	ADDQ R11, SI
+	DECQ CX
+	JNZ lmmax
+	MOVQ m+24(FP), DX
+	VMOVUPS Y15, (DX)
+	VXORPS Y14, Y14, Y14
+	MOVQ R9, SI
+	MOVQ R10, CX
+
+lmexp:
+	VMOVUPS (SI), Y0
+	VSUBPS Y15, Y0, Y0
+	VMULPS expc<>+0(SB), Y0, Y1
+	VCVTPS2DQ Y1, Y1
+	VCVTDQ2PS Y1, Y3
+	VFMADD231PS expc<>+32(SB), Y3, Y0
+	VFMADD231PS expc<>+64(SB), Y3, Y0
+	VMOVUPS expc<>+96(SB), Y2
+	VFMADD213PS expc<>+128(SB), Y0, Y2
+	VFMADD213PS expc<>+160(SB), Y0, Y2
+	VFMADD213PS expc<>+192(SB), Y0, Y2
+	VFMADD213PS expc<>+224(SB), Y0, Y2
+	VFMADD213PS expc<>+256(SB), Y0, Y2
+	VMULPS Y0, Y0, Y3
+	VFMADD213PS Y0, Y3, Y2
+	VADDPS expc<>+288(SB), Y2, Y2
+	VPSRAD $1, Y1, Y3
+	VPSUBD Y3, Y1, Y1
+	VPADDD expc<>+416(SB), Y3, Y3
+	VPSLLD $23, Y3, Y3
+	VPADDD expc<>+416(SB), Y1, Y1
+	VPSLLD $23, Y1, Y1
+	VMULPS Y3, Y2, Y2
+	VMULPS Y1, Y2, Y2
+	VMOVUPS (SI), Y0
+	VSUBPS Y15, Y0, Y0
+	VCMPPS $1, expc<>+320(SB), Y0, Y3
+	VANDNPS Y2, Y3, Y2
+	VCMPPS $0x0e, expc<>+352(SB), Y0, Y3
+	VBLENDVPS Y3, expc<>+384(SB), Y2, Y2
+	VCMPPS $3, Y0, Y0, Y3
+	VBLENDVPS Y3, Y0, Y2, Y2
+	VADDPS Y2, Y14, Y14
+	ADDQ R11, SI
+	DECQ CX
+	JNZ lmexp
+	MOVQ sum+32(FP), DX
+	VMOVUPS Y14, (DX)
+	VZEROUPPER
+	RET

@@ -106,3 +106,17 @@ func maxPoolI32AVX2(y *int32, idx *int64, in *int32, offs *int32, cnt, groups, s
 //
 //go:noescape
 func softmaxInner8AVX2(y, x *float32, d, stride int)
+
+// maxExpSum8AVX2 computes, for 8 neighbouring inner positions (lanes)
+// along a dim of d > 0 elements stride bytes apart, logSoftmaxInner's
+// maximum (from -inf, v > m replaces) and its sum of Sleef exp(x - m) from
+// 0 in order. It lives in simd_amd64.s beside the exp constants.
+//
+//go:noescape
+func maxExpSum8AVX2(x *float32, d, stride int, m, sum *lanes)
+
+// subSub8AVX2 sets y[k] = (x[k] - m) - ls for the d elements stride bytes
+// apart of 8 neighbouring inner positions, lane by lane.
+//
+//go:noescape
+func subSub8AVX2(y, x *float32, d, stride int, m, ls *lanes)

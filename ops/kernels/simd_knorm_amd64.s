@@ -773,3 +773,32 @@ m4fold:
 	SETNE nan+24(FP)
 	VZEROUPPER
 	RET
+
+// func subSub8AVX2(y, x *float32, d, stride int, m, ls *lanes)
+// y[k] = (x[k] - m) - ls lane by lane for the d elements stride bytes
+// apart of 8 neighbouring inner positions (log_softmax's last step).
+TEXT ·subSub8AVX2(SB), NOSPLIT, $0-48
+	MOVQ y+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ d+16(FP), CX
+	MOVQ stride+24(FP), R11
+	MOVQ m+32(FP), AX
+	MOVQ ls+40(FP), BX
+	VMOVUPS (AX), Y14
+	VMOVUPS (BX), Y15
+	TESTQ CX, CX
+	JZ ss8done
+
+ss8loop:
+	VMOVUPS (SI), Y0
+	VSUBPS Y14, Y0, Y0
+	VSUBPS Y15, Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ R11, SI
+	ADDQ R11, DI
+	DECQ CX
+	JNZ ss8loop
+
+ss8done:
+	VZEROUPPER
+	RET

@@ -59,3 +59,11 @@ func maxPoolI32AVX2(y *int32, idx *int64, in *int32, offs *int32, cnt, groups, s
 }
 
 func softmaxInner8AVX2(y, x *float32, d, stride int) { panic("kernels: no AVX2 kernels in this build") }
+
+func maxExpSum8AVX2(x *float32, d, stride int, m, sum *lanes) {
+	panic("kernels: no AVX2 kernels in this build")
+}
+
+func subSub8AVX2(y, x *float32, d, stride int, m, ls *lanes) {
+	panic("kernels: no AVX2 kernels in this build")
+}

@@ -36,6 +36,7 @@ with torch.no_grad():
     bench("log_softmax/64x128x512", lambda: torch.log_softmax(xl, -1), 4*xl.numel())
     xc = torch.randn(8, 64, 56, 56)
     bench("softmax_dim1/8x64x56x56", lambda: torch.softmax(xc, 1), 4*xc.numel())
+    bench("log_softmax_dim1/8x64x56x56", lambda: torch.log_softmax(xc, 1), 4*xc.numel())
     xp = torch.randn(8, 64, 112, 112)
     bench("max_pool2d/8x64x112x112-k3s2p1", lambda: torch.ops.aten.max_pool2d_with_indices(xp, [3, 3], [2, 2], [1, 1]), 4*xp.numel())
     xa = torch.randn(8, 64, 56, 56)
