@@ -304,6 +304,9 @@ func softmaxInnerRange(y, x []float32, D, inner, o0, o1 int) {
 		if useAVX2 && D > 0 {
 			// each group of 8 positions: one lane per position, the same
 			// chain as below
+			for ; i0+16 <= vecEnd; i0 += 16 {
+				softmaxInner16AVX2(&y[base+i0], &x[base+i0], D, 4*inner)
+			}
 			for ; i0 < vecEnd; i0 += 8 {
 				softmaxInner8AVX2(&y[base+i0], &x[base+i0], D, 4*inner)
 			}
@@ -363,6 +366,18 @@ func logSoftmaxInnerRange(y, x []float32, D, inner, o0, o1 int) {
 			j0 := 0
 			if useAVX2 && D > 0 {
 				// 8 positions per vector, one lane each: the same chain
+				for ; j0+16 <= vecEnd; j0 += 16 {
+					p := base + c0 + j0
+					var m, sum, ls [2]lanes
+					maxExpSum16AVX2(&x[p], D, 4*inner, &m, &sum)
+					for h := range ls {
+						for l := range ls[h] {
+							ls[h][l] = sleefLogf(sum[h][l])
+						}
+					}
+					subSub8AVX2(&y[p], &x[p], D, 4*inner, &m[0], &ls[0])
+					subSub8AVX2(&y[p+8], &x[p+8], D, 4*inner, &m[1], &ls[1])
+				}
 				for ; j0 < vecEnd; j0 += 8 {
 					p := base + c0 + j0
 					var m, sum, ls lanes

@@ -120,3 +120,15 @@ func maxExpSum8AVX2(x *float32, d, stride int, m, sum *lanes)
 //
 //go:noescape
 func subSub8AVX2(y, x *float32, d, stride int, m, ls *lanes)
+
+// softmaxInner16AVX2 is softmaxInner8AVX2 on 16 neighbouring positions
+// (two independent lane groups).
+//
+//go:noescape
+func softmaxInner16AVX2(y, x *float32, d, stride int)
+
+// maxExpSum16AVX2 is maxExpSum8AVX2 on 16 neighbouring positions: lanes
+// m[0], sum[0] for the first 8, m[1], sum[1] for the next 8.
+//
+//go:noescape
+func maxExpSum16AVX2(x *float32, d, stride int, m, sum *[2]lanes)
