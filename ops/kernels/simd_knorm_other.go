@@ -68,7 +68,9 @@ func subSub8AVX2(y, x *float32, d, stride int, m, ls *lanes) {
 	panic("kernels: no AVX2 kernels in this build")
 }
 
-func softmaxInner16AVX2(y, x *float32, d, stride int) { panic("kernels: no AVX2 kernels in this build") }
+func softmaxInner16AVX2(y, x *float32, d, stride int) {
+	panic("kernels: no AVX2 kernels in this build")
+}
 
 func maxExpSum16AVX2(x *float32, d, stride int, m, sum *[2]lanes) {
 	panic("kernels: no AVX2 kernels in this build")
