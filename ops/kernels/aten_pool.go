@@ -109,7 +109,7 @@ func MaxPool2d(x *tensor.Tensor, kernel, stride, padding, dilation []int, ceil b
 		return nil, nil, err
 	}
 	shape := p.outShape()
-	if dt := x.DType(); dt == tensor.Int32 && useAVX2 && p.H*p.W < 1<<31-8*p.sw {
+	if dt := x.DType(); dt == tensor.Int32 && useAVX2 && p.H*p.W <= math.MaxInt32-8*p.sw {
 		// int32 (the reference representation's max_pool2d): 8 outputs
 		// per vector, pooled in int32 with the int64 loop's results
 		xd, err := tensor.Data[int32](x)
@@ -161,7 +161,7 @@ func maxPoolInto[T float32 | int64](p pool2d, xd []T, lowest T, y []T, idx []int
 	planes := p.N * p.C
 	// planes are independent: split them across cores (same bits)
 	splitWork(planes, max(1, parallelGrain/max(p.H*p.W, 1)), func(pl0, pl1 int) {
-		if xf, ok := any(xd).([]float32); ok && useAVX2 && p.H*p.W < 1<<31-8*p.sw {
+		if xf, ok := any(xd).([]float32); ok && useAVX2 && p.H*p.W <= math.MaxInt32-8*p.sw {
 			maxPoolRangeAVX2(p, xf, any(y).([]float32), idx, pl0, pl1)
 			return
 		}
@@ -336,7 +336,7 @@ func AvgPool2d(x *tensor.Tensor, kernel, stride, padding []int, ceil, countInclu
 func avgPoolInto(p pool2d, xd, y []float32, countIncludePad bool, divisorOverride int) {
 	// planes are independent: split them across cores (same bits)
 	splitWork(p.N*p.C, max(1, parallelGrain/max(p.H*p.W, 1)), func(pl0, pl1 int) {
-		if useAVX2 && p.H*p.W < 1<<31-8*p.sw {
+		if useAVX2 && p.H*p.W <= math.MaxInt32-8*p.sw {
 			avgPoolRangeAVX2(p, xd, y, pl0, pl1, countIncludePad, divisorOverride)
 			return
 		}
