@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"unsafe"
 
 	"github.com/fxquant/fxquant/ops/tensor"
 )
@@ -90,32 +91,7 @@ func LayerNorm(input *tensor.Tensor, normalizedShape []int, weight, bias *tensor
 	wd, bd = wd[:inner], bd[:inner]
 	// Rows are independent: split them across cores (same bits).
 	splitWork(rows, max(1, parallelGrain/max(inner, 1)), func(r0, r1 int) {
-		for r := r0; r < r1; r++ {
-			row := xd[r*inner : (r+1)*inner]
-			m, v := rowwiseMoments(row)
-			rstdv := 1 / float32(math.Sqrt(float64(v+e)))
-			ms[r], rs[r] = m, rstdv
-			yr := y[r*inner : (r+1)*inner]
-			if n8 := inner &^ 7; useAVX2 && n8 > 0 {
-				layerNormOutAVX2(&yr[0], &row[0], &wd[0], &bd[0], n8, m, rstdv)
-				row = row[n8:]
-				yr = yr[n8:]
-				wd, bd := wd[n8:], bd[n8:]
-				for i, x := range row {
-					t := float32((x - m) * rstdv)
-					yr[i] = FMA32(t, wd[i], bd[i])
-				}
-				continue
-			}
-			for i, x := range row {
-				t := float32((x - m) * rstdv)
-				o, ok := fma32Try(t, wd[i], bd[i])
-				if !ok {
-					o = FMA32(t, wd[i], bd[i])
-				}
-				yr[i] = o
-			}
-		}
+		layerNormRows(xd, y, ms, rs, wd, bd, inner, e, r0, r1)
 	})
 	statShape := append([]int(nil), shape[:len(shape)-k]...)
 	for range k {
@@ -410,4 +386,57 @@ func batchNormStats(op string, input, weight, bias, mean, variance *tensor.Tenso
 		alpha[c], beta[c] = batchNormTerms(md[c], invstd, wd, bd, c)
 	}
 	return fromFloat32(input.DType(), shape, batchNormApply(xd, N, C, S, alpha, beta)), nil
+}
+
+// layerNormRows normalizes rows r0 <= r < r1 of xd (each inner wide) into
+// y, with the rows' means and rstds into ms and rs: [rowwiseMoments]
+// (four rows at a time with the AVX2 kernels, same bits), rstd =
+// 1/sqrt(var + e), then fma((x - mean)·rstd, w, b) per element.
+func layerNormRows(xd, y, ms, rs, wd, bd []float32, inner int, e float32, r0, r1 int) {
+	// outputs larger than the caches bypass them
+	nt := useAVX2 && (r1-r0)*inner >= ntMinFloats
+	if nt {
+		defer sfenceAVX2()
+	}
+	var m4, v4 [4]float32
+	for r := r0; r < r1; r++ {
+		row := xd[r*inner : (r+1)*inner]
+		var m, v float32
+		switch q := (r - r0) % 4; {
+		case !useAVX2 || r0+(r-r0)/4*4+4 > r1:
+			m, v = rowwiseMoments(row)
+		case q == 0:
+			// four rows' moments at once (each with its own bits)
+			rowwiseMoments4(xd[r*inner:(r+4)*inner], inner, &m4, &v4)
+			fallthrough
+		default:
+			m, v = m4[q], v4[q]
+		}
+		rstdv := 1 / float32(math.Sqrt(float64(v+e)))
+		ms[r], rs[r] = m, rstdv
+		yr := y[r*inner : (r+1)*inner]
+		if n8 := inner &^ 7; useAVX2 && n8 > 0 {
+			if nt && uintptr(unsafe.Pointer(&yr[0]))%32 == 0 {
+				layerNormOutNTAVX2(&yr[0], &row[0], &wd[0], &bd[0], n8, m, rstdv)
+			} else {
+				layerNormOutAVX2(&yr[0], &row[0], &wd[0], &bd[0], n8, m, rstdv)
+			}
+			row = row[n8:]
+			yr = yr[n8:]
+			wd, bd := wd[n8:], bd[n8:]
+			for i, x := range row {
+				t := float32((x - m) * rstdv)
+				yr[i] = FMA32(t, wd[i], bd[i])
+			}
+			continue
+		}
+		for i, x := range row {
+			t := float32((x - m) * rstdv)
+			o, ok := fma32Try(t, wd[i], bd[i])
+			if !ok {
+				o = FMA32(t, wd[i], bd[i])
+			}
+			yr[i] = o
+		}
+	}
 }

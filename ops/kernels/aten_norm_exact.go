@@ -223,7 +223,9 @@ func cascadeSum(x []float32) float32 {
 	if len(x) >= avx2Lanes {
 		nv := len(x) / avx2Lanes
 		var v lanes
-		if nv < 4*16 {
+		if nv < 4*16 && useAVX2 {
+			rowSumSmall8AVX2(&x[0], nv, &v)
+		} else if nv < 4*16 {
 			v = rowSumSmall8(x, nv)
 		} else {
 			v = rowSum(x, nv, avx2Lanes)
@@ -312,16 +314,23 @@ func rowwiseMoments(x []float32) (mean, variance float32) {
 	for i := 1; i < depth; i++ {
 		addMomentsVec(m0s[i], &m1s[i], &m2s[i], &m0s[0], &m1s[0], &m2s[0])
 	}
+	return finishMoments(x[n*avx2Lanes:], n, &m1s[0], &m2s[0], N)
+}
+
+// finishMoments is the end of [rowwiseMoments]: Welford with a division
+// over the scalar tail, then the 8 lanes (each with count n) merged into
+// it; it returns the mean and m2/N.
+func finishMoments(tail []float32, n int, m1v, m2v *lanes, N int) (mean, variance float32) {
 	m0 := 0
 	var m1, m2 float32
-	for _, v := range x[n*avx2Lanes:] {
+	for _, v := range tail {
 		d := v - m1
 		m0++
 		m1 += d / float32(m0)
 		m2 = FMA32(d, v-m1, m2)
 	}
 	for l := 0; l < avx2Lanes; l++ {
-		addMoments(n, m1s[0][l], m2s[0][l], &m0, &m1, &m2)
+		addMoments(n, m1v[l], m2v[l], &m0, &m1, &m2)
 	}
 	return m1, m2 / float32(N)
 }

@@ -109,6 +109,20 @@ func MaxPool2d(x *tensor.Tensor, kernel, stride, padding, dilation []int, ceil b
 		return nil, nil, err
 	}
 	shape := p.outShape()
+	if dt := x.DType(); dt == tensor.Int32 && useAVX2 && p.H*p.W <= math.MaxInt32-8*p.sw {
+		// int32 (the reference representation's max_pool2d): 8 outputs
+		// per vector, pooled in int32 with the int64 loop's results
+		xd, err := tensor.Data[int32](x)
+		if err != nil {
+			return nil, nil, fmt.Errorf("max_pool2d: argument \"self\": %w", err)
+		}
+		y := make([]int32, p.N*p.C*p.Ho*p.Wo)
+		idx := make([]int64, len(y))
+		splitWork(p.N*p.C, max(1, parallelGrain/max(p.H*p.W, 1)), func(pl0, pl1 int) {
+			maxPoolRangeVec(p, xd, math.MinInt32, 0, y, idx, pl0, pl1, maxPoolI32AVX2)
+		})
+		return tensor.MustFromData(tensor.Int32, shape, y), tensor.MustFromData(tensor.Int64, shape, idx), nil
+	}
 	if dt := x.DType(); dt.IsInteger() {
 		xd, err := toInt64s("self", x)
 		if err != nil {
@@ -138,41 +152,157 @@ func maxPoolPlanes[T float32 | int64](p pool2d, xd []T, lowest T) ([]T, []int64)
 	planes := p.N * p.C
 	y := make([]T, planes*p.Ho*p.Wo)
 	idx := make([]int64, len(y))
+	maxPoolInto(p, xd, lowest, y, idx)
+	return y, idx
+}
+
+// maxPoolInto is maxPoolPlanes into y and idx.
+func maxPoolInto[T float32 | int64](p pool2d, xd []T, lowest T, y []T, idx []int64) {
+	planes := p.N * p.C
 	// planes are independent: split them across cores (same bits)
 	splitWork(planes, max(1, parallelGrain/max(p.H*p.W, 1)), func(pl0, pl1 int) {
+		if xf, ok := any(xd).([]float32); ok && useAVX2 && p.H*p.W <= math.MaxInt32-8*p.sw {
+			maxPoolRangeAVX2(p, xf, any(y).([]float32), idx, pl0, pl1)
+			return
+		}
 		maxPoolRange(p, xd, lowest, y, idx, pl0, pl1)
 	})
-	return y, idx
 }
 
 func maxPoolRange[T float32 | int64](p pool2d, xd []T, lowest T, y []T, idx []int64, pl0, pl1 int) {
 	for pl := pl0; pl < pl1; pl++ {
-		in := xd[pl*p.H*p.W:]
 		for oy := 0; oy < p.Ho; oy++ {
-			hs := oy*p.sh - p.ph
-			he := min(hs+(p.kh-1)*p.dh+1, p.H)
-			for hs < 0 {
-				hs += p.dh
-			}
-			for ox := 0; ox < p.Wo; ox++ {
-				ws := ox*p.sw - p.pw
-				we := min(ws+(p.kw-1)*p.dw+1, p.W)
-				for ws < 0 {
-					ws += p.dw
+			maxPoolRow(p, xd[pl*p.H*p.W:], lowest, lowest, y, idx, pl, oy, 0, p.Wo)
+		}
+	}
+}
+
+// maxPoolRows returns the input rows hs, hs+dh, ... < he of output row oy's
+// windows.
+func (p pool2d) maxPoolRows(oy int) (hs, he int) {
+	hs = oy*p.sh - p.ph
+	he = min(hs+(p.kh-1)*p.dh+1, p.H)
+	for hs < 0 {
+		hs += p.dh
+	}
+	return hs, he
+}
+
+// maxPoolRow computes outputs ox0 <= ox < ox1 of row oy of plane pl, whose
+// input plane is in. A window without elements gives empty (lowest, except
+// for int32 pooled in int32: 0, the int32 conversion of the int64 lowest
+// that ATen's int64 accumulator and the int64 loop start from).
+func maxPoolRow[T float32 | int32 | int64](p pool2d, in []T, lowest, empty T, y []T, idx []int64, pl, oy, ox0, ox1 int) {
+	hs, he := p.maxPoolRows(oy)
+	for ox := ox0; ox < ox1; ox++ {
+		ws := ox*p.sw - p.pw
+		we := min(ws+(p.kw-1)*p.dw+1, p.W)
+		for ws < 0 {
+			ws += p.dw
+		}
+		best := lowest
+		bi := int64(hs*p.W + ws)
+		if hs >= he || ws >= we {
+			best = empty
+		}
+		for h := hs; h < he; h += p.dh {
+			for w := ws; w < we; w += p.dw {
+				v := in[h*p.W+w]
+				if v > best || v != v {
+					best, bi = v, int64(h*p.W+w)
 				}
-				best := lowest
-				bi := int64(hs*p.W + ws)
-				for h := hs; h < he; h += p.dh {
-					for w := ws; w < we; w += p.dw {
-						v := in[h*p.W+w]
-						if v > best || v != v {
-							best, bi = v, int64(h*p.W+w)
-						}
-					}
-				}
-				o := (pl*p.Ho+oy)*p.Wo + ox
-				y[o], idx[o] = best, bi
 			}
+		}
+		o := (pl*p.Ho+oy)*p.Wo + ox
+		y[o], idx[o] = best, bi
+	}
+}
+
+// interiorCols returns the outputs [lo, hi) of a row whose windows (width
+// span) lie inside the input's columns.
+func (p pool2d) interiorCols(span int) (lo, hi int) {
+	lo = min((p.pw+p.sw-1)/p.sw, p.Wo)
+	if num := p.W + p.pw - span; num >= 0 {
+		hi = min(num/p.sw+1, p.Wo)
+	}
+	return lo, max(lo, hi)
+}
+
+// vecGroups is the number of 8-output groups the pooling kernels may run:
+// with stride 2 they read one float past each group's last lane, which
+// must lie within the avail floats from the plane's start (a group that
+// would read past the tensor's data is left to the Go loop).
+func vecGroups(groups, sw int, offs []int32, avail int) int {
+	if sw != 2 || groups == 0 {
+		return groups
+	}
+	if int(slicesMax(offs))+16*groups > avail-1 {
+		groups--
+	}
+	return groups
+}
+
+func slicesMax(s []int32) int32 {
+	m := s[0]
+	for _, v := range s[1:] {
+		m = max(m, v)
+	}
+	return m
+}
+
+// maxPoolRangeAVX2 is maxPoolRange on float32 with the outputs whose
+// windows lie inside the input's columns computed 8 at a time by
+// maxPoolAVX2 (each lane one output, its window in the same order).
+func maxPoolRangeAVX2(p pool2d, xd []float32, y []float32, idx []int64, pl0, pl1 int) {
+	inf := float32(math.Inf(-1))
+	maxPoolRangeVec(p, xd, inf, inf, y, idx, pl0, pl1, maxPoolAVX2)
+}
+
+// maxPoolRangeVec is maxPoolRangeAVX2 for float32 or int32 values with
+// the vector kernel kern (maxPoolAVX2 or maxPoolI32AVX2).
+func maxPoolRangeVec[T float32 | int32](p pool2d, xd []T, lowest, empty T, y []T, idx []int64, pl0, pl1 int,
+	kern func(y *T, idx *int64, in *T, offs *int32, cnt, groups, sw int)) {
+	lo, hi := p.interiorCols((p.kw-1)*p.dw + 1)
+	groups := (hi - lo) / 8
+	offs := make([]int32, 0, p.kh*p.kw)
+	offs2 := make([]int32, 0, p.kh*p.kw)
+	for pl := pl0; pl < pl1; pl++ {
+		in := xd[pl*p.H*p.W : (pl+1)*p.H*p.W]
+		for oy := 0; oy < p.Ho; oy++ {
+			hs, he := p.maxPoolRows(oy)
+			offs = offs[:0]
+			for h := hs; h < he; h += p.dh {
+				for kx := 0; kx < p.kw; kx++ {
+					offs = append(offs, int32(h*p.W+lo*p.sw-p.pw+kx*p.dw))
+				}
+			}
+			if groups == 0 || len(offs) == 0 {
+				maxPoolRow(p, in, lowest, empty, y, idx, pl, oy, 0, p.Wo)
+				continue
+			}
+			avail := len(xd) - pl*p.H*p.W
+			g := vecGroups(groups, p.sw, offs, avail)
+			maxPoolRow(p, in, lowest, empty, y, idx, pl, oy, 0, lo)
+			o := (pl*p.Ho+oy)*p.Wo + lo
+			if g > 0 {
+				kern(&y[o], &idx[o], &xd[pl*p.H*p.W], &offs[0], len(offs), g, p.sw)
+			}
+			end := lo + 8*g
+			if last := hi - 8; end < hi && last >= lo {
+				// the last 8 interior outputs again, overlapping: the
+				// outputs computed twice get the same bits
+				shift := int32((last - lo) * p.sw)
+				offs2 = offs2[:0]
+				for _, v := range offs {
+					offs2 = append(offs2, v+shift)
+				}
+				if vecGroups(1, p.sw, offs2, avail) == 1 {
+					o := (pl*p.Ho+oy)*p.Wo + last
+					kern(&y[o], &idx[o], &xd[pl*p.H*p.W], &offs2[0], len(offs2), 1, p.sw)
+					end = hi
+				}
+			}
+			maxPoolRow(p, in, lowest, empty, y, idx, pl, oy, end, p.Wo)
 		}
 	}
 }
@@ -197,44 +327,115 @@ func AvgPool2d(x *tensor.Tensor, kernel, stride, padding []int, ceil, countInclu
 	if err != nil {
 		return nil, fmt.Errorf("avg_pool2d: %w", err)
 	}
-	planes := p.N * p.C
-	y := make([]float32, planes*p.Ho*p.Wo)
+	y := make([]float32, p.N*p.C*p.Ho*p.Wo)
+	avgPoolInto(p, xd, y, countIncludePad, divisorOverride)
+	return fromFloat32(x.DType(), p.outShape(), y), nil
+}
+
+// avgPoolInto is AvgPool2d's arithmetic on contiguous float32 planes.
+func avgPoolInto(p pool2d, xd, y []float32, countIncludePad bool, divisorOverride int) {
 	// planes are independent: split them across cores (same bits)
-	splitWork(planes, max(1, parallelGrain/max(p.H*p.W, 1)), func(pl0, pl1 int) {
+	splitWork(p.N*p.C, max(1, parallelGrain/max(p.H*p.W, 1)), func(pl0, pl1 int) {
+		if useAVX2 && p.H*p.W <= math.MaxInt32-8*p.sw {
+			avgPoolRangeAVX2(p, xd, y, pl0, pl1, countIncludePad, divisorOverride)
+			return
+		}
 		avgPoolRange(p, xd, y, pl0, pl1, countIncludePad, divisorOverride)
 	})
-	return fromFloat32(x.DType(), p.outShape(), y), nil
 }
 
 func avgPoolRange(p pool2d, xd, y []float32, pl0, pl1 int, countIncludePad bool, divisorOverride int) {
 	for pl := pl0; pl < pl1; pl++ {
-		in := xd[pl*p.H*p.W:]
 		for oy := 0; oy < p.Ho; oy++ {
-			for ox := 0; ox < p.Wo; ox++ {
-				hs, ws := oy*p.sh-p.ph, ox*p.sw-p.pw
-				he, we := min(hs+p.kh, p.H+p.ph), min(ws+p.kw, p.W+p.pw)
-				poolSize := (he - hs) * (we - ws)
-				hs, ws = max(hs, 0), max(ws, 0)
-				he, we = min(he, p.H), min(we, p.W)
-				o := (pl*p.Ho+oy)*p.Wo + ox
-				if hs >= he || ws >= we {
-					continue
-				}
-				var sum float32
-				for h := hs; h < he; h++ {
-					for w := ws; w < we; w++ {
-						sum += in[h*p.W+w]
-					}
-				}
-				div := poolSize
-				switch {
-				case divisorOverride > 0:
-					div = divisorOverride
-				case !countIncludePad:
-					div = (he - hs) * (we - ws)
-				}
-				y[o] = sum / float32(div)
+			avgPoolRow(p, xd[pl*p.H*p.W:], y, pl, oy, 0, p.Wo, countIncludePad, divisorOverride)
+		}
+	}
+}
+
+// avgPoolRow computes outputs ox0 <= ox < ox1 of row oy of plane pl, whose
+// input plane is in.
+func avgPoolRow(p pool2d, in, y []float32, pl, oy, ox0, ox1 int, countIncludePad bool, divisorOverride int) {
+	for ox := ox0; ox < ox1; ox++ {
+		hs, ws := oy*p.sh-p.ph, ox*p.sw-p.pw
+		he, we := min(hs+p.kh, p.H+p.ph), min(ws+p.kw, p.W+p.pw)
+		poolSize := (he - hs) * (we - ws)
+		hs, ws = max(hs, 0), max(ws, 0)
+		he, we = min(he, p.H), min(we, p.W)
+		o := (pl*p.Ho+oy)*p.Wo + ox
+		if hs >= he || ws >= we {
+			continue
+		}
+		var sum float32
+		for h := hs; h < he; h++ {
+			for w := ws; w < we; w++ {
+				sum += in[h*p.W+w]
 			}
+		}
+		div := poolSize
+		switch {
+		case divisorOverride > 0:
+			div = divisorOverride
+		case !countIncludePad:
+			div = (he - hs) * (we - ws)
+		}
+		y[o] = sum / float32(div)
+	}
+}
+
+// avgPoolRangeAVX2 is avgPoolRange with the outputs whose windows lie
+// inside the input's columns computed 8 at a time by avgPoolAVX2 (each
+// lane one output: the same sum order and divisor).
+func avgPoolRangeAVX2(p pool2d, xd, y []float32, pl0, pl1 int, countIncludePad bool, divisorOverride int) {
+	lo, hi := p.interiorCols(p.kw)
+	groups := (hi - lo) / 8
+	offs := make([]int32, 0, p.kh*p.kw)
+	offs2 := make([]int32, 0, p.kh*p.kw)
+	for pl := pl0; pl < pl1; pl++ {
+		in := xd[pl*p.H*p.W : (pl+1)*p.H*p.W]
+		for oy := 0; oy < p.Ho; oy++ {
+			hs := oy*p.sh - p.ph
+			he := min(hs+p.kh, p.H+p.ph)
+			poolH := he - hs
+			hs, he = max(hs, 0), min(he, p.H)
+			if groups == 0 || hs >= he {
+				avgPoolRow(p, in, y, pl, oy, 0, p.Wo, countIncludePad, divisorOverride)
+				continue
+			}
+			offs = offs[:0]
+			for h := hs; h < he; h++ {
+				for kx := 0; kx < p.kw; kx++ {
+					offs = append(offs, int32(h*p.W+lo*p.sw-p.pw+kx))
+				}
+			}
+			div := poolH * p.kw // inside the columns, the window is kw wide
+			switch {
+			case divisorOverride > 0:
+				div = divisorOverride
+			case !countIncludePad:
+				div = (he - hs) * p.kw
+			}
+			avail := len(xd) - pl*p.H*p.W
+			g := vecGroups(groups, p.sw, offs, avail)
+			avgPoolRow(p, in, y, pl, oy, 0, lo, countIncludePad, divisorOverride)
+			o := (pl*p.Ho+oy)*p.Wo + lo
+			if g > 0 {
+				avgPoolAVX2(&y[o], &xd[pl*p.H*p.W], &offs[0], len(offs), g, p.sw, float32(div))
+			}
+			end := lo + 8*g
+			if last := hi - 8; end < hi && last >= lo {
+				// the last 8 interior outputs again (same bits twice)
+				shift := int32((last - lo) * p.sw)
+				offs2 = offs2[:0]
+				for _, v := range offs {
+					offs2 = append(offs2, v+shift)
+				}
+				if vecGroups(1, p.sw, offs2, avail) == 1 {
+					o := (pl*p.Ho+oy)*p.Wo + last
+					avgPoolAVX2(&y[o], &xd[pl*p.H*p.W], &offs2[0], len(offs2), 1, p.sw, float32(div))
+					end = hi
+				}
+			}
+			avgPoolRow(p, in, y, pl, oy, end, p.Wo, countIncludePad, divisorOverride)
 		}
 	}
 }
@@ -283,12 +484,7 @@ func AdaptiveAvgPool2d(x *tensor.Tensor, outputSize []int) (*tensor.Tensor, erro
 	y := make([]float32, planes*oh*ow)
 	if oh == 1 && ow == 1 {
 		// mean_out: sum_out(...).div_(H·W).
-		div := float32(H * W)
-		splitWork(planes, max(1, parallelGrain/max(H*W, 1)), func(pl0, pl1 int) {
-			for pl := pl0; pl < pl1; pl++ {
-				y[pl] = cascadeSum(xd[pl*H*W:(pl+1)*H*W]) / div
-			}
-		})
+		meanPlanesInto(xd, y, H*W)
 		out := append(shape[:len(shape)-2:len(shape)-2], 1, 1)
 		return fromFloat32(x.DType(), out, y), nil
 	}
@@ -310,6 +506,21 @@ func AdaptiveAvgPool2d(x *tensor.Tensor, outputSize []int) (*tensor.Tensor, erro
 	}
 	out := append(shape[:len(shape)-2:len(shape)-2], oh, ow)
 	return fromFloat32(x.DType(), out, y), nil
+}
+
+// meanPlanesInto sets y[p] to the mean of the hw-wide plane p of xd in
+// mean()'s order: cascadeSum, then / hw.
+func meanPlanesInto(xd, y []float32, hw int) {
+	div := float32(hw)
+	splitWork(len(y), max(1, parallelGrain/max(hw, 1)), func(pl0, pl1 int) {
+		if useAVX2 && hw >= avx2Lanes && hw < 64*avx2Lanes {
+			meanPlanesAVX2(&xd[pl0*hw], hw, pl1-pl0, &y[pl0], div)
+			return
+		}
+		for pl := pl0; pl < pl1; pl++ {
+			y[pl] = cascadeSum(xd[pl*hw:(pl+1)*hw]) / div
+		}
+	})
 }
 
 // adaptiveAvgPoolChannelsLast is [AdaptiveAvgPool2d] on a channels-last

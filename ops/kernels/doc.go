@@ -19,6 +19,14 @@
 // problems split their output rows over goroutines, each element still
 // computed by one.
 //
+// The same holds for softmax and log_softmax along the last dim, layer_norm
+// and pooling (simd_amd64.s, simd_knorm_amd64.s): softmax's max, Sleef exp
+// and reduce_all sum run 8 lanes of a row at a time; layer_norm runs the
+// Welford chunks of four rows interleaved, each row with its own merge
+// order; max_pool2d, avg_pool2d and adaptive_avg_pool2d compute 8 outputs
+// of a row at once, one per lane, each window read in PyTorch's order.
+// Outputs larger than the caches are written with non-temporal stores.
+//
 // # Quantization kernels
 //
 // The quant*.go files implement every quantize, dequantize and

@@ -3,6 +3,7 @@ package kernels
 import (
 	"fmt"
 	"math"
+	"unsafe"
 
 	"github.com/fxquant/fxquant/ops/tensor"
 )
@@ -53,9 +54,7 @@ func softmaxImpl(op string, x *tensor.Tensor, dim int, logOut bool) (*tensor.Ten
 		case d == len(shape)-1:
 			// rows are independent: split them across cores (same bits)
 			splitWork(outer, max(1, parallelGrain/max(D, 1)), func(o0, o1 int) {
-				for o := o0; o < o1; o++ {
-					softmaxLastDim(y[o*D:(o+1)*D], xd[o*D:(o+1)*D], logOut)
-				}
+				softmaxRows(y, xd, D, o0, o1, logOut)
 			})
 		case logOut:
 			logSoftmaxInner(y, xd, outer, D, inner)
@@ -125,15 +124,26 @@ func softmaxLastDim(y, x []float32, logOut bool) {
 	m := reduceAllMax(x)
 	// exp(x - m) into y, then the sum of y: the same values in the same
 	// order as reduce_all over the mapped row.
-	expSubInto(y, x, m)
+	var sum float32
+	if n8 := len(x) &^ 7; useAVX2 && n8 > 0 {
+		sum = expSumVec(y, x, m, n8)
+	} else {
+		expSubInto(y, x, m)
+		sum = reduceAllSum(y)
+	}
 	if logOut {
-		ls := sleefLogf(reduceAllSum(y))
-		for i, v := range x {
-			y[i] = v - m - ls
+		ls := sleefLogf(sum)
+		i := 0
+		if n8 := len(x) &^ 7; useAVX2 && n8 > 0 {
+			subSubAVX2(&y[0], &x[0], n8, m, ls)
+			i = n8
+		}
+		for ; i < len(x); i++ {
+			y[i] = x[i] - m - ls
 		}
 		return
 	}
-	r := 1 / reduceAllSum(y)
+	r := 1 / sum
 	i := 0
 	if n8 := len(y) &^ 7; useAVX2 && n8 > 0 {
 		scaleAVX2(&y[0], n8, r)
@@ -142,6 +152,72 @@ func softmaxLastDim(y, x []float32, logOut bool) {
 	for ; i < len(y); i++ {
 		y[i] *= r
 	}
+}
+
+// softmaxRows runs softmaxLastDim on rows o0 <= o < o1 (each D wide) of
+// x into y. When the rows are larger than the caches, the AVX2 path
+// computes exp into a row buffer and writes each finished row once, with
+// non-temporal stores: the same operations, without fetching y's lines.
+func softmaxRows(y, x []float32, D, o0, o1 int, logOut bool) {
+	if !useAVX2 || (o1-o0)*D < ntMinFloats || D < avx2Lanes {
+		for o := o0; o < o1; o++ {
+			softmaxLastDim(y[o*D:(o+1)*D], x[o*D:(o+1)*D], logOut)
+		}
+		return
+	}
+	defer sfenceAVX2()
+	tmp := make([]float32, D)
+	n8 := D &^ 7
+	for o := o0; o < o1; o++ {
+		yr, xr := y[o*D:(o+1)*D], x[o*D:(o+1)*D]
+		if uintptr(unsafe.Pointer(&yr[0]))%32 != 0 {
+			softmaxLastDim(yr, xr, logOut)
+			continue
+		}
+		m := reduceAllMax(xr)
+		sum := expSumVec(tmp, xr, m, n8)
+		if logOut {
+			ls := sleefLogf(sum)
+			subSubNTAVX2(&yr[0], &xr[0], n8, m, ls)
+			for i := n8; i < D; i++ {
+				yr[i] = xr[i] - m - ls
+			}
+			continue
+		}
+		r := 1 / sum
+		scaleIntoNTAVX2(&yr[0], &tmp[0], n8, r)
+		for i := n8; i < D; i++ {
+			yr[i] = tmp[i] * r
+		}
+	}
+}
+
+// expSumVec is expSubInto(y, x, m) then reduceAllSum(y), fused: the
+// AVX2 kernel computes the first n8 (a positive multiple of 8) exps and
+// their 8-lane sums in reduce_all's order, then the tail joins the lanes.
+func expSumVec(y, x []float32, m float32, n8 int) float32 {
+	y = y[:len(x)]
+	var acc lanes
+	expSumAVX2(&y[0], &x[0], n8, m, &acc)
+	for l, v := range x[n8:] {
+		e := softmaxExp(v - m)
+		y[n8+l] = e
+		acc[l] += e
+	}
+	return reduceLanesSum(acc)
+}
+
+// reduceLanesSum is reduceLanes(acc, vecAdd) without function values.
+func reduceLanesSum(a lanes) float32 {
+	b := lanes{a[0] + a[4], a[1] + a[5], a[2] + a[6], a[3] + a[7]}
+	c0, c1 := b[0]+b[2], b[1]+b[3]
+	return c0 + c1
+}
+
+// reduceLanesMax is reduceLanes(acc, vecMaximum) without function values.
+func reduceLanesMax(a lanes) float32 {
+	b0, b1, b2, b3 := vecMaximum(a[0], a[4]), vecMaximum(a[1], a[5]), vecMaximum(a[2], a[6]), vecMaximum(a[3], a[7])
+	return vecMaximum(vecMaximum(b0, b2), vecMaximum(b1, b3))
 }
 
 // expSubInto sets y[i] = softmaxExp(x[i] - m), whole vectors of 8 with the
@@ -169,7 +245,7 @@ func reduceAllMax(data []float32) float32 {
 	}
 	var acc [8]float32
 	d := 8
-	if nv := n / 8; useAVX2 && !maxLanesAVX2(&data[0], nv, (*lanes)(&acc)) {
+	if nv := n / 8; useAVX2 && !maxLanes4AVX2(&data[0], nv, (*lanes)(&acc)) {
 		d = nv * 8
 	} else {
 		copy(acc[:], data[:8])
@@ -183,7 +259,7 @@ func reduceAllMax(data []float32) float32 {
 	for l := 0; l < n-d; l++ {
 		acc[l] = max(acc[l], data[d+l])
 	}
-	return reduceLanes(acc, vecMaximum)
+	return reduceLanesMax(acc)
 }
 
 // reduceAllSum is reduceAll(data, identity, vecAdd) without the function
@@ -210,14 +286,32 @@ func reduceAllSum(data []float32) float32 {
 	for l := 0; l < n-d; l++ {
 		acc[l] += data[d+l]
 	}
-	return reduceLanes(acc, vecAdd)
+	return reduceLanesSum(acc)
 }
 
 func softmaxInner(y, x []float32, outer, D, inner int) {
+	// outer slices are independent: split them across cores (same bits)
+	splitWork(outer, max(1, parallelGrain/max(D*inner, 1)), func(o0, o1 int) {
+		softmaxInnerRange(y, x, D, inner, o0, o1)
+	})
+}
+
+func softmaxInnerRange(y, x []float32, D, inner, o0, o1 int) {
 	vecEnd := inner - inner%8
-	for o := 0; o < outer; o++ {
+	for o := o0; o < o1; o++ {
 		base := o * D * inner
-		for i := 0; i < inner; i++ {
+		i0 := 0
+		if useAVX2 && D > 0 {
+			// each group of 8 positions: one lane per position, the same
+			// chain as below
+			for ; i0+16 <= vecEnd; i0 += 16 {
+				softmaxInner16AVX2(&y[base+i0], &x[base+i0], D, 4*inner)
+			}
+			for ; i0 < vecEnd; i0 += 8 {
+				softmaxInner8AVX2(&y[base+i0], &x[base+i0], D, 4*inner)
+			}
+		}
+		for i := i0; i < inner; i++ {
 			p := base + i
 			if i < vecEnd {
 				m := x[p]
@@ -255,14 +349,46 @@ func softmaxInner(y, x []float32, outer, D, inner int) {
 }
 
 func logSoftmaxInner(y, x []float32, outer, D, inner int) {
+	// outer slices are independent: split them across cores (same bits)
+	splitWork(outer, max(1, parallelGrain/max(D*inner, 1)), func(o0, o1 int) {
+		logSoftmaxInnerRange(y, x, D, inner, o0, o1)
+	})
+}
+
+func logSoftmaxInnerRange(y, x []float32, D, inner, o0, o1 int) {
 	chunk := max(128*1024/D/4, 8)
 	chunk = chunk / 8 * 8
-	for o := 0; o < outer; o++ {
+	for o := o0; o < o1; o++ {
 		base := o * D * inner
 		for c0 := 0; c0 < inner; c0 += chunk {
 			size := min(chunk, inner-c0)
 			vecEnd := size - size%8
-			for j := 0; j < size; j++ {
+			j0 := 0
+			if useAVX2 && D > 0 {
+				// 8 positions per vector, one lane each: the same chain
+				for ; j0+16 <= vecEnd; j0 += 16 {
+					p := base + c0 + j0
+					var m, sum, ls [2]lanes
+					maxExpSum16AVX2(&x[p], D, 4*inner, &m, &sum)
+					for h := range ls {
+						for l := range ls[h] {
+							ls[h][l] = sleefLogf(sum[h][l])
+						}
+					}
+					subSub8AVX2(&y[p], &x[p], D, 4*inner, &m[0], &ls[0])
+					subSub8AVX2(&y[p+8], &x[p+8], D, 4*inner, &m[1], &ls[1])
+				}
+				for ; j0 < vecEnd; j0 += 8 {
+					p := base + c0 + j0
+					var m, sum, ls lanes
+					maxExpSum8AVX2(&x[p], D, 4*inner, &m, &sum)
+					for l := range ls {
+						ls[l] = sleefLogf(sum[l])
+					}
+					subSub8AVX2(&y[p], &x[p], D, 4*inner, &m, &ls)
+				}
+			}
+			for j := j0; j < size; j++ {
 				i := c0 + j
 				p := base + i
 				m := float32(math.Inf(-1))

@@ -134,12 +134,37 @@ func BenchmarkKNorm(b *testing.B) {
 		_, err := Softmax(x, 2)
 		return err
 	})
+	benchCPU(b, "log_softmax/64x128x512", 4*x.Numel(), func() error {
+		_, err := LogSoftmax(x, 2)
+		return err
+	})
+	// softmax over channels of a CNN activation (not the last dim)
+	xc := kqFloats(8, 8, 64, 56, 56)
+	benchCPU(b, "softmax_dim1/8x64x56x56", 4*xc.Numel(), func() error {
+		_, err := Softmax(xc, 1)
+		return err
+	})
+	benchCPU(b, "log_softmax_dim1/8x64x56x56", 4*xc.Numel(), func() error {
+		_, err := LogSoftmax(xc, 1)
+		return err
+	})
 }
 
 func BenchmarkKPool(b *testing.B) {
 	xm := kqFloats(5, 8, 64, 112, 112)
 	benchCPU(b, "max_pool2d/8x64x112x112-k3s2p1", 4*xm.Numel(), func() error {
 		_, _, err := MaxPool2d(xm, []int{3, 3}, []int{2, 2}, []int{1, 1}, []int{1, 1}, false)
+		return err
+	})
+	// the reference representation's int32 max_pool2d
+	xmd := must(tensor.Data[float32](xm))
+	iv := make([]int32, len(xmd))
+	for i, v := range xmd {
+		iv[i] = int32(v * 40)
+	}
+	xi := tensor.MustFromData(tensor.Int32, xm.Shape(), iv)
+	benchCPU(b, "max_pool2d_int32/8x64x112x112-k3s2p1", 4*xi.Numel(), func() error {
+		_, _, err := MaxPool2d(xi, []int{3, 3}, []int{2, 2}, []int{1, 1}, []int{1, 1}, false)
 		return err
 	})
 	xa := kqFloats(6, 8, 64, 56, 56)

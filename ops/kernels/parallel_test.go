@@ -39,6 +39,8 @@ func TestParallelKernelsSameBits(t *testing.T) {
 		}
 		add(Softmax(x2, 1))
 		add(LogSoftmax(x2, 1))
+		add(Softmax(x4, 1)) // not the last dim
+		add(LogSoftmax(x4, 1))
 		y, m, rs, err := LayerNorm(x2, []int{1280}, w, w, 1e-5)
 		add(y, err)
 		add(m, nil)
@@ -58,11 +60,19 @@ func TestParallelKernelsSameBits(t *testing.T) {
 	one := run()
 	runtime.GOMAXPROCS(4)
 	many := run()
+	// and with every softmax/layer_norm output written non-temporally
+	savedNT := ntMinFloats
+	ntMinFloats = 0
+	manyNT := run()
+	ntMinFloats = savedNT
 	runtime.GOMAXPROCS(prev)
 	for k := range one {
 		for i := range one[k] {
 			if !bitsEqual32(one[k][i], many[k][i]) {
 				t.Fatalf("output %d element %d: 1 thread %g, 4 threads %g", k, i, one[k][i], many[k][i])
+			}
+			if !bitsEqual32(one[k][i], manyNT[k][i]) {
+				t.Fatalf("output %d element %d: 1 thread %g, 4 threads non-temporal %g", k, i, one[k][i], manyNT[k][i])
 			}
 		}
 	}

@@ -403,3 +403,629 @@ scloop:
 scdone:
 	VZEROUPPER
 	RET
+
+// func expSumAVX2(dst, src *float32, n int, m float32, acc *lanes)
+// expSubAVX2 (n a positive multiple of 8) that also sets acc to the
+// first vector of results plus, lane by lane in order, the later ones:
+// sumLanesAVX2 over dst, fused. Each lane runs expSubAVX2's operations
+// (x - m is recomputed for the range checks, and d > 100 is 100 < d);
+// three vectors per iteration interleave their chains, and the sums stay
+// in order.
+TEXT ·expSumAVX2(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS m+24(FP), Y15
+	MOVQ acc+32(FP), DX
+	// the first vector: acc = e
+	VMOVUPS 0(SI), Y0
+	VSUBPS Y15, Y0, Y0
+	VMULPS expc<>+0(SB), Y0, Y1
+	VCVTPS2DQ Y1, Y1
+	VCVTDQ2PS Y1, Y3
+	VFMADD231PS expc<>+32(SB), Y3, Y0
+	VFMADD231PS expc<>+64(SB), Y3, Y0
+	VMOVUPS expc<>+96(SB), Y2
+	VFMADD213PS expc<>+128(SB), Y0, Y2
+	VFMADD213PS expc<>+160(SB), Y0, Y2
+	VFMADD213PS expc<>+192(SB), Y0, Y2
+	VFMADD213PS expc<>+224(SB), Y0, Y2
+	VFMADD213PS expc<>+256(SB), Y0, Y2
+	VMULPS Y0, Y0, Y3
+	VFMADD213PS Y0, Y3, Y2
+	VADDPS expc<>+288(SB), Y2, Y2
+	VPSRAD $1, Y1, Y3
+	VPSUBD Y3, Y1, Y1
+	VPADDD expc<>+416(SB), Y3, Y3
+	VPSLLD $23, Y3, Y3
+	VPADDD expc<>+416(SB), Y1, Y1
+	VPSLLD $23, Y1, Y1
+	VMULPS Y3, Y2, Y2
+	VMULPS Y1, Y2, Y2
+	VMOVUPS 0(SI), Y0
+	VSUBPS Y15, Y0, Y0
+	VCMPPS $1, expc<>+320(SB), Y0, Y3
+	VANDNPS Y2, Y3, Y2
+	VCMPPS $0x0e, expc<>+352(SB), Y0, Y3
+	VBLENDVPS Y3, expc<>+384(SB), Y2, Y2
+	VCMPPS $3, Y0, Y0, Y3
+	VBLENDVPS Y3, Y0, Y2, Y2
+	VMOVUPS Y2, 0(DI)
+	VMOVAPS Y2, Y14
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JZ esdone
+
+es3loop:
+	CMPQ CX, $24
+	JLT es1loop
+	VMOVUPS 0(SI), Y0
+	VMOVUPS 32(SI), Y4
+	VMOVUPS 64(SI), Y8
+	VSUBPS Y15, Y0, Y0
+	VSUBPS Y15, Y4, Y4
+	VSUBPS Y15, Y8, Y8
+	VMULPS expc<>+0(SB), Y0, Y1
+	VMULPS expc<>+0(SB), Y4, Y5
+	VMULPS expc<>+0(SB), Y8, Y9
+	VCVTPS2DQ Y1, Y1
+	VCVTPS2DQ Y5, Y5
+	VCVTPS2DQ Y9, Y9
+	VCVTDQ2PS Y1, Y3
+	VCVTDQ2PS Y5, Y7
+	VCVTDQ2PS Y9, Y11
+	VFMADD231PS expc<>+32(SB), Y3, Y0
+	VFMADD231PS expc<>+32(SB), Y7, Y4
+	VFMADD231PS expc<>+32(SB), Y11, Y8
+	VFMADD231PS expc<>+64(SB), Y3, Y0
+	VFMADD231PS expc<>+64(SB), Y7, Y4
+	VFMADD231PS expc<>+64(SB), Y11, Y8
+	VMOVUPS expc<>+96(SB), Y2
+	VMOVUPS expc<>+96(SB), Y6
+	VMOVUPS expc<>+96(SB), Y10
+	VFMADD213PS expc<>+128(SB), Y0, Y2
+	VFMADD213PS expc<>+128(SB), Y4, Y6
+	VFMADD213PS expc<>+128(SB), Y8, Y10
+	VFMADD213PS expc<>+160(SB), Y0, Y2
+	VFMADD213PS expc<>+160(SB), Y4, Y6
+	VFMADD213PS expc<>+160(SB), Y8, Y10
+	VFMADD213PS expc<>+192(SB), Y0, Y2
+	VFMADD213PS expc<>+192(SB), Y4, Y6
+	VFMADD213PS expc<>+192(SB), Y8, Y10
+	VFMADD213PS expc<>+224(SB), Y0, Y2
+	VFMADD213PS expc<>+224(SB), Y4, Y6
+	VFMADD213PS expc<>+224(SB), Y8, Y10
+	VFMADD213PS expc<>+256(SB), Y0, Y2
+	VFMADD213PS expc<>+256(SB), Y4, Y6
+	VFMADD213PS expc<>+256(SB), Y8, Y10
+	VMULPS Y0, Y0, Y3
+	VMULPS Y4, Y4, Y7
+	VMULPS Y8, Y8, Y11
+	VFMADD213PS Y0, Y3, Y2
+	VFMADD213PS Y4, Y7, Y6
+	VFMADD213PS Y8, Y11, Y10
+	VADDPS expc<>+288(SB), Y2, Y2
+	VADDPS expc<>+288(SB), Y6, Y6
+	VADDPS expc<>+288(SB), Y10, Y10
+	VPSRAD $1, Y1, Y3
+	VPSRAD $1, Y5, Y7
+	VPSRAD $1, Y9, Y11
+	VPSUBD Y3, Y1, Y1
+	VPSUBD Y7, Y5, Y5
+	VPSUBD Y11, Y9, Y9
+	VPADDD expc<>+416(SB), Y3, Y3
+	VPADDD expc<>+416(SB), Y7, Y7
+	VPADDD expc<>+416(SB), Y11, Y11
+	VPSLLD $23, Y3, Y3
+	VPSLLD $23, Y7, Y7
+	VPSLLD $23, Y11, Y11
+	VPADDD expc<>+416(SB), Y1, Y1
+	VPADDD expc<>+416(SB), Y5, Y5
+	VPADDD expc<>+416(SB), Y9, Y9
+	VPSLLD $23, Y1, Y1
+	VPSLLD $23, Y5, Y5
+	VPSLLD $23, Y9, Y9
+	VMULPS Y3, Y2, Y2
+	VMULPS Y7, Y6, Y6
+	VMULPS Y11, Y10, Y10
+	VMULPS Y1, Y2, Y2
+	VMULPS Y5, Y6, Y6
+	VMULPS Y9, Y10, Y10
+	VMOVUPS 0(SI), Y0
+	VMOVUPS 32(SI), Y4
+	VMOVUPS 64(SI), Y8
+	VSUBPS Y15, Y0, Y0
+	VSUBPS Y15, Y4, Y4
+	VSUBPS Y15, Y8, Y8
+	VCMPPS $1, expc<>+320(SB), Y0, Y3
+	VCMPPS $1, expc<>+320(SB), Y4, Y7
+	VCMPPS $1, expc<>+320(SB), Y8, Y11
+	VANDNPS Y2, Y3, Y2
+	VANDNPS Y6, Y7, Y6
+	VANDNPS Y10, Y11, Y10
+	VCMPPS $0x0e, expc<>+352(SB), Y0, Y3
+	VCMPPS $0x0e, expc<>+352(SB), Y4, Y7
+	VCMPPS $0x0e, expc<>+352(SB), Y8, Y11
+	VBLENDVPS Y3, expc<>+384(SB), Y2, Y2
+	VBLENDVPS Y7, expc<>+384(SB), Y6, Y6
+	VBLENDVPS Y11, expc<>+384(SB), Y10, Y10
+	VCMPPS $3, Y0, Y0, Y3
+	VCMPPS $3, Y4, Y4, Y7
+	VCMPPS $3, Y8, Y8, Y11
+	VBLENDVPS Y3, Y0, Y2, Y2
+	VBLENDVPS Y7, Y4, Y6, Y6
+	VBLENDVPS Y11, Y8, Y10, Y10
+	VMOVUPS Y2, 0(DI)
+	VMOVUPS Y6, 32(DI)
+	VMOVUPS Y10, 64(DI)
+	VADDPS Y2, Y14, Y14
+	VADDPS Y6, Y14, Y14
+	VADDPS Y10, Y14, Y14
+	ADDQ $96, SI
+	ADDQ $96, DI
+	SUBQ $24, CX
+	JNZ es3loop
+	JMP esdone
+
+es1loop:
+	VMOVUPS 0(SI), Y0
+	VSUBPS Y15, Y0, Y0
+	VMULPS expc<>+0(SB), Y0, Y1
+	VCVTPS2DQ Y1, Y1
+	VCVTDQ2PS Y1, Y3
+	VFMADD231PS expc<>+32(SB), Y3, Y0
+	VFMADD231PS expc<>+64(SB), Y3, Y0
+	VMOVUPS expc<>+96(SB), Y2
+	VFMADD213PS expc<>+128(SB), Y0, Y2
+	VFMADD213PS expc<>+160(SB), Y0, Y2
+	VFMADD213PS expc<>+192(SB), Y0, Y2
+	VFMADD213PS expc<>+224(SB), Y0, Y2
+	VFMADD213PS expc<>+256(SB), Y0, Y2
+	VMULPS Y0, Y0, Y3
+	VFMADD213PS Y0, Y3, Y2
+	VADDPS expc<>+288(SB), Y2, Y2
+	VPSRAD $1, Y1, Y3
+	VPSUBD Y3, Y1, Y1
+	VPADDD expc<>+416(SB), Y3, Y3
+	VPSLLD $23, Y3, Y3
+	VPADDD expc<>+416(SB), Y1, Y1
+	VPSLLD $23, Y1, Y1
+	VMULPS Y3, Y2, Y2
+	VMULPS Y1, Y2, Y2
+	VMOVUPS 0(SI), Y0
+	VSUBPS Y15, Y0, Y0
+	VCMPPS $1, expc<>+320(SB), Y0, Y3
+	VANDNPS Y2, Y3, Y2
+	VCMPPS $0x0e, expc<>+352(SB), Y0, Y3
+	VBLENDVPS Y3, expc<>+384(SB), Y2, Y2
+	VCMPPS $3, Y0, Y0, Y3
+	VBLENDVPS Y3, Y0, Y2, Y2
+	VMOVUPS Y2, 0(DI)
+	VADDPS Y2, Y14, Y14
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JNZ es1loop
+
+esdone:
+	VMOVUPS Y14, (DX)
+	VZEROUPPER
+	RET
+
+// func subSubAVX2(y, x *float32, n int, m, ls float32)
+// y[i] = (x[i] - m) - ls for i < n, n a multiple of 8 (log_softmax).
+TEXT ·subSubAVX2(SB), NOSPLIT, $0-32
+	MOVQ y+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS m+24(FP), Y14
+	VBROADCASTSS ls+28(FP), Y15
+	TESTQ CX, CX
+	JZ ssdone
+
+ssloop:
+	VMOVUPS (SI), Y0
+	VSUBPS Y14, Y0, Y0
+	VSUBPS Y15, Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JNZ ssloop
+
+ssdone:
+	VZEROUPPER
+	RET
+
+// func softmaxInner8AVX2(y, x *float32, d, stride int)
+// softmaxInner for 8 neighbouring inner positions, one per lane, along a
+// dim of d elements stride bytes apart: m = x[0], then
+// m = vecMaximum(m, x[k]) (NaN if either is NaN; +0 over -0); e_k =
+// exp(x[k] - m) as expSubAVX2, y[k] = e_k and sum = 0 + e_0 + e_1 + ...;
+// then y[k] /= sum.
+TEXT ·softmaxInner8AVX2(SB), NOSPLIT, $0-32
+	MOVQ y+0(FP), R8
+	MOVQ x+8(FP), R9
+	MOVQ d+16(FP), R10
+	MOVQ stride+24(FP), R11
+	// max
+	VMOVUPS (R9), Y15
+	MOVQ R9, SI
+	MOVQ R10, CX
+	DECQ CX
+	JZ simaxdone
+
+simax:
+	ADDQ R11, SI
+	VMOVUPS (SI), Y1
+	VCMPPS $3, Y1, Y15, Y2    // either NaN
+	VMAXPS Y1, Y15, Y3
+	VMAXPS Y15, Y1, Y15
+	VANDPS Y3, Y15, Y15
+	VORPS Y2, Y15, Y15
+	DECQ CX
+	JNZ simax
+
+simaxdone:
+	// exp, store, sum
+	VXORPS Y14, Y14, Y14
+	MOVQ R9, SI
+	MOVQ R8, DI
+	MOVQ R10, CX
+
+siexp:
+	VMOVUPS (SI), Y0
+	VSUBPS Y15, Y0, Y0
+	VMULPS expc<>+0(SB), Y0, Y1
+	VCVTPS2DQ Y1, Y1
+	VCVTDQ2PS Y1, Y3
+	VFMADD231PS expc<>+32(SB), Y3, Y0
+	VFMADD231PS expc<>+64(SB), Y3, Y0
+	VMOVUPS expc<>+96(SB), Y2
+	VFMADD213PS expc<>+128(SB), Y0, Y2
+	VFMADD213PS expc<>+160(SB), Y0, Y2
+	VFMADD213PS expc<>+192(SB), Y0, Y2
+	VFMADD213PS expc<>+224(SB), Y0, Y2
+	VFMADD213PS expc<>+256(SB), Y0, Y2
+	VMULPS Y0, Y0, Y3
+	VFMADD213PS Y0, Y3, Y2
+	VADDPS expc<>+288(SB), Y2, Y2
+	VPSRAD $1, Y1, Y3
+	VPSUBD Y3, Y1, Y1
+	VPADDD expc<>+416(SB), Y3, Y3
+	VPSLLD $23, Y3, Y3
+	VPADDD expc<>+416(SB), Y1, Y1
+	VPSLLD $23, Y1, Y1
+	VMULPS Y3, Y2, Y2
+	VMULPS Y1, Y2, Y2
+	VMOVUPS (SI), Y0
+	VSUBPS Y15, Y0, Y0
+	VCMPPS $1, expc<>+320(SB), Y0, Y3
+	VANDNPS Y2, Y3, Y2
+	VCMPPS $0x0e, expc<>+352(SB), Y0, Y3
+	VBLENDVPS Y3, expc<>+384(SB), Y2, Y2
+	VCMPPS $3, Y0, Y0, Y3
+	VBLENDVPS Y3, Y0, Y2, Y2
+	VMOVUPS Y2, (DI)
+	VADDPS Y2, Y14, Y14
+	ADDQ R11, SI
+	ADDQ R11, DI
+	DECQ CX
+	JNZ siexp
+	// divide
+	MOVQ R8, DI
+	MOVQ R10, CX
+
+sidiv:
+	VMOVUPS (DI), Y0
+	VDIVPS Y14, Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ R11, DI
+	DECQ CX
+	JNZ sidiv
+	VZEROUPPER
+	RET
+
+// func maxExpSum8AVX2(x *float32, d, stride int, m, sum *lanes)
+// logSoftmaxInner's vector branch up to the sum, for 8 neighbouring inner
+// positions (lanes) along a dim of d > 0 elements stride bytes apart:
+// m = -inf, then m = v when v > m (NaN never replaces); sum = 0 +
+// exp(x[0] - m) + ... in order, exp as expSubAVX2.
+TEXT ·maxExpSum8AVX2(SB), NOSPLIT, $0-40
+	MOVQ x+0(FP), R9
+	MOVQ d+8(FP), R10
+	MOVQ stride+16(FP), R11
+	MOVL $0xff800000, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	MOVQ R9, SI
+	MOVQ R10, CX
+
+lmmax:
+	VMOVUPS (SI), Y1
+	VMAXPS Y15, Y1, Y15       // v > m ? v : m
+	ADDQ R11, SI
+	DECQ CX
+	JNZ lmmax
+	MOVQ m+24(FP), DX
+	VMOVUPS Y15, (DX)
+	VXORPS Y14, Y14, Y14
+	MOVQ R9, SI
+	MOVQ R10, CX
+
+lmexp:
+	VMOVUPS (SI), Y0
+	VSUBPS Y15, Y0, Y0
+	VMULPS expc<>+0(SB), Y0, Y1
+	VCVTPS2DQ Y1, Y1
+	VCVTDQ2PS Y1, Y3
+	VFMADD231PS expc<>+32(SB), Y3, Y0
+	VFMADD231PS expc<>+64(SB), Y3, Y0
+	VMOVUPS expc<>+96(SB), Y2
+	VFMADD213PS expc<>+128(SB), Y0, Y2
+	VFMADD213PS expc<>+160(SB), Y0, Y2
+	VFMADD213PS expc<>+192(SB), Y0, Y2
+	VFMADD213PS expc<>+224(SB), Y0, Y2
+	VFMADD213PS expc<>+256(SB), Y0, Y2
+	VMULPS Y0, Y0, Y3
+	VFMADD213PS Y0, Y3, Y2
+	VADDPS expc<>+288(SB), Y2, Y2
+	VPSRAD $1, Y1, Y3
+	VPSUBD Y3, Y1, Y1
+	VPADDD expc<>+416(SB), Y3, Y3
+	VPSLLD $23, Y3, Y3
+	VPADDD expc<>+416(SB), Y1, Y1
+	VPSLLD $23, Y1, Y1
+	VMULPS Y3, Y2, Y2
+	VMULPS Y1, Y2, Y2
+	VMOVUPS (SI), Y0
+	VSUBPS Y15, Y0, Y0
+	VCMPPS $1, expc<>+320(SB), Y0, Y3
+	VANDNPS Y2, Y3, Y2
+	VCMPPS $0x0e, expc<>+352(SB), Y0, Y3
+	VBLENDVPS Y3, expc<>+384(SB), Y2, Y2
+	VCMPPS $3, Y0, Y0, Y3
+	VBLENDVPS Y3, Y0, Y2, Y2
+	VADDPS Y2, Y14, Y14
+	ADDQ R11, SI
+	DECQ CX
+	JNZ lmexp
+	MOVQ sum+32(FP), DX
+	VMOVUPS Y14, (DX)
+	VZEROUPPER
+	RET
+
+// func softmaxInner16AVX2(y, x *float32, d, stride int)
+// softmaxInner8AVX2 on 16 neighbouring positions: two independent lane
+// groups whose exp chains interleave.
+TEXT ·softmaxInner16AVX2(SB), NOSPLIT, $0-32
+	MOVQ y+0(FP), R8
+	MOVQ x+8(FP), R9
+	MOVQ d+16(FP), R10
+	MOVQ stride+24(FP), R11
+	VMOVUPS (R9), Y15
+	VMOVUPS 32(R9), Y13
+	MOVQ R9, SI
+	MOVQ R10, CX
+	DECQ CX
+	JZ s16maxdone
+
+s16max:
+	ADDQ R11, SI
+	VMOVUPS (SI), Y1
+	VCMPPS $3, Y1, Y15, Y2
+	VMAXPS Y1, Y15, Y3
+	VMAXPS Y15, Y1, Y15
+	VANDPS Y3, Y15, Y15
+	VORPS Y2, Y15, Y15
+	VMOVUPS 32(SI), Y5
+	VCMPPS $3, Y5, Y13, Y6
+	VMAXPS Y5, Y13, Y7
+	VMAXPS Y13, Y5, Y13
+	VANDPS Y7, Y13, Y13
+	VORPS Y6, Y13, Y13
+	DECQ CX
+	JNZ s16max
+
+s16maxdone:
+	VXORPS Y14, Y14, Y14
+	VXORPS Y12, Y12, Y12
+	MOVQ R9, SI
+	MOVQ R8, DI
+	MOVQ R10, CX
+
+s16exp:
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y4
+	VSUBPS Y15, Y0, Y0
+	VSUBPS Y13, Y4, Y4
+	VMULPS expc<>+0(SB), Y0, Y1
+	VMULPS expc<>+0(SB), Y4, Y5
+	VCVTPS2DQ Y1, Y1
+	VCVTPS2DQ Y5, Y5
+	VCVTDQ2PS Y1, Y3
+	VCVTDQ2PS Y5, Y7
+	VFMADD231PS expc<>+32(SB), Y3, Y0
+	VFMADD231PS expc<>+32(SB), Y7, Y4
+	VFMADD231PS expc<>+64(SB), Y3, Y0
+	VFMADD231PS expc<>+64(SB), Y7, Y4
+	VMOVUPS expc<>+96(SB), Y2
+	VMOVUPS expc<>+96(SB), Y6
+	VFMADD213PS expc<>+128(SB), Y0, Y2
+	VFMADD213PS expc<>+128(SB), Y4, Y6
+	VFMADD213PS expc<>+160(SB), Y0, Y2
+	VFMADD213PS expc<>+160(SB), Y4, Y6
+	VFMADD213PS expc<>+192(SB), Y0, Y2
+	VFMADD213PS expc<>+192(SB), Y4, Y6
+	VFMADD213PS expc<>+224(SB), Y0, Y2
+	VFMADD213PS expc<>+224(SB), Y4, Y6
+	VFMADD213PS expc<>+256(SB), Y0, Y2
+	VFMADD213PS expc<>+256(SB), Y4, Y6
+	VMULPS Y0, Y0, Y3
+	VMULPS Y4, Y4, Y7
+	VFMADD213PS Y0, Y3, Y2
+	VFMADD213PS Y4, Y7, Y6
+	VADDPS expc<>+288(SB), Y2, Y2
+	VADDPS expc<>+288(SB), Y6, Y6
+	VPSRAD $1, Y1, Y3
+	VPSRAD $1, Y5, Y7
+	VPSUBD Y3, Y1, Y1
+	VPSUBD Y7, Y5, Y5
+	VPADDD expc<>+416(SB), Y3, Y3
+	VPADDD expc<>+416(SB), Y7, Y7
+	VPSLLD $23, Y3, Y3
+	VPSLLD $23, Y7, Y7
+	VPADDD expc<>+416(SB), Y1, Y1
+	VPADDD expc<>+416(SB), Y5, Y5
+	VPSLLD $23, Y1, Y1
+	VPSLLD $23, Y5, Y5
+	VMULPS Y3, Y2, Y2
+	VMULPS Y7, Y6, Y6
+	VMULPS Y1, Y2, Y2
+	VMULPS Y5, Y6, Y6
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y4
+	VSUBPS Y15, Y0, Y0
+	VSUBPS Y13, Y4, Y4
+	VCMPPS $1, expc<>+320(SB), Y0, Y3
+	VCMPPS $1, expc<>+320(SB), Y4, Y7
+	VANDNPS Y2, Y3, Y2
+	VANDNPS Y6, Y7, Y6
+	VCMPPS $0x0e, expc<>+352(SB), Y0, Y3
+	VCMPPS $0x0e, expc<>+352(SB), Y4, Y7
+	VBLENDVPS Y3, expc<>+384(SB), Y2, Y2
+	VBLENDVPS Y7, expc<>+384(SB), Y6, Y6
+	VCMPPS $3, Y0, Y0, Y3
+	VCMPPS $3, Y4, Y4, Y7
+	VBLENDVPS Y3, Y0, Y2, Y2
+	VBLENDVPS Y7, Y4, Y6, Y6
+	VMOVUPS Y2, (DI)
+	VMOVUPS Y6, 32(DI)
+	VADDPS Y2, Y14, Y14
+	VADDPS Y6, Y12, Y12
+	ADDQ R11, SI
+	ADDQ R11, DI
+	DECQ CX
+	JNZ s16exp
+	MOVQ R8, DI
+	MOVQ R10, CX
+
+s16div:
+	VMOVUPS (DI), Y0
+	VDIVPS Y14, Y0, Y0
+	VMOVUPS Y0, (DI)
+	VMOVUPS 32(DI), Y1
+	VDIVPS Y12, Y1, Y1
+	VMOVUPS Y1, 32(DI)
+	ADDQ R11, DI
+	DECQ CX
+	JNZ s16div
+	VZEROUPPER
+	RET
+
+// func maxExpSum16AVX2(x *float32, d, stride int, m, sum *[2]lanes)
+// maxExpSum8AVX2 on 16 neighbouring positions (two lane groups whose exp
+// chains interleave).
+TEXT ·maxExpSum16AVX2(SB), NOSPLIT, $0-40
+	MOVQ x+0(FP), R9
+	MOVQ d+8(FP), R10
+	MOVQ stride+16(FP), R11
+	MOVL $0xff800000, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	VMOVAPS Y15, Y13
+	MOVQ R9, SI
+	MOVQ R10, CX
+
+l16max:
+	VMOVUPS (SI), Y1
+	VMAXPS Y15, Y1, Y15
+	VMOVUPS 32(SI), Y5
+	VMAXPS Y13, Y5, Y13
+	ADDQ R11, SI
+	DECQ CX
+	JNZ l16max
+	MOVQ m+24(FP), DX
+	VMOVUPS Y15, (DX)
+	VMOVUPS Y13, 32(DX)
+	VXORPS Y14, Y14, Y14
+	VXORPS Y12, Y12, Y12
+	MOVQ R9, SI
+	MOVQ R10, CX
+
+l16exp:
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y4
+	VSUBPS Y15, Y0, Y0
+	VSUBPS Y13, Y4, Y4
+	VMULPS expc<>+0(SB), Y0, Y1
+	VMULPS expc<>+0(SB), Y4, Y5
+	VCVTPS2DQ Y1, Y1
+	VCVTPS2DQ Y5, Y5
+	VCVTDQ2PS Y1, Y3
+	VCVTDQ2PS Y5, Y7
+	VFMADD231PS expc<>+32(SB), Y3, Y0
+	VFMADD231PS expc<>+32(SB), Y7, Y4
+	VFMADD231PS expc<>+64(SB), Y3, Y0
+	VFMADD231PS expc<>+64(SB), Y7, Y4
+	VMOVUPS expc<>+96(SB), Y2
+	VMOVUPS expc<>+96(SB), Y6
+	VFMADD213PS expc<>+128(SB), Y0, Y2
+	VFMADD213PS expc<>+128(SB), Y4, Y6
+	VFMADD213PS expc<>+160(SB), Y0, Y2
+	VFMADD213PS expc<>+160(SB), Y4, Y6
+	VFMADD213PS expc<>+192(SB), Y0, Y2
+	VFMADD213PS expc<>+192(SB), Y4, Y6
+	VFMADD213PS expc<>+224(SB), Y0, Y2
+	VFMADD213PS expc<>+224(SB), Y4, Y6
+	VFMADD213PS expc<>+256(SB), Y0, Y2
+	VFMADD213PS expc<>+256(SB), Y4, Y6
+	VMULPS Y0, Y0, Y3
+	VMULPS Y4, Y4, Y7
+	VFMADD213PS Y0, Y3, Y2
+	VFMADD213PS Y4, Y7, Y6
+	VADDPS expc<>+288(SB), Y2, Y2
+	VADDPS expc<>+288(SB), Y6, Y6
+	VPSRAD $1, Y1, Y3
+	VPSRAD $1, Y5, Y7
+	VPSUBD Y3, Y1, Y1
+	VPSUBD Y7, Y5, Y5
+	VPADDD expc<>+416(SB), Y3, Y3
+	VPADDD expc<>+416(SB), Y7, Y7
+	VPSLLD $23, Y3, Y3
+	VPSLLD $23, Y7, Y7
+	VPADDD expc<>+416(SB), Y1, Y1
+	VPADDD expc<>+416(SB), Y5, Y5
+	VPSLLD $23, Y1, Y1
+	VPSLLD $23, Y5, Y5
+	VMULPS Y3, Y2, Y2
+	VMULPS Y7, Y6, Y6
+	VMULPS Y1, Y2, Y2
+	VMULPS Y5, Y6, Y6
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y4
+	VSUBPS Y15, Y0, Y0
+	VSUBPS Y13, Y4, Y4
+	VCMPPS $1, expc<>+320(SB), Y0, Y3
+	VCMPPS $1, expc<>+320(SB), Y4, Y7
+	VANDNPS Y2, Y3, Y2
+	VANDNPS Y6, Y7, Y6
+	VCMPPS $0x0e, expc<>+352(SB), Y0, Y3
+	VCMPPS $0x0e, expc<>+352(SB), Y4, Y7
+	VBLENDVPS Y3, expc<>+384(SB), Y2, Y2
+	VBLENDVPS Y7, expc<>+384(SB), Y6, Y6
+	VCMPPS $3, Y0, Y0, Y3
+	VCMPPS $3, Y4, Y4, Y7
+	VBLENDVPS Y3, Y0, Y2, Y2
+	VBLENDVPS Y7, Y4, Y6, Y6
+	VADDPS Y2, Y14, Y14
+	VADDPS Y6, Y12, Y12
+	ADDQ R11, SI
+	DECQ CX
+	JNZ l16exp
+	MOVQ sum+32(FP), DX
+	VMOVUPS Y14, (DX)
+	VMOVUPS Y12, 32(DX)
+	VZEROUPPER
+	RET
