@@ -282,17 +282,28 @@ func (p *Program) loadPayloads(z *zipRecords, kind, model string) error {
 		}
 		return nil
 	}
-	top, err := decodeObject(cfg, cfgName)
-	if err != nil {
-		return err
-	}
-	c, err := top.req("config")
-	if err != nil {
-		return err
-	}
-	entries, err := objectEntries(c, cfgName+": config")
-	if err != nil {
-		return err
+	// The config's JSON in fast mode (readpath.go) when it is valid and
+	// every entry decodes; otherwise in checked mode, entry by entry as
+	// the payloads are read, so that the first error is the one it has
+	// always been.
+	entries, fast := decodePayloadConfig(cfg)
+	if !fast {
+		top, err := decodeObject(cfg, cfgName)
+		if err != nil {
+			return err
+		}
+		c, err := top.req("config")
+		if err != nil {
+			return err
+		}
+		kvs, err := objectEntries(c, cfgName+": config")
+		if err != nil {
+			return err
+		}
+		entries = make([]payloadEntry, len(kvs))
+		for i, e := range kvs {
+			entries[i].fqn, entries[i].raw = e.Key, e.Val
+		}
 	}
 	// one storage per record (and element type), shared by every FQN
 	// that names it, as _build_file_map does
@@ -301,49 +312,26 @@ func (p *Program) loadPayloads(z *zipRecords, kind, model string) error {
 		dtype  tensor.DType
 	}
 	storages := map[storageKey]*tensor.Tensor{}
-	for _, e := range entries {
-		ep := fmt.Sprintf("%s: config[%q]", cfgName, e.Key)
-		o, err := decodeObject(e.Val, ep)
-		if err != nil {
-			return err
-		}
-		pn, err := o.req("path_name")
-		if err != nil {
-			return err
-		}
-		pathName, err := decodeString(pn, o.sub("path_name"))
-		if err != nil {
-			return err
-		}
-		var isParam, usePickle bool
-		if v := o.get("is_param"); v != nil {
-			if isParam, err = decodeBool(v, o.sub("is_param")); err != nil {
+	for i := range entries {
+		pe := &entries[i]
+		ep := func() string { return fmt.Sprintf("%s: config[%q]", cfgName, pe.fqn) }
+		if !fast {
+			if err := pe.decode(ep()); err != nil {
 				return err
 			}
 		}
-		if v := o.get("use_pickle"); v != nil {
-			if usePickle, err = decodeBool(v, o.sub("use_pickle")); err != nil {
-				return err
-			}
-		}
-		record := dir + pathName
-		if usePickle {
-			p.Unreadable = append(p.Unreadable, Unreadable{Record: record, FQN: e.Key, Reason: "pickled payload (tensor subclass or custom object)"})
+		record := dir + pe.pathName
+		if pe.usePickle {
+			p.Unreadable = append(p.Unreadable, Unreadable{Record: record, FQN: pe.fqn, Reason: "pickled payload (tensor subclass or custom object)"})
 			continue
 		}
-		mr, err := o.req("tensor_meta")
-		if err != nil {
-			return err
-		}
-		m, err := decodeTensorMeta(mr, o.sub("tensor_meta"))
-		if err != nil {
-			return err
-		}
+		m := pe.meta
 		sk := storageKey{record, m.DType}
 		var t *tensor.Tensor
+		var err error
 		if base, ok := storages[sk]; ok {
 			if t, err = viewOf(base, m); err != nil {
-				return fmt.Errorf("%s: record %q: %w", ep, record, err)
+				return fmt.Errorf("%s: record %q: %w", ep(), record, err)
 			}
 		} else {
 			b, ok, shared, err := z.readPayload(record)
@@ -351,28 +339,101 @@ func (p *Program) loadPayloads(z *zipRecords, kind, model string) error {
 				return err
 			}
 			if !ok {
-				return fmt.Errorf("%s: %w: payload record %q is missing", ep, ErrArchive, record)
+				return fmt.Errorf("%s: %w: payload record %q is missing", ep(), ErrArchive, record)
 			}
 			if len(b) == 0 {
 				shape, err := tensor.ShapeInts(m.Sizes)
 				if err != nil {
-					return fmt.Errorf("%s: tensor_meta.sizes: %w", ep, err)
+					return fmt.Errorf("%s: tensor_meta.sizes: %w", ep(), err)
 				}
-				if err := z.budget.zeroFill(ep, e.Key, m.DType, shape); err != nil {
+				if err := z.budget.zeroFill(ep(), pe.fqn, m.DType, shape); err != nil {
 					return err
 				}
 			}
 			if t, err = tensorFromPayload(m, b, shared); err != nil {
-				return fmt.Errorf("%s: record %q: %w", ep, record, err)
+				return fmt.Errorf("%s: record %q: %w", ep(), record, err)
 			}
 			if len(b) > 0 {
 				storages[sk] = t
 			}
 		}
-		p.Graph.SetAttr(e.Key, t)
-		p.Tensors[e.Key] = TensorInfo{IsParam: isParam, RequiresGrad: m.RequiresGrad, Device: string(deviceValue(m.DeviceType, m.DeviceIndex))}
+		p.Graph.SetAttr(pe.fqn, t)
+		p.Tensors[pe.fqn] = TensorInfo{IsParam: pe.isParam, RequiresGrad: m.RequiresGrad, Device: string(deviceValue(m.DeviceType, m.DeviceIndex))}
 	}
 	return nil
+}
+
+// payloadEntry is one entry of a payload config: the FQN, its JSON, and
+// what decode reads from it.
+type payloadEntry struct {
+	fqn                string
+	raw                []byte
+	pathName           string
+	isParam, usePickle bool
+	meta               tensorMeta // unless usePickle
+}
+
+// decode reads the entry's fields; path is the entry's path (fastPath in
+// fast mode).
+func (pe *payloadEntry) decode(path string) error {
+	o, err := decodeObject(pe.raw, path)
+	if err != nil {
+		return err
+	}
+	pn, err := o.req("path_name")
+	if err != nil {
+		return err
+	}
+	if pe.pathName, err = decodeString(pn, o.sub("path_name")); err != nil {
+		return err
+	}
+	if v := o.get("is_param"); v != nil {
+		if pe.isParam, err = decodeBool(v, o.sub("is_param")); err != nil {
+			return err
+		}
+	}
+	if v := o.get("use_pickle"); v != nil {
+		if pe.usePickle, err = decodeBool(v, o.sub("use_pickle")); err != nil {
+			return err
+		}
+	}
+	if pe.usePickle {
+		return nil
+	}
+	mr, err := o.req("tensor_meta")
+	if err != nil {
+		return err
+	}
+	pe.meta, err = decodeTensorMeta(mr, o.sub("tensor_meta"))
+	return err
+}
+
+// decodePayloadConfig decodes a payload config in fast mode; ok is false
+// when it is not valid JSON or some entry fails to decode.
+func decodePayloadConfig(cfg []byte) (entries []payloadEntry, ok bool) {
+	if !validJSON(cfg) {
+		return nil, false
+	}
+	top, err := decodeObject(cfg, fastPath)
+	if err != nil {
+		return nil, false
+	}
+	c, err := top.req("config")
+	if err != nil {
+		return nil, false
+	}
+	kvs, err := objectEntries(c, fastPath)
+	if err != nil {
+		return nil, false
+	}
+	entries = make([]payloadEntry, len(kvs))
+	for i, e := range kvs {
+		entries[i].fqn, entries[i].raw = e.Key, e.Val
+		if entries[i].decode(fastPath) != nil {
+			return nil, false
+		}
+	}
+	return entries, true
 }
 
 // tensorFromPayload views raw little-endian storage bytes (checkByteOrder

@@ -27,6 +27,11 @@ type kv struct {
 // each value is a slice of raw. A duplicate key is an error (Python would
 // keep the last one silently; a program with one is malformed).
 func objectEntries(raw json.RawMessage, path string) ([]kv, error) {
+	if path == fastPath {
+		if out, ok := splitObject(raw); ok {
+			return out, nil
+		}
+	}
 	i := skipSpace(raw, 0)
 	if i >= len(raw) {
 		return nil, pathErr(path, fmt.Errorf("want an object: %v", io.EOF))
@@ -197,7 +202,7 @@ func (o *object) req(key string) (json.RawMessage, error) {
 	return v, nil
 }
 
-func (o *object) sub(key string) string { return joinPath(o.path, key) }
+func (o *object) sub(key string) string { return subPath(o.path, key) }
 
 // reqString returns the string under key, with req's error when it is
 // missing and decodeString's when it is not a string.
@@ -232,6 +237,11 @@ func isNull(raw json.RawMessage) bool {
 
 // union decodes a union object: exactly one key, its tag.
 func union(raw json.RawMessage, path string) (string, json.RawMessage, error) {
+	if path == fastPath {
+		if tag, v, ok := splitUnion(raw); ok {
+			return tag, v, nil
+		}
+	}
 	if tag, v, ok := scanUnion(raw); ok {
 		return tag, v, nil
 	}
@@ -250,6 +260,11 @@ func union(raw json.RawMessage, path string) (string, json.RawMessage, error) {
 }
 
 func decodeArray(raw json.RawMessage, path string) ([]json.RawMessage, error) {
+	if path == fastPath {
+		if items, ok := splitArray(raw); ok {
+			return items, nil
+		}
+	}
 	if items, ok := scanArrayItems(raw); ok {
 		return items, nil
 	}
@@ -288,7 +303,7 @@ func decodeEach[T any](raw json.RawMessage, path string, each func(json.RawMessa
 	}
 	out := make([]T, len(items))
 	for i, it := range items {
-		if out[i], err = each(it, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+		if out[i], err = each(it, indexPath(path, i)); err != nil {
 			return nil, err
 		}
 	}

@@ -1,6 +1,7 @@
 package pt2
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -100,6 +101,13 @@ func scanLiteral(data []byte, i int, lit string) (int, error) {
 func scanString(data []byte, i int) (int, bool, error) {
 	plain := true
 	for j := i + 1; j < len(data); j++ {
+		// runs of ordinary bytes, the bulk of a string, in a tight loop
+		for j < len(data) && strPlain[data[j]] {
+			j++
+		}
+		if j >= len(data) {
+			break
+		}
 		switch c := data[j]; {
 		case c == '"':
 			return j + 1, plain, nil
@@ -132,6 +140,15 @@ func scanString(data []byte, i int) (int, bool, error) {
 	}
 	return 0, false, errJSONEnd
 }
+
+// strPlain marks the bytes a string holds as themselves: printable ASCII
+// but the quote and the backslash.
+var strPlain = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 func isHex(c byte) bool {
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
@@ -313,4 +330,167 @@ func internKey(b []byte) string {
 		return k
 	}
 	return string(b)
+}
+
+// --- fast mode -------------------------------------------------------------
+
+// The functions below split values of a document already known to be
+// valid JSON (see readpath.go): they check nothing the validating
+// scanner checks and so never fail on syntax; an ok of false sends the
+// caller to its checked code for the verdict.
+
+// validJSON reports whether data is one JSON value, spaces around it
+// allowed, as the validating scanner (and json.Valid) says.
+func validJSON(data []byte) bool {
+	i := skipSpace(data, 0)
+	end, err := scanValue(data, i, 0)
+	return err == nil && skipSpace(data, end) == len(data)
+}
+
+// skipString returns the end of the valid string starting at data[i].
+func skipString(data []byte, i int) int {
+	j := i + 1
+	for {
+		k := bytes.IndexByte(data[j:], '"')
+		if k < 0 {
+			return len(data)
+		}
+		j += k
+		// the quote ends the string unless an odd run of backslashes
+		// escapes it
+		n := 0
+		for p := j - 1; p > i && data[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return j + 1
+		}
+		j++
+	}
+}
+
+// skipValue returns the end of the valid value starting at data[i].
+func skipValue(data []byte, i int) int {
+	switch data[i] {
+	case '"':
+		return skipString(data, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(data); j++ {
+			switch data[j] {
+			case '"':
+				j = skipString(data, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(data)
+	}
+	j := i + 1 // a number or a literal: up to the next delimiter
+	for j < len(data) {
+		switch data[j] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return j
+		}
+		j++
+	}
+	return j
+}
+
+// plainBytes reports whether the inside of a valid string is plain (see
+// scanString).
+func plainBytes(b []byte) bool {
+	for _, c := range b {
+		if !strPlain[c] {
+			return false
+		}
+	}
+	return true
+}
+
+// splitObject splits the valid value raw, an object of plain distinct
+// keys, into its entries; ok is false for anything else.
+func splitObject(raw []byte) (out []kv, ok bool) {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return nil, false
+	}
+	j := skipSpace(raw, i+1)
+	if raw[j] == '}' {
+		return nil, true
+	}
+	out = make([]kv, 0, 8)
+	var seen keySet
+	for {
+		end := skipString(raw, j)
+		kb := raw[j+1 : end-1]
+		if !plainBytes(kb) {
+			return nil, false
+		}
+		key := internKey(kb)
+		j = skipSpace(raw, end)
+		j = skipSpace(raw, j+1) // the colon
+		start := j
+		j = skipValue(raw, j)
+		if !seen.add(out, key) {
+			return nil, false
+		}
+		out = append(out, kv{key, raw[start:j:j]})
+		j = skipSpace(raw, j)
+		if raw[j] == '}' {
+			return out, true
+		}
+		j = skipSpace(raw, j+1) // the comma
+	}
+}
+
+// splitUnion is scanUnion for a valid value.
+func splitUnion(raw []byte) (tag string, v json.RawMessage, ok bool) {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return "", nil, false
+	}
+	i = skipSpace(raw, i+1)
+	if raw[i] != '"' {
+		return "", nil, false
+	}
+	end := skipString(raw, i)
+	key := raw[i+1 : end-1]
+	if !plainBytes(key) {
+		return "", nil, false
+	}
+	start := skipSpace(raw, skipSpace(raw, end)+1)
+	stop := skipValue(raw, start)
+	if raw[skipSpace(raw, stop)] != '}' {
+		return "", nil, false
+	}
+	return internKey(key), raw[start:stop:stop], true
+}
+
+// splitArray is scanArrayItems for a valid value.
+func splitArray(raw []byte) (items []json.RawMessage, ok bool) {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '[' {
+		return nil, false
+	}
+	j := skipSpace(raw, i+1)
+	if raw[j] == ']' {
+		return []json.RawMessage{}, true
+	}
+	items = make([]json.RawMessage, 0, 4)
+	for {
+		start := j
+		j = skipValue(raw, j)
+		items = append(items, raw[start:j:j])
+		j = skipSpace(raw, j)
+		if raw[j] == ']' {
+			return items, true
+		}
+		j = skipSpace(raw, j+1)
+	}
 }

@@ -62,10 +62,10 @@ func decodeSymInt(raw json.RawMessage, path string) (int64, *symInt, error) {
 	}
 	switch tag {
 	case "as_int":
-		n, err := decodeInt(v, path+".as_int")
+		n, err := decodeInt(v, dotPath(path, "as_int"))
 		return n, nil, err
 	case "as_expr":
-		s, err := decodeSymExpr(v, path+".as_expr")
+		s, err := decodeSymExpr(v, dotPath(path, "as_expr"))
 		if err != nil {
 			return 0, nil, err
 		}
@@ -84,7 +84,7 @@ func decodeSymInts(raw json.RawMessage, path string) ([]int64, []symInt, error) 
 	out := make([]int64, len(items))
 	var syms []symInt
 	for i, it := range items {
-		n, s, err := decodeSymInt(it, fmt.Sprintf("%s[%d]", path, i))
+		n, s, err := decodeSymInt(it, indexPath(path, i))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -103,6 +103,11 @@ func decodeSymInts(raw json.RawMessage, path string) ([]int64, []symInt, error) 
 var errNotPlainInt = errors.New("not a plain int")
 
 func decodeTensorMeta(raw json.RawMessage, path string) (tensorMeta, error) {
+	if path == fastPath {
+		if m, ok := fastTensorMeta(raw); ok {
+			return m, nil
+		}
+	}
 	var m tensorMeta
 	o, err := decodeObject(raw, path)
 	if err != nil {
@@ -134,7 +139,7 @@ func decodeTensorMeta(raw json.RawMessage, path string) (tensorMeta, error) {
 	}
 	for i, s := range m.Sizes {
 		if s < 0 && (symSizes == nil || symSizes[i].Expr == nil) {
-			return m, pathErrf(fmt.Sprintf("%s[%d]", o.sub("sizes"), i), "negative size %d", s)
+			return m, pathErrf(indexPath(o.sub("sizes"), i), "negative size %d", s)
 		}
 	}
 	static := m.Sizes
@@ -384,7 +389,7 @@ func formatSourceFnStack(st []fxgraph.SourceFn) string {
 func metaFromSerialized(entries []kv, path string) (fxgraph.Meta, error) {
 	var m fxgraph.Meta
 	for _, e := range entries {
-		s, err := decodeString(e.Val, fmt.Sprintf("%s[%q]", path, e.Key))
+		s, err := decodeString(e.Val, keyPath(path, e.Key))
 		if err != nil {
 			return m, err
 		}

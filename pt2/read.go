@@ -32,9 +32,25 @@ func newProgram(c Container) *Program {
 	return &Program{Container: c, Tensors: map[string]TensorInfo{}, ModelName: "model", ArchiveRoot: "archive"}
 }
 
-// decode fills p from an ExportedProgram JSON document.
+// decode fills p from an ExportedProgram JSON document: in fast mode
+// (see readpath.go) when the document is valid JSON, and, when that
+// fails, again from p's original state in checked mode, whose error
+// (with its field path) is returned.
 func (p *Program) decode(data []byte, opts *Options) error {
-	top, err := decodeObject(data, "")
+	if validJSON(data) {
+		saved := *p
+		if p.decodeAt(data, opts, fastPath) == nil {
+			return nil
+		}
+		*p = saved
+	}
+	return p.decodeAt(data, opts, "")
+}
+
+// decodeAt decodes the document with root as the path of its top level:
+// fastPath for fast mode, "" for checked mode.
+func (p *Program) decodeAt(data []byte, opts *Options, root string) error {
+	top, err := decodeObject(data, root)
 	if err != nil {
 		return err
 	}
@@ -42,11 +58,11 @@ func (p *Program) decode(data []byte, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	if p.SchemaVersion, err = decodeVersion(svRaw, "schema_version"); err != nil {
+	if p.SchemaVersion, err = decodeVersion(svRaw, subPath(root, "schema_version")); err != nil {
 		return err
 	}
 	if err := checkVersion(p.SchemaVersion, opts); err != nil {
-		return pathErr("schema_version", err)
+		return pathErr(subPath(root, "schema_version"), err)
 	}
 	gmRaw, err := top.req("graph_module")
 	if err != nil {
@@ -59,11 +75,11 @@ func (p *Program) decode(data []byte, opts *Options) error {
 		return err
 	}
 	if v := top.get("verifiers"); v != nil {
-		if p.Verifiers, err = decodeStrings(v, "verifiers"); err != nil {
+		if p.Verifiers, err = decodeStrings(v, subPath(root, "verifiers")); err != nil {
 			return err
 		}
 	} else if v := top.get("dialect"); v != nil {
-		d, err := decodeString(v, "dialect")
+		d, err := decodeString(v, subPath(root, "dialect"))
 		if err != nil {
 			return err
 		}
@@ -71,16 +87,16 @@ func (p *Program) decode(data []byte, opts *Options) error {
 	}
 	p.TorchVersion = "<=2.4"
 	if v := top.get("torch_version"); v != nil {
-		if p.TorchVersion, err = decodeString(v, "torch_version"); err != nil {
+		if p.TorchVersion, err = decodeString(v, subPath(root, "torch_version")); err != nil {
 			return err
 		}
 	}
 	if v := top.get("guards_code"); v != nil {
-		if p.GuardsCode, err = decodeStrings(v, "guards_code"); err != nil {
+		if p.GuardsCode, err = decodeStrings(v, subPath(root, "guards_code")); err != nil {
 			return err
 		}
 	}
-	gm, err := decodeObject(gmRaw, "graph_module")
+	gm, err := decodeObject(gmRaw, subPath(root, "graph_module"))
 	if err != nil {
 		return err
 	}
@@ -237,7 +253,7 @@ func decodeInputSpec(raw json.RawMessage, path string) (InputSpec, error) {
 		if err != nil {
 			return s, err
 		}
-		if s.Const, err = decodeConstant(ctag, cv, o.sub("value")+"."+ctag); err != nil {
+		if s.Const, err = decodeConstant(ctag, cv, dotPath(o.sub("value"), ctag)); err != nil {
 			return s, err
 		}
 		s.IsConst = true
@@ -256,7 +272,7 @@ func taggedObject(raw json.RawMessage, path string) (string, *object, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	o, err := decodeObject(v, path+"."+tag)
+	o, err := decodeObject(v, dotPath(path, tag))
 	if err != nil {
 		return "", nil, err
 	}
@@ -273,7 +289,7 @@ func userSpecArg(o *object) (tag string, v json.RawMessage, path string, err err
 	if tag, v, err = union(r, o.sub("arg")); err != nil {
 		return "", nil, "", err
 	}
-	return tag, v, o.sub("arg") + "." + tag, nil
+	return tag, v, dotPath(o.sub("arg"), tag), nil
 }
 
 // inputSpecTargets holds, for each InputSpec tag that names a module
@@ -331,7 +347,7 @@ func decodeSymName(raw json.RawMessage, path string) (string, error) {
 	if tag != "as_name" {
 		return "", pathErrf(path, "want a symbol name (as_name), got %q", tag)
 	}
-	return decodeString(v, path+".as_name")
+	return decodeString(v, dotPath(path, "as_name"))
 }
 
 // decodeConstant decodes a constant argument or ConstantValue.
@@ -424,7 +440,7 @@ func (b *builder) graph(raw json.RawMessage, path string) error {
 	}
 	var symbolic []namedMeta
 	for _, e := range tvs {
-		m, err := decodeTensorMeta(e.Val, fmt.Sprintf("%s[%q]", o.sub("tensor_values"), e.Key))
+		m, err := decodeTensorMeta(e.Val, keyPath(o.sub("tensor_values"), e.Key))
 		if err != nil {
 			return err
 		}
@@ -471,7 +487,7 @@ func (b *builder) graph(raw json.RawMessage, path string) error {
 		return err
 	}
 	for i, nr := range nodes {
-		if err := b.node(nr, fmt.Sprintf("%s[%d]", o.sub("nodes"), i)); err != nil {
+		if err := b.node(nr, indexPath(o.sub("nodes"), i)); err != nil {
 			return err
 		}
 	}
@@ -571,12 +587,12 @@ func (b *builder) inputs(raw json.RawMessage, path string) error {
 		return pathErrf(path, "%d graph inputs but %d input specs in graph_module.signature.input_specs", len(items), len(specs))
 	}
 	for i, r := range items {
-		ip := fmt.Sprintf("%s[%d]", path, i)
+		ip := indexPath(path, i)
 		tag, v, err := union(r, ip)
 		if err != nil {
 			return err
 		}
-		ip += "." + tag
+		ip = dotPath(ip, tag)
 		spec := specs[i]
 		var name string
 		var typ ops.Type
@@ -741,7 +757,7 @@ func (b *builder) node(raw json.RawMessage, path string) error {
 	}
 	var ins []namedInput
 	for i, r := range items {
-		ip := fmt.Sprintf("%s[%d]", o.sub("inputs"), i)
+		ip := indexPath(o.sub("inputs"), i)
 		io, err := decodeObject(r, ip)
 		if err != nil {
 			return err
@@ -896,13 +912,13 @@ func (b *builder) createNode(target ops.Overload, schema *ops.Schema, args []ops
 	singleSchema := schema == nil || (len(schema.Returns) == 1 && !schema.Returns[0].Type.List)
 	var n *fxgraph.Node
 	if len(outs) == 1 && singleSchema {
-		tag, v, err := union(outs[0], path+"[0]")
+		tag, v, err := union(outs[0], catPath(path, "[0]"))
 		if err != nil {
 			return err
 		}
 		switch tag {
 		case "as_tensor", "as_sym_int", "as_sym_bool", "as_sym_float":
-			name, typ, err := b.namedValue(tag, v, path+"[0]."+tag)
+			name, typ, err := b.namedValue(tag, v, catPath(path, "[0]."+tag))
 			if err != nil {
 				return err
 			}
@@ -911,7 +927,7 @@ func (b *builder) createNode(target ops.Overload, schema *ops.Schema, args []ops
 			if opaque != nil {
 				b.p.setOpaque(n, opaque)
 			}
-			return b.define(name, n, path+"[0]")
+			return b.define(name, n, catPath(path, "[0]"))
 		}
 	}
 	n = b.g.CreateNode(fxgraph.CallFunction, target, "", args, kwargs, nodeName, nil)
@@ -923,13 +939,13 @@ func (b *builder) createNode(target ops.Overload, schema *ops.Schema, args []ops
 		return nil
 	}
 	if len(outs) == 1 {
-		if tag, v, err := union(outs[0], path+"[0]"); err == nil && tag == "as_tensors" {
+		if tag, v, err := union(outs[0], catPath(path, "[0]")); err == nil && tag == "as_tensors" {
 			// a Tensor[] return: one getitem per element
-			elems, err := decodeArray(v, path+"[0].as_tensors")
+			elems, err := decodeArray(v, catPath(path, "[0].as_tensors"))
 			if err != nil {
 				return err
 			}
-			typ, err := b.getitems(n, elems, path+"[0].as_tensors", meta, true)
+			typ, err := b.getitems(n, elems, catPath(path, "[0].as_tensors"), meta, true)
 			if err != nil {
 				return err
 			}
@@ -953,7 +969,7 @@ func (b *builder) createNode(target ops.Overload, schema *ops.Schema, args []ops
 func (b *builder) getitems(n *fxgraph.Node, outs []json.RawMessage, path string, meta fxgraph.Meta, bare bool) (ops.Type, error) {
 	var elems []ops.Type
 	for i, r := range outs {
-		ip := fmt.Sprintf("%s[%d]", path, i)
+		ip := indexPath(path, i)
 		var tag string
 		var v json.RawMessage
 		var err error
@@ -981,13 +997,13 @@ func (b *builder) getitems(n *fxgraph.Node, outs []json.RawMessage, path string,
 		case "as_none":
 			elems = append(elems, nil)
 		case "as_tensors":
-			items, err := decodeArray(v, ip+".as_tensors")
+			items, err := decodeArray(v, dotPath(ip, "as_tensors"))
 			if err != nil {
 				return nil, err
 			}
 			gi := b.g.CreateNode(fxgraph.CallFunction, ops.GetItem, "", []ops.Value{n, int64(i)}, nil, "", nil)
 			*gi.Meta = meta.Clone()
-			t, err := b.getitems(gi, items, ip+".as_tensors", meta, true)
+			t, err := b.getitems(gi, items, dotPath(ip, "as_tensors"), meta, true)
 			if err != nil {
 				return nil, err
 			}
@@ -1015,7 +1031,7 @@ func (b *builder) symRef(raw json.RawMessage, path string, constTag string) (ops
 	}
 	switch tag {
 	case "as_name":
-		name, err := decodeString(v, path+".as_name")
+		name, err := decodeString(v, dotPath(path, "as_name"))
 		if err != nil {
 			return nil, err
 		}
@@ -1025,7 +1041,7 @@ func (b *builder) symRef(raw json.RawMessage, path string, constTag string) (ops
 		}
 		return n, nil
 	case constTag:
-		return decodeConstant(constTag, v, path+"."+tag)
+		return decodeConstant(constTag, v, dotPath(path, tag))
 	}
 	return nil, pathErrf(path, "want as_name or %s, got %q", constTag, tag)
 }
@@ -1055,7 +1071,7 @@ func (b *builder) argument(raw json.RawMessage, path string) (string, ops.Value,
 	if err != nil {
 		return "", nil, err
 	}
-	p := path + "." + tag
+	p := dotPath(path, tag)
 	list := func(each func(json.RawMessage, string) (ops.Value, error)) (ops.Value, error) {
 		out, err := decodeEach(v, p, each)
 		if err != nil {
@@ -1079,7 +1095,7 @@ func (b *builder) argument(raw json.RawMessage, path string) (string, ops.Value,
 		case "as_none":
 			return nil, nil
 		case "as_tensor":
-			return tensorRef(ov, ip+".as_tensor")
+			return tensorRef(ov, dotPath(ip, "as_tensor"))
 		}
 		return nil, pathErrf(ip, "want as_tensor or as_none, got %q", t)
 	}
@@ -1169,7 +1185,7 @@ func (b *builder) argument(raw json.RawMessage, path string) (string, ops.Value,
 		if entries, err = objectEntries(v, p); err == nil {
 			d := ops.Dict{}
 			for _, e := range entries {
-				_, x, err2 := b.argument(e.Val, fmt.Sprintf("%s[%q]", p, e.Key))
+				_, x, err2 := b.argument(e.Val, keyPath(p, e.Key))
 				if err2 != nil {
 					return "", nil, err2
 				}
@@ -1202,7 +1218,7 @@ func (b *builder) outputs(raw json.RawMessage, path string, single bool) error {
 	}
 	res := make(ops.Tuple, len(items))
 	for i, r := range items {
-		ip := fmt.Sprintf("%s[%d]", path, i)
+		ip := indexPath(path, i)
 		tag, v, err := b.argument(r, ip)
 		if err != nil {
 			return err

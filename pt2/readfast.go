@@ -1,0 +1,292 @@
+package pt2
+
+import (
+	"math"
+	"math/bits"
+
+	"github.com/fxquant/fxquant/ops"
+	"github.com/fxquant/fxquant/ops/tensor"
+)
+
+// This file holds fast-mode decoders (see readpath.go) for the shapes
+// that make up most of a program: a TensorMeta of int sizes on the CPU,
+// {"as_int": N} lists, {"name": ...} arguments. Each reads a value of a
+// document already known to be valid JSON in one pass without building
+// objects or paths, and gives up (ok false) on anything else, for the
+// general decoder to read it: a fast decoder accepts only what the
+// general one accepts and returns what it returns.
+
+// cursor reads a valid JSON value.
+type cursor struct {
+	b []byte
+	i int
+}
+
+func (c *cursor) space() {
+	for c.i < len(c.b) && isJSONSpace(c.b[c.i]) {
+		c.i++
+	}
+}
+
+// eat consumes ch, after spaces, when it comes next.
+func (c *cursor) eat(ch byte) bool {
+	c.space()
+	if c.i < len(c.b) && c.b[c.i] == ch {
+		c.i++
+		return true
+	}
+	return false
+}
+
+// key reads an object key of plain bytes and its colon.
+func (c *cursor) key() ([]byte, bool) {
+	c.space()
+	if c.i >= len(c.b) || c.b[c.i] != '"' {
+		return nil, false
+	}
+	end := skipString(c.b, c.i)
+	k := c.b[c.i+1 : end-1]
+	c.i = end
+	return k, plainBytes(k) && c.eat(':')
+}
+
+// str reads a plain string, its bytes between the quotes.
+func (c *cursor) str() ([]byte, bool) {
+	c.space()
+	if c.i >= len(c.b) || c.b[c.i] != '"' {
+		return nil, false
+	}
+	end := skipString(c.b, c.i)
+	s := c.b[c.i+1 : end-1]
+	c.i = end
+	return s, plainBytes(s)
+}
+
+// int reads an integer of at most 18 digits, without fraction or
+// exponent (what fits an int64 for sure).
+func (c *cursor) int() (int64, bool) {
+	c.space()
+	neg := c.i < len(c.b) && c.b[c.i] == '-'
+	if neg {
+		c.i++
+	}
+	start := c.i
+	var n int64
+	for c.i < len(c.b) && isDigit(c.b[c.i]) {
+		n = n*10 + int64(c.b[c.i]-'0')
+		c.i++
+	}
+	if d := c.i - start; d == 0 || d > 18 {
+		return 0, false
+	}
+	if c.i < len(c.b) && (c.b[c.i] == '.' || c.b[c.i] == 'e' || c.b[c.i] == 'E') {
+		return 0, false
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
+// lit reads the literal word (true, false, null).
+func (c *cursor) lit(word string) bool {
+	c.space()
+	if len(c.b)-c.i >= len(word) && string(c.b[c.i:c.i+len(word)]) == word {
+		c.i += len(word)
+		return true
+	}
+	return false
+}
+
+// bool reads true or false.
+func (c *cursor) bool() (v, ok bool) {
+	if c.lit("true") {
+		return true, true
+	}
+	return false, c.lit("false")
+}
+
+// asInt reads {"as_int": N}.
+func (c *cursor) asInt() (int64, bool) {
+	if !c.eat('{') {
+		return 0, false
+	}
+	if k, ok := c.key(); !ok || string(k) != "as_int" {
+		return 0, false
+	}
+	n, ok := c.int()
+	return n, ok && c.eat('}')
+}
+
+// asInts appends the elements of a list [{"as_int": N}, ...] to dst.
+func (c *cursor) asInts(dst []int64) ([]int64, bool) {
+	if !c.eat('[') {
+		return nil, false
+	}
+	if c.eat(']') {
+		return dst, true
+	}
+	for {
+		n, ok := c.asInt()
+		if !ok {
+			return nil, false
+		}
+		dst = append(dst, n)
+		if c.eat(']') {
+			return dst, true
+		}
+		if !c.eat(',') {
+			return nil, false
+		}
+	}
+}
+
+// Keys of a TensorMeta, as bits of a seen-set.
+const (
+	tmDType = 1 << iota
+	tmSizes
+	tmRequiresGrad
+	tmDevice
+	tmStrides
+	tmOffset
+	tmLayout
+)
+
+// fastTensorMeta is decodeTensorMeta for a TensorMeta whose sizes,
+// strides and storage offset are ints, on a device without an index.
+func fastTensorMeta(raw []byte) (m tensorMeta, ok bool) {
+	c := cursor{b: raw}
+	if !c.eat('{') || c.eat('}') {
+		return m, false
+	}
+	var seen int
+	var code int64
+	var buf []int64
+	nSizes := 0
+	m.DeviceType = "cpu"
+	m.Layout = int64(ops.LayoutStrided)
+	for {
+		k, ok := c.key()
+		if !ok {
+			return m, false
+		}
+		var bit int
+		switch string(k) {
+		case "dtype":
+			bit = tmDType
+			code, ok = c.int()
+		case "sizes":
+			bit = tmSizes
+			if seen&tmStrides != 0 {
+				return m, false // strides first: not the usual order
+			}
+			buf, ok = c.asInts(make([]int64, 0, 8))
+			nSizes = len(buf)
+		case "requires_grad":
+			bit = tmRequiresGrad
+			m.RequiresGrad, ok = c.bool()
+		case "device":
+			bit = tmDevice
+			m.DeviceType, ok = c.device()
+		case "strides":
+			bit = tmStrides
+			if seen&tmSizes == 0 {
+				return m, false
+			}
+			buf, ok = c.asInts(buf)
+		case "storage_offset":
+			bit = tmOffset
+			c.space()
+			if c.i < len(c.b) && c.b[c.i] == '{' {
+				m.StorageOffset, ok = c.asInt()
+			} else {
+				m.StorageOffset, ok = c.int()
+			}
+		case "layout":
+			bit = tmLayout
+			m.Layout, ok = c.int()
+		default:
+			return m, false
+		}
+		if !ok || seen&bit != 0 {
+			return m, false
+		}
+		seen |= bit
+		if c.eat('}') {
+			break
+		}
+		if !c.eat(',') {
+			return m, false
+		}
+	}
+	if seen&(tmDType|tmSizes|tmStrides) != tmDType|tmSizes|tmStrides {
+		return m, false
+	}
+	d, known := tensor.DTypeFromSerde(int(code))
+	if !known || int64(int(code)) != code {
+		return m, false
+	}
+	m.DType = d
+	m.Sizes, m.Strides = buf[:nSizes:nSizes], buf[nSizes:]
+	if len(m.Strides) != len(m.Sizes) || m.Layout != int64(ops.LayoutStrided) {
+		return m, false
+	}
+	n := uint64(1)
+	for _, s := range m.Sizes {
+		if s < 0 {
+			return m, false
+		}
+		if s > 0 {
+			hi, lo := bits.Mul64(n, uint64(s))
+			if hi != 0 || lo > math.MaxInt {
+				return m, false // let ShapeInts judge
+			}
+			n = lo
+		}
+	}
+	return m, true
+}
+
+// device reads a Device {"type": ..., "index": null} (index absent or
+// null), giving its type.
+func (c *cursor) device() (string, bool) {
+	if !c.eat('{') || c.eat('}') {
+		return "", false
+	}
+	var typ []byte
+	seen := 0
+	for {
+		k, ok := c.key()
+		if !ok {
+			return "", false
+		}
+		bit := 0
+		switch string(k) {
+		case "type":
+			bit = 1
+			typ, ok = c.str()
+		case "index":
+			bit = 2
+			ok = c.lit("null")
+		default:
+			return "", false
+		}
+		if !ok || seen&bit != 0 {
+			return "", false
+		}
+		seen |= bit
+		if c.eat('}') {
+			break
+		}
+		if !c.eat(',') {
+			return "", false
+		}
+	}
+	if seen&1 == 0 {
+		return "", false
+	}
+	if string(typ) == "cpu" {
+		return "cpu", true
+	}
+	return string(typ), true
+}
