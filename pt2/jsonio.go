@@ -28,7 +28,7 @@ type kv struct {
 // keep the last one silently; a program with one is malformed).
 func objectEntries(raw json.RawMessage, path string) ([]kv, error) {
 	if path == fastPath {
-		if out, ok := splitObject(raw); ok {
+		if out, ok := splitObject(raw, nil); ok {
 			return out, nil
 		}
 	}
@@ -100,6 +100,36 @@ func objectEntries(raw json.RawMessage, path string) ([]kv, error) {
 		return nil, pathErr(path, fmt.Errorf("trailing data after the object: %d bytes starting %q", len(rest), rest[:min(len(rest), 16)]))
 	}
 	return out, nil
+}
+
+// decodeObjectIx is decodeObject, splitting with ix in fast mode.
+func decodeObjectIx(raw json.RawMessage, path string, ix bigIndex) (*object, error) {
+	if path == fastPath {
+		if e, ok := splitObject(raw, ix); ok {
+			return &object{path: path, entries: e}, nil
+		}
+	}
+	return decodeObject(raw, path)
+}
+
+// objectEntriesIx is objectEntries, splitting with ix in fast mode.
+func objectEntriesIx(raw json.RawMessage, path string, ix bigIndex) ([]kv, error) {
+	if path == fastPath {
+		if e, ok := splitObject(raw, ix); ok {
+			return e, nil
+		}
+	}
+	return objectEntries(raw, path)
+}
+
+// decodeArrayIx is decodeArray, splitting with ix in fast mode.
+func decodeArrayIx(raw json.RawMessage, path string, ix bigIndex) ([]json.RawMessage, error) {
+	if path == fastPath {
+		if items, ok := splitArray(raw, ix); ok {
+			return items, nil
+		}
+	}
+	return decodeArray(raw, path)
 }
 
 // keySet finds duplicate keys: a scan of the few keys an object of the
@@ -261,7 +291,7 @@ func union(raw json.RawMessage, path string) (string, json.RawMessage, error) {
 
 func decodeArray(raw json.RawMessage, path string) ([]json.RawMessage, error) {
 	if path == fastPath {
-		if items, ok := splitArray(raw); ok {
+		if items, ok := splitArray(raw, nil); ok {
 			return items, nil
 		}
 	}
@@ -284,7 +314,7 @@ func scanArrayItems(raw []byte) (items []json.RawMessage, ok bool) {
 	if i >= len(raw) || raw[i] != '[' {
 		return nil, false
 	}
-	end, err := scanArray(raw, i, 1, &items)
+	end, err := scanArray(raw, i, 1, &items, nil)
 	if err != nil || skipSpace(raw, end) != len(raw) {
 		return nil, false
 	}
@@ -298,6 +328,21 @@ func scanArrayItems(raw []byte) (items []json.RawMessage, ok bool) {
 // decodes; the first element error is returned as is.
 func decodeEach[T any](raw json.RawMessage, path string, each func(json.RawMessage, string) (T, error)) ([]T, error) {
 	items, err := decodeArray(raw, path)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, len(items))
+	for i, it := range items {
+		if out[i], err = each(it, indexPath(path, i)); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// decodeEachIx is decodeEach, splitting the array with ix in fast mode.
+func decodeEachIx[T any](raw json.RawMessage, path string, ix bigIndex, each func(json.RawMessage, string) (T, error)) ([]T, error) {
+	items, err := decodeArrayIx(raw, path, ix)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 )
 
@@ -59,6 +60,12 @@ func skipSpace(data []byte, i int) int {
 // leading space), checking its syntax; depth is the nesting of the
 // containers around it.
 func scanValue(data []byte, i, depth int) (int, error) {
+	return scanValueIx(data, i, depth, nil)
+}
+
+// scanValueIx is scanValue, also recording the large containers in ix
+// when it is not nil.
+func scanValueIx(data []byte, i, depth int, ix bigIndex) (int, error) {
 	if i >= len(data) {
 		return 0, errJSONEnd
 	}
@@ -67,9 +74,9 @@ func scanValue(data []byte, i, depth int) (int, error) {
 		end, _, err := scanString(data, i)
 		return end, err
 	case c == '{':
-		return scanObject(data, i, depth+1)
+		return scanObject(data, i, depth+1, ix)
 	case c == '[':
-		return scanArray(data, i, depth+1, nil)
+		return scanArray(data, i, depth+1, nil, ix)
 	case c == '-' || (c >= '0' && c <= '9'):
 		return scanNumber(data, i)
 	case c == 't':
@@ -215,7 +222,7 @@ func isJSONNumber(b []byte) bool {
 	return err == nil && end == len(b)
 }
 
-func scanObject(data []byte, i, depth int) (int, error) {
+func scanObject(data []byte, i, depth int, ix bigIndex) (int, error) {
 	if depth > maxJSONDepth {
 		return 0, errJSONDepth
 	}
@@ -242,7 +249,7 @@ func scanObject(data []byte, i, depth int) (int, error) {
 			return 0, jsonSyntax(data[j], "after object key")
 		}
 		j = skipSpace(data, j+1)
-		if j, err = scanValue(data, j, depth); err != nil {
+		if j, err = scanValueIx(data, j, depth, ix); err != nil {
 			return 0, err
 		}
 		j = skipSpace(data, j)
@@ -253,6 +260,7 @@ func scanObject(data []byte, i, depth int) (int, error) {
 		case ',':
 			j = skipSpace(data, j+1)
 		case '}':
+			ix.record(data, i, j+1)
 			return j + 1, nil
 		default:
 			return 0, jsonSyntax(data[j], "after object key:value pair")
@@ -262,7 +270,7 @@ func scanObject(data []byte, i, depth int) (int, error) {
 
 // scanArray returns the end of the array starting at data[i]; when items
 // is not nil, it also appends each element there, as a slice of data.
-func scanArray(data []byte, i, depth int, items *[]json.RawMessage) (int, error) {
+func scanArray(data []byte, i, depth int, items *[]json.RawMessage, ix bigIndex) (int, error) {
 	if depth > maxJSONDepth {
 		return 0, errJSONDepth
 	}
@@ -273,7 +281,7 @@ func scanArray(data []byte, i, depth int, items *[]json.RawMessage) (int, error)
 	for {
 		start := j
 		var err error
-		if j, err = scanValue(data, j, depth); err != nil {
+		if j, err = scanValueIx(data, j, depth, ix); err != nil {
 			return 0, err
 		}
 		if items != nil {
@@ -290,6 +298,7 @@ func scanArray(data []byte, i, depth int, items *[]json.RawMessage) (int, error)
 		case ',':
 			j = skipSpace(data, j+1)
 		case ']':
+			ix.record(data, i, j+1)
 			return j + 1, nil
 		default:
 			return 0, jsonSyntax(data[j], "after array element")
@@ -342,14 +351,38 @@ func internKey(b []byte) string {
 // validJSON reports whether data is one JSON value, spaces around it
 // allowed, as the validating scanner (and json.Valid) says.
 func validJSON(data []byte) bool {
+	_, ok := validIndexed(data, false)
+	return ok
+}
+
+// validIndexed is validJSON, also indexing the document's large
+// containers when index is set.
+func validIndexed(data []byte, index bool) (bigIndex, bool) {
+	var ix bigIndex
+	if index {
+		ix = make(bigIndex, len(data)/1024)
+	}
 	i := skipSpace(data, 0)
-	end, err := scanValue(data, i, 0)
-	return err == nil && skipSpace(data, end) == len(data)
+	end, err := scanValueIx(data, i, 0, ix)
+	return ix, err == nil && skipSpace(data, end) == len(data)
 }
 
 // skipString returns the end of the valid string starting at data[i].
 func skipString(data []byte, i int) int {
+	// most strings are short: a plain loop, an escape skipping the byte
+	// it escapes
 	j := i + 1
+	for n := min(len(data), j+24); j < n; j++ {
+		switch data[j] {
+		case '"':
+			return j + 1
+		case '\\':
+			j++
+		}
+	}
+	if j > len(data) {
+		return len(data)
+	}
 	for {
 		k := bytes.IndexByte(data[j:], '"')
 		if k < 0 {
@@ -377,6 +410,9 @@ func skipValue(data []byte, i int) int {
 	case '{', '[':
 		depth := 0
 		for j := i; j < len(data); j++ {
+			if !structural[data[j]] {
+				continue
+			}
 			switch data[j] {
 			case '"':
 				j = skipString(data, j) - 1
@@ -402,6 +438,14 @@ func skipValue(data []byte, i int) int {
 	return j
 }
 
+// structural marks the bytes skipValue acts on inside a container.
+var structural = func() (t [256]bool) {
+	for _, c := range `"{}[]` {
+		t[c] = true
+	}
+	return t
+}()
+
 // plainBytes reports whether the inside of a valid string is plain (see
 // scanString).
 func plainBytes(b []byte) bool {
@@ -413,9 +457,35 @@ func plainBytes(b []byte) bool {
 	return true
 }
 
+// bigIndex maps the first byte of each large container (array or
+// object) of a valid document to the container's length, so that
+// splitting the containers around it (the program, the graph, the node
+// list: each holds most of the document) does not walk it again.
+type bigIndex map[*byte]int
+
+// minIndexed is the length from which a container is indexed.
+const minIndexed = 128
+
+// record indexes the container data[start:end] when it is large.
+func (ix bigIndex) record(data []byte, start, end int) {
+	if ix != nil && end-start >= minIndexed {
+		ix[&data[start]] = end - start
+	}
+}
+
+// skip is skipValue, jumping over an indexed container.
+func (ix bigIndex) skip(data []byte, i int) int {
+	if c := data[i]; ix != nil && (c == '{' || c == '[') {
+		if n, ok := ix[&data[i]]; ok {
+			return i + n
+		}
+	}
+	return skipValue(data, i)
+}
+
 // splitObject splits the valid value raw, an object of plain distinct
 // keys, into its entries; ok is false for anything else.
-func splitObject(raw []byte) (out []kv, ok bool) {
+func splitObject(raw []byte, ix bigIndex) ([]kv, bool) {
 	i := skipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
 		return nil, false
@@ -424,7 +494,9 @@ func splitObject(raw []byte) (out []kv, ok bool) {
 	if raw[j] == '}' {
 		return nil, true
 	}
-	out = make([]kv, 0, 8)
+	// entries gather on the stack; the object keeps an exact copy
+	var buf [16]kv
+	out := buf[:0]
 	var seen keySet
 	for {
 		end := skipString(raw, j)
@@ -436,14 +508,14 @@ func splitObject(raw []byte) (out []kv, ok bool) {
 		j = skipSpace(raw, end)
 		j = skipSpace(raw, j+1) // the colon
 		start := j
-		j = skipValue(raw, j)
+		j = ix.skip(raw, j)
 		if !seen.add(out, key) {
 			return nil, false
 		}
 		out = append(out, kv{key, raw[start:j:j]})
 		j = skipSpace(raw, j)
 		if raw[j] == '}' {
-			return out, true
+			return slices.Clone(out), true
 		}
 		j = skipSpace(raw, j+1) // the comma
 	}
@@ -473,7 +545,7 @@ func splitUnion(raw []byte) (tag string, v json.RawMessage, ok bool) {
 }
 
 // splitArray is scanArrayItems for a valid value.
-func splitArray(raw []byte) (items []json.RawMessage, ok bool) {
+func splitArray(raw []byte, ix bigIndex) (items []json.RawMessage, ok bool) {
 	i := skipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '[' {
 		return nil, false
@@ -485,7 +557,7 @@ func splitArray(raw []byte) (items []json.RawMessage, ok bool) {
 	items = make([]json.RawMessage, 0, 4)
 	for {
 		start := j
-		j = skipValue(raw, j)
+		j = ix.skip(raw, j)
 		items = append(items, raw[start:j:j])
 		j = skipSpace(raw, j)
 		if raw[j] == ']' {

@@ -37,20 +37,21 @@ func newProgram(c Container) *Program {
 // fails, again from p's original state in checked mode, whose error
 // (with its field path) is returned.
 func (p *Program) decode(data []byte, opts *Options) error {
-	if validJSON(data) {
+	if ix, ok := validIndexed(data, true); ok {
 		saved := *p
-		if p.decodeAt(data, opts, fastPath) == nil {
+		if p.decodeAt(data, opts, fastPath, ix) == nil {
 			return nil
 		}
 		*p = saved
 	}
-	return p.decodeAt(data, opts, "")
+	return p.decodeAt(data, opts, "", nil)
 }
 
 // decodeAt decodes the document with root as the path of its top level:
-// fastPath for fast mode, "" for checked mode.
-func (p *Program) decodeAt(data []byte, opts *Options, root string) error {
-	top, err := decodeObject(data, root)
+// fastPath for fast mode, "" for checked mode; ix indexes the document's
+// large containers in fast mode.
+func (p *Program) decodeAt(data []byte, opts *Options, root string, ix bigIndex) error {
+	top, err := decodeObjectIx(data, root, ix)
 	if err != nil {
 		return err
 	}
@@ -96,7 +97,7 @@ func (p *Program) decodeAt(data []byte, opts *Options, root string) error {
 			return err
 		}
 	}
-	gm, err := decodeObject(gmRaw, subPath(root, "graph_module"))
+	gm, err := decodeObjectIx(gmRaw, subPath(root, "graph_module"), ix)
 	if err != nil {
 		return err
 	}
@@ -113,11 +114,11 @@ func (p *Program) decodeAt(data []byte, opts *Options, root string) error {
 	}
 	p.GraphModuleMetadata = gm.get("metadata")
 	p.TreespecNamedtupleFields = gm.get("treespec_namedtuple_fields")
-	if err := p.decodeSignature(sigRaw, gm.sub("signature")); err != nil {
+	if err := p.decodeSignature(sigRaw, gm.sub("signature"), ix); err != nil {
 		return err
 	}
 	b := &builder{p: p, reg: opts.registry(), opaque: opts != nil && opts.AllowOpaque, g: fxgraph.New(),
-		defined: map[string]*fxgraph.Node{}, metas: map[string]tensorMeta{}, syms: map[string]bool{}}
+		defined: map[string]*fxgraph.Node{}, metas: map[string]tensorMeta{}, syms: map[string]bool{}, ix: ix}
 	if err := b.graph(graphRaw, gm.sub("graph")); err != nil {
 		return err
 	}
@@ -165,6 +166,11 @@ func decodeStrings(raw json.RawMessage, path string) ([]string, error) {
 
 // decodeNameArg decodes a bare TensorArgument {"name": ...}.
 func decodeNameArg(raw json.RawMessage, path string) (string, error) {
+	if path == fastPath {
+		if s, ok := fastNameArg(raw); ok {
+			return string(s), nil
+		}
+	}
 	o, err := decodeObject(raw, path)
 	if err != nil {
 		return "", err
@@ -172,8 +178,8 @@ func decodeNameArg(raw json.RawMessage, path string) (string, error) {
 	return o.reqString("name")
 }
 
-func (p *Program) decodeSignature(raw json.RawMessage, path string) error {
-	o, err := decodeObject(raw, path)
+func (p *Program) decodeSignature(raw json.RawMessage, path string, ix bigIndex) error {
+	o, err := decodeObjectIx(raw, path, ix)
 	if err != nil {
 		return err
 	}
@@ -185,12 +191,12 @@ func (p *Program) decodeSignature(raw json.RawMessage, path string) error {
 	if err != nil {
 		return err
 	}
-	ins, err := decodeEach(inRaw, o.sub("input_specs"), decodeInputSpec)
+	ins, err := decodeEachIx(inRaw, o.sub("input_specs"), ix, decodeInputSpec)
 	if err != nil {
 		return err
 	}
 	p.Signature.Inputs = append(p.Signature.Inputs, ins...)
-	outs, err := decodeEach(outRaw, o.sub("output_specs"), decodeOutputSpec)
+	outs, err := decodeEachIx(outRaw, o.sub("output_specs"), ix, decodeOutputSpec)
 	if err != nil {
 		return err
 	}
@@ -414,6 +420,8 @@ type builder struct {
 	defined map[string]*fxgraph.Node // serialized name -> node
 	metas   map[string]tensorMeta
 	syms    map[string]bool
+	strs    map[string]string // interned strings (fast mode)
+	ix      bigIndex          // the document's large containers (fast mode)
 }
 
 // opaqueInfo is what the writer needs to serialize a node whose operator
@@ -425,7 +433,7 @@ type opaqueArg struct {
 }
 
 func (b *builder) graph(raw json.RawMessage, path string) error {
-	o, err := decodeObject(raw, path)
+	o, err := decodeObjectIx(raw, path, b.ix)
 	if err != nil {
 		return err
 	}
@@ -434,11 +442,15 @@ func (b *builder) graph(raw json.RawMessage, path string) error {
 			return err
 		}
 	}
-	tvs, err := objectEntries(o.get("tensor_values"), o.sub("tensor_values"))
+	tvs, err := objectEntriesIx(o.get("tensor_values"), o.sub("tensor_values"), b.ix)
 	if err != nil {
 		return err
 	}
 	var symbolic []namedMeta
+	if len(b.metas) == 0 && len(b.defined) == 0 { // sized for the program
+		b.metas = make(map[string]tensorMeta, len(tvs))
+		b.defined = make(map[string]*fxgraph.Node, len(tvs))
+	}
 	for _, e := range tvs {
 		m, err := decodeTensorMeta(e.Val, keyPath(o.sub("tensor_values"), e.Key))
 		if err != nil {
@@ -482,7 +494,7 @@ func (b *builder) graph(raw json.RawMessage, path string) error {
 	if err := b.inputs(o.get("inputs"), o.sub("inputs")); err != nil {
 		return err
 	}
-	nodes, err := decodeArray(o.get("nodes"), o.sub("nodes"))
+	nodes, err := decodeArrayIx(o.get("nodes"), o.sub("nodes"), b.ix)
 	if err != nil {
 		return err
 	}
@@ -524,7 +536,19 @@ func (b *builder) canonicalNames() {
 	if b.p.symVals != nil {
 		b.p.symVals = byNodeName(b.p.symVals, b.defined)
 	}
-	b.metas = byNodeName(b.metas, b.defined)
+	if b.p.serialNames != nil || !allDefined(b.metas, b.defined) {
+		b.metas = byNodeName(b.metas, b.defined)
+	} // else byNodeName would copy b.metas as it is
+}
+
+// allDefined reports whether every key of m names a defined node.
+func allDefined[V any](m map[string]V, defined map[string]*fxgraph.Node) bool {
+	for name := range m {
+		if _, ok := defined[name]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // byNodeName re-keys m, keyed by serialized names, by the names of the
@@ -730,7 +754,7 @@ type namedInput struct {
 }
 
 func (b *builder) node(raw json.RawMessage, path string) error {
-	o, err := decodeObject(raw, path)
+	o, err := decodeObjectIx(raw, path, b.ix)
 	if err != nil {
 		return err
 	}
@@ -751,13 +775,33 @@ func (b *builder) node(raw json.RawMessage, path string) error {
 	if !known && !b.opaque {
 		return pathErr(o.sub("target"), fmt.Errorf("%w: %s is not in the op registry", ErrUnknownOp, target))
 	}
-	items, err := o.reqArray("inputs")
+	items, err := b.reqArray(o, "inputs")
 	if err != nil {
 		return err
 	}
-	var ins []namedInput
+	ins := make([]namedInput, 0, len(items))
 	for i, r := range items {
 		ip := indexPath(o.sub("inputs"), i)
+		if ip == fastPath {
+			// the usual input object, read in one pass; the checks
+			// below are the general code's
+			if name, ar, kind, ok := b.fastInput(r); ok {
+				in := namedInput{name: name, kind: kind}
+				for _, prev := range ins {
+					if prev.name == in.name && !(hop && in.name == "") {
+						return pathErrf(ip, "argument %q given twice", in.name)
+					}
+				}
+				if in.tag, in.val, err = b.argument(ar, ip); err != nil {
+					return err
+				}
+				if in.kind < 0 || in.kind > 2 {
+					return pathErrf(ip, "unknown ArgumentKind %d", in.kind)
+				}
+				ins = append(ins, in)
+				continue
+			}
+		}
 		io, err := decodeObject(r, ip)
 		if err != nil {
 			return err
@@ -821,11 +865,20 @@ func (b *builder) node(raw json.RawMessage, path string) error {
 			return err
 		}
 	}
-	outs, err := o.reqArray("outputs")
+	outs, err := b.reqArray(o, "outputs")
 	if err != nil {
 		return err
 	}
 	return b.createNode(target, schema, args, kwargs, opaque, meta, nodeName, outs, o.sub("outputs"))
+}
+
+// reqArray is o.reqArray, splitting with b.ix in fast mode.
+func (b *builder) reqArray(o *object, key string) ([]json.RawMessage, error) {
+	r, err := o.req(key)
+	if err != nil {
+		return nil, err
+	}
+	return decodeArrayIx(r, o.sub(key), b.ix)
 }
 
 // nodeMeta reads a node's optional "metadata" entries.
@@ -1080,6 +1133,13 @@ func (b *builder) argument(raw json.RawMessage, path string) (string, ops.Value,
 		return ops.List(out), nil
 	}
 	tensorRef := func(r json.RawMessage, ip string) (ops.Value, error) {
+		if ip == fastPath {
+			if s, ok := fastNameArg(r); ok {
+				if n, ok := b.defined[string(s)]; ok {
+					return n, nil
+				}
+			}
+		}
 		name, err := decodeNameArg(r, ip)
 		if err != nil {
 			return nil, err

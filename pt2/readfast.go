@@ -290,3 +290,82 @@ func (c *cursor) device() (string, bool) {
 	}
 	return string(typ), true
 }
+
+// fastNameArg is decodeNameArg for {"name": "<plain>"}: the name's bytes.
+func fastNameArg(raw []byte) ([]byte, bool) {
+	c := cursor{b: raw}
+	if !c.eat('{') {
+		return nil, false
+	}
+	if k, ok := c.key(); !ok || string(k) != "name" {
+		return nil, false
+	}
+	s, ok := c.str()
+	return s, ok && c.eat('}')
+}
+
+// fastInput splits a node input {"name": ..., "arg": ..., "kind": ...}
+// (any order, kind absent or null allowed, no other key) into its name,
+// its arg's JSON and its kind (0 when absent).
+func (b *builder) fastInput(raw []byte) (name string, arg []byte, kind int64, ok bool) {
+	c := cursor{b: raw}
+	if !c.eat('{') || c.eat('}') {
+		return "", nil, 0, false
+	}
+	seen := 0
+	for {
+		k, ok := c.key()
+		if !ok {
+			return "", nil, 0, false
+		}
+		bit := 0
+		switch string(k) {
+		case "name":
+			bit = 1
+			var s []byte
+			if s, ok = c.str(); ok {
+				name = b.intern(s)
+			}
+		case "arg":
+			bit = 2
+			c.space()
+			start := c.i
+			c.i = skipValue(c.b, c.i)
+			arg = c.b[start:c.i:c.i]
+			ok = string(arg) != "null"
+		case "kind":
+			bit = 4
+			c.space()
+			if !c.lit("null") {
+				kind, ok = c.int()
+			}
+		default:
+			return "", nil, 0, false
+		}
+		if !ok || seen&bit != 0 {
+			return "", nil, 0, false
+		}
+		seen |= bit
+		if c.eat('}') {
+			break
+		}
+		if !c.eat(',') {
+			return "", nil, 0, false
+		}
+	}
+	return name, arg, kind, seen&3 == 3
+}
+
+// intern returns s as a string, one string per distinct text (argument
+// names repeat on every node).
+func (b *builder) intern(s []byte) string {
+	if v, ok := b.strs[string(s)]; ok {
+		return v
+	}
+	v := string(s)
+	if b.strs == nil {
+		b.strs = map[string]string{}
+	}
+	b.strs[v] = v
+	return v
+}

@@ -205,12 +205,14 @@ func TestFastModeAgreesWithChecked(t *testing.T) {
 					doc = mutate(r, doc)
 				}
 			}
-			if !validJSON(doc) {
+			ix, ok := validIndexed(doc, true)
+			if !ok {
 				continue
 			}
+			checkIndex(t, doc, ix)
 			pf, pc := newProgram(ContainerJSON), newProgram(ContainerJSON)
-			errF := pf.decodeAt(doc, opts, fastPath)
-			errC := pc.decodeAt(doc, opts, "")
+			errF := pf.decodeAt(doc, opts, fastPath, ix)
+			errC := pc.decodeAt(doc, opts, "", nil)
 			checked++
 			require.Equal(t, errC == nil, errF == nil, "fast mode and checked mode disagree (checked: %v) on %s", errC, doc)
 			if errC != nil {
@@ -286,4 +288,29 @@ func TestSkipValue(t *testing.T) {
 		assert.Equal(t, want, skipValue(doc, 0), s)
 		assert.Equal(t, len(s), want, s)
 	}
+}
+
+// checkIndex checks the index validIndexed builds of a valid document: every container of at
+// least minIndexed bytes is indexed with the length the validating
+// scanner gives it, and nothing else is.
+func checkIndex(t *testing.T, doc []byte, ix bigIndex) {
+	found := 0
+	values, _ := valueStarts(doc)
+	values = append(values, skipSpace(doc, 0))
+	for _, v := range values {
+		if doc[v] != '{' && doc[v] != '[' {
+			continue
+		}
+		end, err := scanValue(doc, v, 0)
+		require.NoError(t, err)
+		n, ok := ix[&doc[v]]
+		if end-v >= minIndexed {
+			require.True(t, ok, "container at %d (%d bytes) not indexed", v, end-v)
+			require.Equal(t, end-v, n)
+			found++
+		} else {
+			require.False(t, ok, "small container at %d indexed", v)
+		}
+	}
+	require.Equal(t, len(ix), found, "index holds entries that are no container")
 }
