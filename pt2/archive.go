@@ -350,7 +350,14 @@ func (p *Program) loadPayloads(z *zipRecords, kind, model string) error {
 					return err
 				}
 			}
-			if t, err = tensorFromPayload(m, b, shared); err != nil {
+			// b is a view the caller allowed, or bytes read for this
+			// record alone: either way the tensor may keep them as its
+			// storage instead of a copy. Should that fail, the copying
+			// path decides, with its own error.
+			if t, err = tensorFromPayload(m, b, true); err != nil && !shared {
+				t, err = tensorFromPayload(m, b, false)
+			}
+			if err != nil {
 				return fmt.Errorf("%s: record %q: %w", ep(), record, err)
 			}
 			if len(b) > 0 {
