@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -68,6 +69,7 @@ type zipRecords struct {
 	order  []string
 	budget *budget
 	shared []byte // the archive, when payloads may be views of it (Options.ShareBytes)
+	data   []byte // the archive
 }
 
 // readPayload is read for a weight payload record, except that a record
@@ -108,6 +110,38 @@ func (z *zipRecords) storedView(f *zip.File) ([]byte, bool) {
 	return v, true
 }
 
+// intactStored returns the bytes of f in the archive when reading f
+// through archive/zip is sure to give them without error: f is stored
+// uncompressed, unencrypted, declares equal sizes within the file, its
+// bytes match its CRC, and its data descriptor, if it has one, is there
+// with the same CRC (as zip's checksumReader checks it).
+func (z *zipRecords) intactStored(f *zip.File) ([]byte, bool) {
+	if z.data == nil || f.Method != zip.Store || f.Flags&0x1 != 0 || f.CompressedSize64 != f.UncompressedSize64 || f.UncompressedSize64 == 0 {
+		return nil, false
+	}
+	off, err := f.DataOffset()
+	if err != nil || off < 0 || uint64(off) > uint64(len(z.data)) || f.UncompressedSize64 > uint64(len(z.data))-uint64(off) {
+		return nil, false
+	}
+	end := off + int64(f.UncompressedSize64)
+	if f.Flags&0x8 != 0 {
+		// the descriptor: an optional signature, then the CRC
+		const sig = 0x08074b50
+		d := z.data[end:]
+		if len(d) >= 4 && binary.LittleEndian.Uint32(d) == sig {
+			d = d[4:]
+		}
+		if len(d) < 12 || binary.LittleEndian.Uint32(d) != f.CRC32 {
+			return nil, false
+		}
+	}
+	v := z.data[off:end:end]
+	if crc32.ChecksumIEEE(v) != f.CRC32 {
+		return nil, false
+	}
+	return v, true
+}
+
 // read returns the bytes of record name, read within the budget; JSON
 // records (by their .json name) also obey the JSON cap.
 func (z *zipRecords) read(name string) ([]byte, bool, error) {
@@ -115,7 +149,16 @@ func (z *zipRecords) read(name string) ([]byte, bool, error) {
 	if !ok {
 		return nil, false, nil
 	}
-	data, err := z.budget.readEntry(f, f.Name, strings.HasSuffix(name, ".json"))
+	isJSON := strings.HasSuffix(name, ".json")
+	if v, ok := z.intactStored(f); ok {
+		// what readEntry would read, without the zip reader's
+		// zeroed buffer and copies in chunks
+		if err := z.budget.charge(f.Name, f.UncompressedSize64, isJSON); err != nil {
+			return nil, true, err
+		}
+		return bytes.Clone(v), true, nil
+	}
+	data, err := z.budget.readEntry(f, f.Name, isJSON)
 	if err != nil {
 		return nil, true, err
 	}
@@ -130,7 +173,7 @@ func readZip(data []byte, opts *Options) (*Program, error) {
 	if len(zr.File) == 0 {
 		return nil, fmt.Errorf("%w: empty zip", ErrArchive)
 	}
-	raw := &zipRecords{files: map[string]*zip.File{}, budget: newBudget(opts, int64(len(data)))}
+	raw := &zipRecords{files: map[string]*zip.File{}, budget: newBudget(opts, int64(len(data))), data: data}
 	if opts != nil && opts.ShareBytes {
 		raw.shared = data
 	}
@@ -158,7 +201,7 @@ func readZip(data []byte, opts *Options) (*Program, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: entry %q is not under a root folder and the zip has no serialized_exported_program.json", ErrArchive, raw.order[0])
 	}
-	z := &zipRecords{files: map[string]*zip.File{}, budget: raw.budget, shared: raw.shared}
+	z := &zipRecords{files: map[string]*zip.File{}, budget: raw.budget, shared: raw.shared, data: data}
 	for _, name := range raw.order {
 		if rest, ok := strings.CutPrefix(name, root+"/"); ok && rest != "" {
 			z.files[rest] = raw.files[name]
