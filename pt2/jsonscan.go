@@ -446,15 +446,17 @@ var structural = func() (t [256]bool) {
 	return t
 }()
 
-// plainBytes reports whether the inside of a valid string is plain (see
-// scanString).
-func plainBytes(b []byte) bool {
-	for _, c := range b {
-		if !strPlain[c] {
-			return false
-		}
+// plainString returns the end of the valid string starting at data[i]
+// and whether it is plain (see scanString), in one pass when it is.
+func plainString(data []byte, i int) (int, bool) {
+	j := i + 1
+	for j < len(data) && strPlain[data[j]] {
+		j++
 	}
-	return true
+	if j < len(data) && data[j] == '"' {
+		return j + 1, true
+	}
+	return skipString(data, i), false
 }
 
 // bigIndex maps the first byte of each large container (array or
@@ -499,11 +501,11 @@ func splitObject(raw []byte, ix bigIndex) ([]kv, bool) {
 	out := buf[:0]
 	var seen keySet
 	for {
-		end := skipString(raw, j)
-		kb := raw[j+1 : end-1]
-		if !plainBytes(kb) {
+		end, plain := plainString(raw, j)
+		if !plain {
 			return nil, false
 		}
+		kb := raw[j+1 : end-1]
 		key := internKey(kb)
 		j = skipSpace(raw, end)
 		j = skipSpace(raw, j+1) // the colon
@@ -531,11 +533,11 @@ func splitUnion(raw []byte) (tag string, v json.RawMessage, ok bool) {
 	if raw[i] != '"' {
 		return "", nil, false
 	}
-	end := skipString(raw, i)
-	key := raw[i+1 : end-1]
-	if !plainBytes(key) {
+	end, plain := plainString(raw, i)
+	if !plain {
 		return "", nil, false
 	}
+	key := raw[i+1 : end-1]
 	start := skipSpace(raw, skipSpace(raw, end)+1)
 	stop := skipValue(raw, start)
 	if raw[skipSpace(raw, stop)] != '}' {

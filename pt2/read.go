@@ -422,6 +422,24 @@ type builder struct {
 	syms    map[string]bool
 	strs    map[string]string // interned strings (fast mode)
 	ix      bigIndex          // the document's large containers (fast mode)
+	targets map[string]parsedTarget
+}
+
+// parsedTarget is a node target string parsed: the operator, and whether
+// it is a registered higher-order operator.
+type parsedTarget struct {
+	target ops.Overload
+	hop    bool
+}
+
+// str is decodeString, interning a plain string in fast mode.
+func (b *builder) str(raw json.RawMessage, path string) (string, error) {
+	if path == fastPath {
+		if bs, ok := (&cursor{b: raw}).str(); ok {
+			return b.intern(bs), nil
+		}
+	}
+	return decodeString(raw, path)
 }
 
 // opaqueInfo is what the writer needs to serialize a node whose operator
@@ -758,19 +776,31 @@ func (b *builder) node(raw json.RawMessage, path string) error {
 	if err != nil {
 		return err
 	}
-	ts, err := o.reqString("target")
+	tr, err := o.req("target")
+	if err != nil {
+		return err
+	}
+	ts, err := b.str(tr, o.sub("target"))
 	if err != nil {
 		return err
 	}
 	if op, ok := strings.CutPrefix(ts, "_operator."); ok {
 		return b.symScalarNode(o, op)
 	}
-	target, hop := hopOverload(ts, b.reg)
-	if !hop {
-		if target, err = parseTarget(ts, o.sub("target")); err != nil {
-			return err
+	pt, ok := b.targets[ts] // targets repeat: parse each once
+	if !ok {
+		pt.target, pt.hop = hopOverload(ts, b.reg)
+		if !pt.hop {
+			if pt.target, err = parseTarget(ts, o.sub("target")); err != nil {
+				return err
+			}
 		}
+		if b.targets == nil {
+			b.targets = map[string]parsedTarget{}
+		}
+		b.targets[ts] = pt
 	}
+	target, hop := pt.target, pt.hop
 	schema, known := b.reg.Schema(target)
 	if !known && !b.opaque {
 		return pathErr(o.sub("target"), fmt.Errorf("%w: %s is not in the op registry", ErrUnknownOp, target))

@@ -44,10 +44,10 @@ func (c *cursor) key() ([]byte, bool) {
 	if c.i >= len(c.b) || c.b[c.i] != '"' {
 		return nil, false
 	}
-	end := skipString(c.b, c.i)
+	end, plain := plainString(c.b, c.i)
 	k := c.b[c.i+1 : end-1]
 	c.i = end
-	return k, plainBytes(k) && c.eat(':')
+	return k, plain && c.eat(':')
 }
 
 // str reads a plain string, its bytes between the quotes.
@@ -56,10 +56,10 @@ func (c *cursor) str() ([]byte, bool) {
 	if c.i >= len(c.b) || c.b[c.i] != '"' {
 		return nil, false
 	}
-	end := skipString(c.b, c.i)
+	end, plain := plainString(c.b, c.i)
 	s := c.b[c.i+1 : end-1]
 	c.i = end
-	return s, plainBytes(s)
+	return s, plain
 }
 
 // int reads an integer of at most 18 digits, without fraction or
