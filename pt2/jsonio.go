@@ -356,6 +356,11 @@ func decodeEachIx[T any](raw json.RawMessage, path string, ix bigIndex, each fun
 }
 
 func decodeString(raw json.RawMessage, path string) (string, error) {
+	if path == fastPath {
+		if s, ok := unescapeASCII(raw); ok {
+			return s, nil
+		}
+	}
 	if b := trimJSONSpace(raw); len(b) >= 2 && b[0] == '"' {
 		if end, plain, err := scanString(b, 0); err == nil && plain && end == len(b) {
 			return string(b[1 : len(b)-1]), nil

@@ -369,3 +369,55 @@ func (b *builder) intern(s []byte) string {
 	b.strs[v] = v
 	return v
 }
+
+// unescapeASCII decodes the valid JSON string raw (exactly one string)
+// when it is ASCII with no \u escape, as encoding/json decodes it; ok is
+// false for anything else (non-ASCII bytes, \u escapes: encoding/json's
+// rules for those are left to it).
+func unescapeASCII(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	in := raw[1 : len(raw)-1]
+	var out []byte
+	for i := 0; i < len(in); i++ {
+		c := in[i]
+		if c >= 0x80 {
+			return "", false
+		}
+		if c != '\\' {
+			if out != nil {
+				out = append(out, c)
+			}
+			continue
+		}
+		if out == nil {
+			out = make([]byte, i, len(in))
+			copy(out, in[:i])
+		}
+		i++
+		if i >= len(in) {
+			return "", false
+		}
+		switch in[i] {
+		case '"', '\\', '/':
+			out = append(out, in[i])
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		default:
+			return "", false
+		}
+	}
+	if out == nil {
+		return string(in), true
+	}
+	return string(out), true
+}

@@ -3,6 +3,7 @@ package pt2
 import (
 	"archive/zip"
 	"bytes"
+	"encoding/json"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -313,4 +314,22 @@ func checkIndex(t *testing.T, doc []byte, ix bigIndex) {
 		}
 	}
 	require.Equal(t, len(ix), found, "index holds entries that are no container")
+}
+
+// TestUnescapeASCII: the fast string decoder gives what encoding/json
+// gives, and leaves to it what it does not handle.
+func TestUnescapeASCII(t *testing.T) {
+	for _, s := range []string{
+		`""`, `"abc"`, `"a\"b"`, `"\\"`, `"\/\b\f\n\r\t"`, `"[{\"name\": \"x\"}]"`, `"tab\tend\\"`,
+		`"\u0041"`, `"é"`, `"\ud83d\ude00"`, `"\ud800"`, "\"\xff\"",
+	} {
+		var want string
+		require.NoError(t, json.Unmarshal([]byte(s), &want), s)
+		got, ok := unescapeASCII([]byte(s))
+		if ok {
+			assert.Equal(t, want, got, s)
+		} else {
+			assert.True(t, strings.Contains(s, `\u`) || strings.IndexFunc(s, func(r rune) bool { return r >= 0x80 }) >= 0 || strings.Contains(s, "\xff"), "refused %s", s)
+		}
+	}
 }
