@@ -475,9 +475,27 @@ func (ix bigIndex) record(data []byte, start, end int) {
 	}
 }
 
-// skip is skipValue, jumping over an indexed container.
+// skip is skipValue, jumping over an indexed container: a container that
+// does not end within minIndexed bytes is in the index.
 func (ix bigIndex) skip(data []byte, i int) int {
 	if c := data[i]; ix != nil && (c == '{' || c == '[') {
+		depth := 0
+		for j := i; j < len(data) && j-i < minIndexed; j++ {
+			if !structural[data[j]] {
+				continue
+			}
+			switch data[j] {
+			case '"':
+				j = skipString(data, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
 		if n, ok := ix[&data[i]]; ok {
 			return i + n
 		}
@@ -488,17 +506,25 @@ func (ix bigIndex) skip(data []byte, i int) int {
 // splitObject splits the valid value raw, an object of plain distinct
 // keys, into its entries; ok is false for anything else.
 func splitObject(raw []byte, ix bigIndex) ([]kv, bool) {
+	// entries gather on the stack; the object keeps an exact copy
+	var buf [16]kv
+	out, ok := splitObjectInto(raw, ix, buf[:0])
+	if !ok || len(out) == 0 {
+		return nil, ok
+	}
+	return slices.Clone(out), true
+}
+
+// splitObjectInto is splitObject appending the entries to out.
+func splitObjectInto(raw []byte, ix bigIndex, out []kv) ([]kv, bool) {
 	i := skipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
 		return nil, false
 	}
 	j := skipSpace(raw, i+1)
 	if raw[j] == '}' {
-		return nil, true
+		return out, true
 	}
-	// entries gather on the stack; the object keeps an exact copy
-	var buf [16]kv
-	out := buf[:0]
 	var seen keySet
 	for {
 		end, plain := plainString(raw, j)
@@ -517,7 +543,7 @@ func splitObject(raw []byte, ix bigIndex) ([]kv, bool) {
 		out = append(out, kv{key, raw[start:j:j]})
 		j = skipSpace(raw, j)
 		if raw[j] == '}' {
-			return slices.Clone(out), true
+			return out, true
 		}
 		j = skipSpace(raw, j+1) // the comma
 	}

@@ -423,6 +423,7 @@ type builder struct {
 	strs    map[string]string // interned strings (fast mode)
 	ix      bigIndex          // the document's large containers (fast mode)
 	targets map[string]parsedTarget
+	nodeKV  []kv // the entries of the node being read (fast mode)
 }
 
 // parsedTarget is a node target string parsed: the operator, and whether
@@ -772,9 +773,20 @@ type namedInput struct {
 }
 
 func (b *builder) node(raw json.RawMessage, path string) error {
-	o, err := decodeObjectIx(raw, path, b.ix)
-	if err != nil {
-		return err
+	var o *object
+	var err error
+	if path == fastPath {
+		// the node's object lives while the node is read: its entries
+		// reuse one buffer
+		if e, ok := splitObjectInto(raw, b.ix, b.nodeKV[:0]); ok {
+			b.nodeKV = e
+			o = &object{path: path, entries: e}
+		}
+	}
+	if o == nil {
+		if o, err = decodeObjectIx(raw, path, b.ix); err != nil {
+			return err
+		}
 	}
 	tr, err := o.req("target")
 	if err != nil {

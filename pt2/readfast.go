@@ -3,6 +3,7 @@ package pt2
 import (
 	"math"
 	"math/bits"
+	"strings"
 
 	"github.com/fxquant/fxquant/ops"
 	"github.com/fxquant/fxquant/ops/tensor"
@@ -379,21 +380,23 @@ func unescapeASCII(raw []byte) (string, bool) {
 		return "", false
 	}
 	in := raw[1 : len(raw)-1]
-	var out []byte
+	var out strings.Builder
+	escaped := false
 	for i := 0; i < len(in); i++ {
 		c := in[i]
 		if c >= 0x80 {
 			return "", false
 		}
 		if c != '\\' {
-			if out != nil {
-				out = append(out, c)
+			if escaped {
+				out.WriteByte(c)
 			}
 			continue
 		}
-		if out == nil {
-			out = make([]byte, i, len(in))
-			copy(out, in[:i])
+		if !escaped {
+			escaped = true
+			out.Grow(len(in))
+			out.Write(in[:i])
 		}
 		i++
 		if i >= len(in) {
@@ -401,23 +404,23 @@ func unescapeASCII(raw []byte) (string, bool) {
 		}
 		switch in[i] {
 		case '"', '\\', '/':
-			out = append(out, in[i])
+			out.WriteByte(in[i])
 		case 'b':
-			out = append(out, '\b')
+			out.WriteByte('\b')
 		case 'f':
-			out = append(out, '\f')
+			out.WriteByte('\f')
 		case 'n':
-			out = append(out, '\n')
+			out.WriteByte('\n')
 		case 'r':
-			out = append(out, '\r')
+			out.WriteByte('\r')
 		case 't':
-			out = append(out, '\t')
+			out.WriteByte('\t')
 		default:
 			return "", false
 		}
 	}
-	if out == nil {
+	if !escaped {
 		return string(in), true
 	}
-	return string(out), true
+	return out.String(), true
 }
