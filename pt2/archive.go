@@ -426,6 +426,9 @@ type payloadEntry struct {
 // decode reads the entry's fields; path is the entry's path (fastPath in
 // fast mode).
 func (pe *payloadEntry) decode(path string) error {
+	if path == fastPath && pe.fastDecode() {
+		return nil
+	}
 	o, err := decodeObject(pe.raw, path)
 	if err != nil {
 		return err

@@ -424,3 +424,62 @@ func unescapeASCII(raw []byte) (string, bool) {
 	}
 	return out.String(), true
 }
+
+// fastDecode is payloadEntry.decode for the usual entry: path_name,
+// is_param and use_pickle (bools, optional) and a tensor_meta that
+// fastTensorMeta reads, no other key; it reports whether it read one.
+func (pe *payloadEntry) fastDecode() bool {
+	c := cursor{b: pe.raw}
+	if !c.eat('{') || c.eat('}') {
+		return false
+	}
+	var e payloadEntry
+	seen := 0
+	for {
+		k, ok := c.key()
+		if !ok {
+			return false
+		}
+		bit := 0
+		switch string(k) {
+		case "path_name":
+			bit = 1
+			var s []byte
+			if s, ok = c.str(); ok {
+				e.pathName = string(s)
+			}
+		case "is_param":
+			bit = 2
+			e.isParam, ok = c.bool()
+		case "use_pickle":
+			bit = 4
+			e.usePickle, ok = c.bool()
+		case "tensor_meta":
+			bit = 8
+			c.space()
+			start := c.i
+			c.i = skipValue(c.b, c.i)
+			e.meta, ok = fastTensorMeta(c.b[start:c.i])
+		default:
+			return false
+		}
+		if !ok || seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		if c.eat('}') {
+			break
+		}
+		if !c.eat(',') {
+			return false
+		}
+	}
+	if seen&1 == 0 || (!e.usePickle && seen&8 == 0) {
+		return false
+	}
+	if e.usePickle {
+		e.meta = tensorMeta{}
+	}
+	pe.pathName, pe.isParam, pe.usePickle, pe.meta = e.pathName, e.isParam, e.usePickle, e.meta
+	return true
+}
