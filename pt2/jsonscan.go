@@ -508,15 +508,16 @@ func (ix bigIndex) skip(data []byte, i int) int {
 func splitObject(raw []byte, ix bigIndex) ([]kv, bool) {
 	// entries gather on the stack; the object keeps an exact copy
 	var buf [16]kv
-	out, ok := splitObjectInto(raw, ix, buf[:0])
+	out, ok := splitObjectInto(raw, ix, buf[:0], true)
 	if !ok || len(out) == 0 {
 		return nil, ok
 	}
 	return slices.Clone(out), true
 }
 
-// splitObjectInto is splitObject appending the entries to out.
-func splitObjectInto(raw []byte, ix bigIndex, out []kv) ([]kv, bool) {
+// splitObjectInto is splitObject appending the entries to out; without
+// checkDups, duplicate keys are the caller's to find.
+func splitObjectInto(raw []byte, ix bigIndex, out []kv, checkDups bool) ([]kv, bool) {
 	i := skipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
 		return nil, false
@@ -537,7 +538,7 @@ func splitObjectInto(raw []byte, ix bigIndex, out []kv) ([]kv, bool) {
 		j = skipSpace(raw, j+1) // the colon
 		start := j
 		j = ix.skip(raw, j)
-		if !seen.add(out, key) {
+		if checkDups && !seen.add(out, key) {
 			return nil, false
 		}
 		out = append(out, kv{key, raw[start:j:j]})

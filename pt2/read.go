@@ -461,10 +461,21 @@ func (b *builder) graph(raw json.RawMessage, path string) error {
 			return err
 		}
 	}
-	tvs, err := objectEntriesIx(o.get("tensor_values"), o.sub("tensor_values"), b.ix)
-	if err != nil {
-		return err
+	// in fast mode the (many) tensor_values keys are checked for
+	// duplicates by the metas table they fill, not by a set of their own
+	var tvs []kv
+	dupCheck := true
+	if o.path == fastPath {
+		if e, ok := splitObjectInto(o.get("tensor_values"), b.ix, nil, false); ok {
+			tvs, dupCheck = e, false
+		}
 	}
+	if dupCheck {
+		if tvs, err = objectEntriesIx(o.get("tensor_values"), o.sub("tensor_values"), b.ix); err != nil {
+			return err
+		}
+	}
+	before := len(b.metas)
 	var symbolic []namedMeta
 	if len(b.metas) == 0 && len(b.defined) == 0 { // sized for the program
 		b.metas = make(map[string]tensorMeta, len(tvs))
@@ -479,6 +490,9 @@ func (b *builder) graph(raw json.RawMessage, path string) error {
 		if m.Sym != nil {
 			symbolic = append(symbolic, namedMeta{e.Key, m})
 		}
+	}
+	if !dupCheck && len(b.metas)-before != len(tvs) {
+		return pathErr(o.path, errors.New("duplicate key in tensor_values"))
 	}
 	syms, err := decodeSymIntValues(o.get("sym_int_values"), o.sub("sym_int_values"))
 	if err != nil {
@@ -778,7 +792,7 @@ func (b *builder) node(raw json.RawMessage, path string) error {
 	if path == fastPath {
 		// the node's object lives while the node is read: its entries
 		// reuse one buffer
-		if e, ok := splitObjectInto(raw, b.ix, b.nodeKV[:0]); ok {
+		if e, ok := splitObjectInto(raw, b.ix, b.nodeKV[:0], true); ok {
 			b.nodeKV = e
 			o = &object{path: path, entries: e}
 		}
