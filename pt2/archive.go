@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -69,6 +70,7 @@ type zipRecords struct {
 	order  []string
 	budget *budget
 	shared []byte // the archive, when payloads may be views of it (Options.ShareBytes)
+	data   []byte // the archive
 }
 
 // readPayload is read for a weight payload record, except that a record
@@ -109,6 +111,38 @@ func (z *zipRecords) storedView(f *zip.File) ([]byte, bool) {
 	return v, true
 }
 
+// intactStored returns the bytes of f in the archive when reading f
+// through archive/zip is sure to give them without error: f is stored
+// uncompressed, unencrypted, declares equal sizes within the file, its
+// bytes match its CRC, and its data descriptor, if it has one, is there
+// with the same CRC (as zip's checksumReader checks it).
+func (z *zipRecords) intactStored(f *zip.File) ([]byte, bool) {
+	if z.data == nil || f.Method != zip.Store || f.Flags&0x1 != 0 || f.CompressedSize64 != f.UncompressedSize64 || f.UncompressedSize64 == 0 {
+		return nil, false
+	}
+	off, err := f.DataOffset()
+	if err != nil || off < 0 || uint64(off) > uint64(len(z.data)) || f.UncompressedSize64 > uint64(len(z.data))-uint64(off) {
+		return nil, false
+	}
+	end := off + int64(f.UncompressedSize64)
+	if f.Flags&0x8 != 0 {
+		// the descriptor: an optional signature, then the CRC
+		const sig = 0x08074b50
+		d := z.data[end:]
+		if len(d) >= 4 && binary.LittleEndian.Uint32(d) == sig {
+			d = d[4:]
+		}
+		if len(d) < 12 || binary.LittleEndian.Uint32(d) != f.CRC32 {
+			return nil, false
+		}
+	}
+	v := z.data[off:end:end]
+	if crc32.ChecksumIEEE(v) != f.CRC32 {
+		return nil, false
+	}
+	return v, true
+}
+
 // read returns the bytes of record name, read within the budget; JSON
 // records (by their .json name) also obey the JSON cap.
 func (z *zipRecords) read(name string) ([]byte, bool, error) {
@@ -116,7 +150,16 @@ func (z *zipRecords) read(name string) ([]byte, bool, error) {
 	if !ok {
 		return nil, false, nil
 	}
-	data, err := z.budget.readEntry(f, f.Name, strings.HasSuffix(name, ".json"))
+	isJSON := strings.HasSuffix(name, ".json")
+	if v, ok := z.intactStored(f); ok {
+		// what readEntry would read, without the zip reader's
+		// zeroed buffer and copies in chunks
+		if err := z.budget.charge(f.Name, f.UncompressedSize64, isJSON); err != nil {
+			return nil, true, err
+		}
+		return bytes.Clone(v), true, nil
+	}
+	data, err := z.budget.readEntry(f, f.Name, isJSON)
 	if err != nil {
 		return nil, true, err
 	}
@@ -131,7 +174,7 @@ func readZip(data []byte, opts *Options) (*Program, error) {
 	if len(zr.File) == 0 {
 		return nil, fmt.Errorf("%w: empty zip", ErrArchive)
 	}
-	raw := &zipRecords{files: map[string]*zip.File{}, budget: newBudget(opts, int64(len(data)))}
+	raw := &zipRecords{files: map[string]*zip.File{}, budget: newBudget(opts, int64(len(data))), data: data}
 	if opts != nil && opts.ShareBytes {
 		raw.shared = data
 	}
@@ -159,7 +202,7 @@ func readZip(data []byte, opts *Options) (*Program, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: entry %q is not under a root folder and the zip has no serialized_exported_program.json", ErrArchive, raw.order[0])
 	}
-	z := &zipRecords{files: map[string]*zip.File{}, budget: raw.budget, shared: raw.shared}
+	z := &zipRecords{files: map[string]*zip.File{}, budget: raw.budget, shared: raw.shared, data: data}
 	for _, name := range raw.order {
 		if rest, ok := strings.CutPrefix(name, root+"/"); ok && rest != "" {
 			z.files[rest] = raw.files[name]
@@ -283,17 +326,28 @@ func (p *Program) loadPayloads(z *zipRecords, kind, model string) error {
 		}
 		return nil
 	}
-	top, err := decodeObject(cfg, cfgName)
-	if err != nil {
-		return err
-	}
-	c, err := top.req("config")
-	if err != nil {
-		return err
-	}
-	entries, err := objectEntries(c, cfgName+": config")
-	if err != nil {
-		return err
+	// The config's JSON in fast mode (readpath.go) when it is valid and
+	// every entry decodes; otherwise in checked mode, entry by entry as
+	// the payloads are read, so that the first error is the one it has
+	// always been.
+	entries, fast := decodePayloadConfig(cfg)
+	if !fast {
+		top, err := decodeObject(cfg, cfgName)
+		if err != nil {
+			return err
+		}
+		c, err := top.req("config")
+		if err != nil {
+			return err
+		}
+		kvs, err := objectEntries(c, cfgName+": config")
+		if err != nil {
+			return err
+		}
+		entries = make([]payloadEntry, len(kvs))
+		for i, e := range kvs {
+			entries[i].fqn, entries[i].raw = e.Key, e.Val
+		}
 	}
 	// one storage per record (and element type), shared by every FQN
 	// that names it, as _build_file_map does
@@ -302,49 +356,26 @@ func (p *Program) loadPayloads(z *zipRecords, kind, model string) error {
 		dtype  tensor.DType
 	}
 	storages := map[storageKey]*tensor.Tensor{}
-	for _, e := range entries {
-		ep := fmt.Sprintf("%s: config[%q]", cfgName, e.Key)
-		o, err := decodeObject(e.Val, ep)
-		if err != nil {
-			return err
-		}
-		pn, err := o.req("path_name")
-		if err != nil {
-			return err
-		}
-		pathName, err := decodeString(pn, o.sub("path_name"))
-		if err != nil {
-			return err
-		}
-		var isParam, usePickle bool
-		if v := o.get("is_param"); v != nil {
-			if isParam, err = decodeBool(v, o.sub("is_param")); err != nil {
+	for i := range entries {
+		pe := &entries[i]
+		ep := func() string { return fmt.Sprintf("%s: config[%q]", cfgName, pe.fqn) }
+		if !fast {
+			if err := pe.decode(ep()); err != nil {
 				return err
 			}
 		}
-		if v := o.get("use_pickle"); v != nil {
-			if usePickle, err = decodeBool(v, o.sub("use_pickle")); err != nil {
-				return err
-			}
-		}
-		record := dir + pathName
-		if usePickle {
-			p.Unreadable = append(p.Unreadable, Unreadable{Record: record, FQN: e.Key, Reason: "pickled payload (tensor subclass or custom object)"})
+		record := dir + pe.pathName
+		if pe.usePickle {
+			p.Unreadable = append(p.Unreadable, Unreadable{Record: record, FQN: pe.fqn, Reason: "pickled payload (tensor subclass or custom object)"})
 			continue
 		}
-		mr, err := o.req("tensor_meta")
-		if err != nil {
-			return err
-		}
-		m, err := decodeTensorMeta(mr, o.sub("tensor_meta"))
-		if err != nil {
-			return err
-		}
+		m := pe.meta
 		sk := storageKey{record, m.DType}
 		var t *tensor.Tensor
+		var err error
 		if base, ok := storages[sk]; ok {
 			if t, err = viewOf(base, m); err != nil {
-				return fmt.Errorf("%s: record %q: %w", ep, record, err)
+				return fmt.Errorf("%s: record %q: %w", ep(), record, err)
 			}
 		} else {
 			b, ok, shared, err := z.readPayload(record)
@@ -352,28 +383,111 @@ func (p *Program) loadPayloads(z *zipRecords, kind, model string) error {
 				return err
 			}
 			if !ok {
-				return fmt.Errorf("%s: %w: payload record %q is missing", ep, ErrArchive, record)
+				return fmt.Errorf("%s: %w: payload record %q is missing", ep(), ErrArchive, record)
 			}
 			if len(b) == 0 {
 				shape, err := tensor.ShapeInts(m.Sizes)
 				if err != nil {
-					return fmt.Errorf("%s: tensor_meta.sizes: %w", ep, err)
+					return fmt.Errorf("%s: tensor_meta.sizes: %w", ep(), err)
 				}
-				if err := z.budget.zeroFill(ep, e.Key, m.DType, shape); err != nil {
+				if err := z.budget.zeroFill(ep(), pe.fqn, m.DType, shape); err != nil {
 					return err
 				}
 			}
-			if t, err = tensorFromPayload(m, b, shared); err != nil {
-				return fmt.Errorf("%s: record %q: %w", ep, record, err)
+			// b is a view the caller allowed, or bytes read for this
+			// record alone: either way the tensor may keep them as its
+			// storage instead of a copy. Should that fail, the copying
+			// path decides, with its own error.
+			if t, err = tensorFromPayload(m, b, true); err != nil && !shared {
+				t, err = tensorFromPayload(m, b, false)
+			}
+			if err != nil {
+				return fmt.Errorf("%s: record %q: %w", ep(), record, err)
 			}
 			if len(b) > 0 {
 				storages[sk] = t
 			}
 		}
-		p.Graph.SetAttr(e.Key, t)
-		p.Tensors[e.Key] = TensorInfo{IsParam: isParam, RequiresGrad: m.RequiresGrad, Device: string(deviceValue(m.DeviceType, m.DeviceIndex))}
+		p.Graph.SetAttr(pe.fqn, t)
+		p.Tensors[pe.fqn] = TensorInfo{IsParam: pe.isParam, RequiresGrad: m.RequiresGrad, Device: string(deviceValue(m.DeviceType, m.DeviceIndex))}
 	}
 	return nil
+}
+
+// payloadEntry is one entry of a payload config: the FQN, its JSON, and
+// what decode reads from it.
+type payloadEntry struct {
+	fqn                string
+	raw                []byte
+	pathName           string
+	isParam, usePickle bool
+	meta               tensorMeta // unless usePickle
+}
+
+// decode reads the entry's fields; path is the entry's path (fastPath in
+// fast mode).
+func (pe *payloadEntry) decode(path string) error {
+	if path == fastPath && pe.fastDecode() {
+		return nil
+	}
+	o, err := decodeObject(pe.raw, path)
+	if err != nil {
+		return err
+	}
+	pn, err := o.req("path_name")
+	if err != nil {
+		return err
+	}
+	if pe.pathName, err = decodeString(pn, o.sub("path_name")); err != nil {
+		return err
+	}
+	if v := o.get("is_param"); v != nil {
+		if pe.isParam, err = decodeBool(v, o.sub("is_param")); err != nil {
+			return err
+		}
+	}
+	if v := o.get("use_pickle"); v != nil {
+		if pe.usePickle, err = decodeBool(v, o.sub("use_pickle")); err != nil {
+			return err
+		}
+	}
+	if pe.usePickle {
+		return nil
+	}
+	mr, err := o.req("tensor_meta")
+	if err != nil {
+		return err
+	}
+	pe.meta, err = decodeTensorMeta(mr, o.sub("tensor_meta"))
+	return err
+}
+
+// decodePayloadConfig decodes a payload config in fast mode; ok is false
+// when it is not valid JSON or some entry fails to decode.
+func decodePayloadConfig(cfg []byte) (entries []payloadEntry, ok bool) {
+	if !validJSON(cfg) {
+		return nil, false
+	}
+	top, err := decodeObject(cfg, fastPath)
+	if err != nil {
+		return nil, false
+	}
+	c, err := top.req("config")
+	if err != nil {
+		return nil, false
+	}
+	kvs, err := objectEntries(c, fastPath)
+	if err != nil {
+		return nil, false
+	}
+	entries = make([]payloadEntry, len(kvs))
+	for i, e := range kvs {
+		entries[i].fqn, entries[i].raw = e.Key, e.Val
+		if entries[i].decode(fastPath) != nil {
+			return nil, false
+		}
+	}
+	return entries, true
 }
 
 // tensorFromPayload views raw little-endian storage bytes (checkByteOrder

@@ -53,3 +53,18 @@ func TestWithCustomHandle(t *testing.T) {
 		assert.Equal(t, c.want, withCustomHandle(c.in, c.h), "%s with handle %d", c.in, c.h)
 	}
 }
+
+// TestReadCustomHandleAgrees: the reader's shortcut for the usual text
+// gives customHandle's answer.
+func TestReadCustomHandleAgrees(t *testing.T) {
+	for _, s := range []string{
+		``, `{"numeric_debug_handle": 7}`, `{"numeric_debug_handle": 123456789012345678}`,
+		`{"numeric_debug_handle": 1234567890123456789012}`, `{"numeric_debug_handle": 0}`,
+		`{"numeric_debug_handle": 007}`, `{"numeric_debug_handle": -1}`, `{"numeric_debug_handle": 1e3}`,
+		`{"numeric_debug_handle": 7}}`, `{"numeric_debug_handle": }`, `{"numeric_debug_handle": 7 }`,
+		`{"quantize": true, "numeric_debug_handle": 12}`, `{"numeric_debug_handle":7}`,
+	} {
+		assert.Equal(t, customHandle(s), readCustomHandle(s), "%s", s)
+	}
+	assert.Equal(t, 7, readCustomHandle(`{"numeric_debug_handle": 7}`))
+}

@@ -28,6 +28,15 @@
 // [ErrUnknownOp], [ErrUnsupported], [ErrDangling] or [ErrArchive] where one
 // applies.
 //
+// The program JSON is decoded in one of two modes (readpath.go). A valid
+// document (one validating pass, which also records where its large
+// containers end) is decoded first in fast mode: no field path is built,
+// members are split without validating them again, and the usual shapes
+// are read in one pass (readfast.go). Only when that fails is the
+// document decoded again, from the start, by the checked decoder, whose
+// error, with its field path, is the one returned: both modes fail on the
+// same documents, with the same messages.
+//
 // # Writing
 //
 // [Program.WriteArchive] writes a PT2 archive PyTorch 2.14 loads, laid out

@@ -27,6 +27,11 @@ type kv struct {
 // each value is a slice of raw. A duplicate key is an error (Python would
 // keep the last one silently; a program with one is malformed).
 func objectEntries(raw json.RawMessage, path string) ([]kv, error) {
+	if path == fastPath {
+		if out, ok := splitObject(raw, nil); ok {
+			return out, nil
+		}
+	}
 	i := skipSpace(raw, 0)
 	if i >= len(raw) {
 		return nil, pathErr(path, fmt.Errorf("want an object: %v", io.EOF))
@@ -95,6 +100,36 @@ func objectEntries(raw json.RawMessage, path string) ([]kv, error) {
 		return nil, pathErr(path, fmt.Errorf("trailing data after the object: %d bytes starting %q", len(rest), rest[:min(len(rest), 16)]))
 	}
 	return out, nil
+}
+
+// decodeObjectIx is decodeObject, splitting with ix in fast mode.
+func decodeObjectIx(raw json.RawMessage, path string, ix bigIndex) (*object, error) {
+	if path == fastPath {
+		if e, ok := splitObject(raw, ix); ok {
+			return &object{path: path, entries: e}, nil
+		}
+	}
+	return decodeObject(raw, path)
+}
+
+// objectEntriesIx is objectEntries, splitting with ix in fast mode.
+func objectEntriesIx(raw json.RawMessage, path string, ix bigIndex) ([]kv, error) {
+	if path == fastPath {
+		if e, ok := splitObject(raw, ix); ok {
+			return e, nil
+		}
+	}
+	return objectEntries(raw, path)
+}
+
+// decodeArrayIx is decodeArray, splitting with ix in fast mode.
+func decodeArrayIx(raw json.RawMessage, path string, ix bigIndex) ([]json.RawMessage, error) {
+	if path == fastPath {
+		if items, ok := splitArray(raw, ix); ok {
+			return items, nil
+		}
+	}
+	return decodeArray(raw, path)
 }
 
 // keySet finds duplicate keys: a scan of the few keys an object of the
@@ -197,7 +232,7 @@ func (o *object) req(key string) (json.RawMessage, error) {
 	return v, nil
 }
 
-func (o *object) sub(key string) string { return joinPath(o.path, key) }
+func (o *object) sub(key string) string { return subPath(o.path, key) }
 
 // reqString returns the string under key, with req's error when it is
 // missing and decodeString's when it is not a string.
@@ -232,6 +267,11 @@ func isNull(raw json.RawMessage) bool {
 
 // union decodes a union object: exactly one key, its tag.
 func union(raw json.RawMessage, path string) (string, json.RawMessage, error) {
+	if path == fastPath {
+		if tag, v, ok := splitUnion(raw); ok {
+			return tag, v, nil
+		}
+	}
 	if tag, v, ok := scanUnion(raw); ok {
 		return tag, v, nil
 	}
@@ -250,6 +290,11 @@ func union(raw json.RawMessage, path string) (string, json.RawMessage, error) {
 }
 
 func decodeArray(raw json.RawMessage, path string) ([]json.RawMessage, error) {
+	if path == fastPath {
+		if items, ok := splitArray(raw, nil); ok {
+			return items, nil
+		}
+	}
 	if items, ok := scanArrayItems(raw); ok {
 		return items, nil
 	}
@@ -269,7 +314,7 @@ func scanArrayItems(raw []byte) (items []json.RawMessage, ok bool) {
 	if i >= len(raw) || raw[i] != '[' {
 		return nil, false
 	}
-	end, err := scanArray(raw, i, 1, &items)
+	end, err := scanArray(raw, i, 1, &items, nil)
 	if err != nil || skipSpace(raw, end) != len(raw) {
 		return nil, false
 	}
@@ -288,7 +333,22 @@ func decodeEach[T any](raw json.RawMessage, path string, each func(json.RawMessa
 	}
 	out := make([]T, len(items))
 	for i, it := range items {
-		if out[i], err = each(it, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+		if out[i], err = each(it, indexPath(path, i)); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// decodeEachIx is decodeEach, splitting the array with ix in fast mode.
+func decodeEachIx[T any](raw json.RawMessage, path string, ix bigIndex, each func(json.RawMessage, string) (T, error)) ([]T, error) {
+	items, err := decodeArrayIx(raw, path, ix)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, len(items))
+	for i, it := range items {
+		if out[i], err = each(it, indexPath(path, i)); err != nil {
 			return nil, err
 		}
 	}
@@ -296,6 +356,11 @@ func decodeEach[T any](raw json.RawMessage, path string, each func(json.RawMessa
 }
 
 func decodeString(raw json.RawMessage, path string) (string, error) {
+	if path == fastPath {
+		if s, ok := unescapeASCII(raw); ok {
+			return s, nil
+		}
+	}
 	if b := trimJSONSpace(raw); len(b) >= 2 && b[0] == '"' {
 		if end, plain, err := scanString(b, 0); err == nil && plain && end == len(b) {
 			return string(b[1 : len(b)-1]), nil

@@ -1,9 +1,11 @@
 package pt2
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 )
 
@@ -58,6 +60,12 @@ func skipSpace(data []byte, i int) int {
 // leading space), checking its syntax; depth is the nesting of the
 // containers around it.
 func scanValue(data []byte, i, depth int) (int, error) {
+	return scanValueIx(data, i, depth, nil)
+}
+
+// scanValueIx is scanValue, also recording the large containers in ix
+// when it is not nil.
+func scanValueIx(data []byte, i, depth int, ix bigIndex) (int, error) {
 	if i >= len(data) {
 		return 0, errJSONEnd
 	}
@@ -66,9 +74,9 @@ func scanValue(data []byte, i, depth int) (int, error) {
 		end, _, err := scanString(data, i)
 		return end, err
 	case c == '{':
-		return scanObject(data, i, depth+1)
+		return scanObject(data, i, depth+1, ix)
 	case c == '[':
-		return scanArray(data, i, depth+1, nil)
+		return scanArray(data, i, depth+1, nil, ix)
 	case c == '-' || (c >= '0' && c <= '9'):
 		return scanNumber(data, i)
 	case c == 't':
@@ -100,6 +108,13 @@ func scanLiteral(data []byte, i int, lit string) (int, error) {
 func scanString(data []byte, i int) (int, bool, error) {
 	plain := true
 	for j := i + 1; j < len(data); j++ {
+		// runs of ordinary bytes, the bulk of a string, in a tight loop
+		for j < len(data) && strPlain[data[j]] {
+			j++
+		}
+		if j >= len(data) {
+			break
+		}
 		switch c := data[j]; {
 		case c == '"':
 			return j + 1, plain, nil
@@ -132,6 +147,15 @@ func scanString(data []byte, i int) (int, bool, error) {
 	}
 	return 0, false, errJSONEnd
 }
+
+// strPlain marks the bytes a string holds as themselves: printable ASCII
+// but the quote and the backslash.
+var strPlain = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 func isHex(c byte) bool {
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
@@ -198,7 +222,7 @@ func isJSONNumber(b []byte) bool {
 	return err == nil && end == len(b)
 }
 
-func scanObject(data []byte, i, depth int) (int, error) {
+func scanObject(data []byte, i, depth int, ix bigIndex) (int, error) {
 	if depth > maxJSONDepth {
 		return 0, errJSONDepth
 	}
@@ -225,7 +249,7 @@ func scanObject(data []byte, i, depth int) (int, error) {
 			return 0, jsonSyntax(data[j], "after object key")
 		}
 		j = skipSpace(data, j+1)
-		if j, err = scanValue(data, j, depth); err != nil {
+		if j, err = scanValueIx(data, j, depth, ix); err != nil {
 			return 0, err
 		}
 		j = skipSpace(data, j)
@@ -236,6 +260,7 @@ func scanObject(data []byte, i, depth int) (int, error) {
 		case ',':
 			j = skipSpace(data, j+1)
 		case '}':
+			ix.record(data, i, j+1)
 			return j + 1, nil
 		default:
 			return 0, jsonSyntax(data[j], "after object key:value pair")
@@ -245,7 +270,7 @@ func scanObject(data []byte, i, depth int) (int, error) {
 
 // scanArray returns the end of the array starting at data[i]; when items
 // is not nil, it also appends each element there, as a slice of data.
-func scanArray(data []byte, i, depth int, items *[]json.RawMessage) (int, error) {
+func scanArray(data []byte, i, depth int, items *[]json.RawMessage, ix bigIndex) (int, error) {
 	if depth > maxJSONDepth {
 		return 0, errJSONDepth
 	}
@@ -256,7 +281,7 @@ func scanArray(data []byte, i, depth int, items *[]json.RawMessage) (int, error)
 	for {
 		start := j
 		var err error
-		if j, err = scanValue(data, j, depth); err != nil {
+		if j, err = scanValueIx(data, j, depth, ix); err != nil {
 			return 0, err
 		}
 		if items != nil {
@@ -273,6 +298,7 @@ func scanArray(data []byte, i, depth int, items *[]json.RawMessage) (int, error)
 		case ',':
 			j = skipSpace(data, j+1)
 		case ']':
+			ix.record(data, i, j+1)
 			return j + 1, nil
 		default:
 			return 0, jsonSyntax(data[j], "after array element")
@@ -313,4 +339,259 @@ func internKey(b []byte) string {
 		return k
 	}
 	return string(b)
+}
+
+// --- fast mode -------------------------------------------------------------
+
+// The functions below split values of a document already known to be
+// valid JSON (see readpath.go): they check nothing the validating
+// scanner checks and so never fail on syntax; an ok of false sends the
+// caller to its checked code for the verdict.
+
+// validJSON reports whether data is one JSON value, spaces around it
+// allowed, as the validating scanner (and json.Valid) says.
+func validJSON(data []byte) bool {
+	_, ok := validIndexed(data, false)
+	return ok
+}
+
+// validIndexed is validJSON, also indexing the document's large
+// containers when index is set.
+func validIndexed(data []byte, index bool) (bigIndex, bool) {
+	var ix bigIndex
+	if index {
+		ix = make(bigIndex, len(data)/1024)
+	}
+	i := skipSpace(data, 0)
+	end, err := scanValueIx(data, i, 0, ix)
+	return ix, err == nil && skipSpace(data, end) == len(data)
+}
+
+// skipString returns the end of the valid string starting at data[i].
+func skipString(data []byte, i int) int {
+	// most strings are short: a plain loop, an escape skipping the byte
+	// it escapes
+	j := i + 1
+	for n := min(len(data), j+24); j < n; j++ {
+		switch data[j] {
+		case '"':
+			return j + 1
+		case '\\':
+			j++
+		}
+	}
+	if j > len(data) {
+		return len(data)
+	}
+	for {
+		k := bytes.IndexByte(data[j:], '"')
+		if k < 0 {
+			return len(data)
+		}
+		j += k
+		// the quote ends the string unless an odd run of backslashes
+		// escapes it
+		n := 0
+		for p := j - 1; p > i && data[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return j + 1
+		}
+		j++
+	}
+}
+
+// skipValue returns the end of the valid value starting at data[i].
+func skipValue(data []byte, i int) int {
+	switch data[i] {
+	case '"':
+		return skipString(data, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(data); j++ {
+			if !structural[data[j]] {
+				continue
+			}
+			switch data[j] {
+			case '"':
+				j = skipString(data, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(data)
+	}
+	j := i + 1 // a number or a literal: up to the next delimiter
+	for j < len(data) {
+		switch data[j] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return j
+		}
+		j++
+	}
+	return j
+}
+
+// structural marks the bytes skipValue acts on inside a container.
+var structural = func() (t [256]bool) {
+	for _, c := range `"{}[]` {
+		t[c] = true
+	}
+	return t
+}()
+
+// plainString returns the end of the valid string starting at data[i]
+// and whether it is plain (see scanString), in one pass when it is.
+func plainString(data []byte, i int) (int, bool) {
+	j := i + 1
+	for j < len(data) && strPlain[data[j]] {
+		j++
+	}
+	if j < len(data) && data[j] == '"' {
+		return j + 1, true
+	}
+	return skipString(data, i), false
+}
+
+// bigIndex maps the first byte of each large container (array or
+// object) of a valid document to the container's length, so that
+// splitting the containers around it (the program, the graph, the node
+// list: each holds most of the document) does not walk it again.
+type bigIndex map[*byte]int
+
+// minIndexed is the length from which a container is indexed.
+const minIndexed = 128
+
+// record indexes the container data[start:end] when it is large.
+func (ix bigIndex) record(data []byte, start, end int) {
+	if ix != nil && end-start >= minIndexed {
+		ix[&data[start]] = end - start
+	}
+}
+
+// skip is skipValue, jumping over an indexed container: a container that
+// does not end within minIndexed bytes is in the index.
+func (ix bigIndex) skip(data []byte, i int) int {
+	if c := data[i]; ix != nil && (c == '{' || c == '[') {
+		depth := 0
+		for j := i; j < len(data) && j-i < minIndexed; j++ {
+			if !structural[data[j]] {
+				continue
+			}
+			switch data[j] {
+			case '"':
+				j = skipString(data, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		if n, ok := ix[&data[i]]; ok {
+			return i + n
+		}
+	}
+	return skipValue(data, i)
+}
+
+// splitObject splits the valid value raw, an object of plain distinct
+// keys, into its entries; ok is false for anything else.
+func splitObject(raw []byte, ix bigIndex) ([]kv, bool) {
+	// entries gather on the stack; the object keeps an exact copy
+	var buf [16]kv
+	out, ok := splitObjectInto(raw, ix, buf[:0], true)
+	if !ok || len(out) == 0 {
+		return nil, ok
+	}
+	return slices.Clone(out), true
+}
+
+// splitObjectInto is splitObject appending the entries to out; without
+// checkDups, duplicate keys are the caller's to find.
+func splitObjectInto(raw []byte, ix bigIndex, out []kv, checkDups bool) ([]kv, bool) {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return nil, false
+	}
+	j := skipSpace(raw, i+1)
+	if raw[j] == '}' {
+		return out, true
+	}
+	var seen keySet
+	for {
+		end, plain := plainString(raw, j)
+		if !plain {
+			return nil, false
+		}
+		kb := raw[j+1 : end-1]
+		key := internKey(kb)
+		j = skipSpace(raw, end)
+		j = skipSpace(raw, j+1) // the colon
+		start := j
+		j = ix.skip(raw, j)
+		if checkDups && !seen.add(out, key) {
+			return nil, false
+		}
+		out = append(out, kv{key, raw[start:j:j]})
+		j = skipSpace(raw, j)
+		if raw[j] == '}' {
+			return out, true
+		}
+		j = skipSpace(raw, j+1) // the comma
+	}
+}
+
+// splitUnion is scanUnion for a valid value.
+func splitUnion(raw []byte) (tag string, v json.RawMessage, ok bool) {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return "", nil, false
+	}
+	i = skipSpace(raw, i+1)
+	if raw[i] != '"' {
+		return "", nil, false
+	}
+	end, plain := plainString(raw, i)
+	if !plain {
+		return "", nil, false
+	}
+	key := raw[i+1 : end-1]
+	start := skipSpace(raw, skipSpace(raw, end)+1)
+	stop := skipValue(raw, start)
+	if raw[skipSpace(raw, stop)] != '}' {
+		return "", nil, false
+	}
+	return internKey(key), raw[start:stop:stop], true
+}
+
+// splitArray is scanArrayItems for a valid value.
+func splitArray(raw []byte, ix bigIndex) (items []json.RawMessage, ok bool) {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '[' {
+		return nil, false
+	}
+	j := skipSpace(raw, i+1)
+	if raw[j] == ']' {
+		return []json.RawMessage{}, true
+	}
+	items = make([]json.RawMessage, 0, 4)
+	for {
+		start := j
+		j = ix.skip(raw, j)
+		items = append(items, raw[start:j:j])
+		j = skipSpace(raw, j)
+		if raw[j] == ']' {
+			return items, true
+		}
+		j = skipSpace(raw, j+1)
+	}
 }

@@ -57,10 +57,10 @@ func decodeSymInt(raw json.RawMessage, path string) (int64, *symInt, error) {
 	}
 	switch tag {
 	case "as_int":
-		n, err := decodeInt(v, path+".as_int")
+		n, err := decodeInt(v, dotPath(path, "as_int"))
 		return n, nil, err
 	case "as_expr":
-		s, err := decodeSymExpr(v, path+".as_expr")
+		s, err := decodeSymExpr(v, dotPath(path, "as_expr"))
 		if err != nil {
 			return 0, nil, err
 		}
@@ -79,7 +79,7 @@ func decodeSymInts(raw json.RawMessage, path string) ([]int64, []symInt, error) 
 	out := make([]int64, len(items))
 	var syms []symInt
 	for i, it := range items {
-		n, s, err := decodeSymInt(it, fmt.Sprintf("%s[%d]", path, i))
+		n, s, err := decodeSymInt(it, indexPath(path, i))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -98,6 +98,11 @@ func decodeSymInts(raw json.RawMessage, path string) ([]int64, []symInt, error) 
 var errNotPlainInt = errors.New("not a plain int")
 
 func decodeTensorMeta(raw json.RawMessage, path string) (tensorMeta, error) {
+	if path == fastPath {
+		if m, ok := fastTensorMeta(raw); ok {
+			return m, nil
+		}
+	}
 	var m tensorMeta
 	o, err := decodeObject(raw, path)
 	if err != nil {
@@ -129,7 +134,7 @@ func decodeTensorMeta(raw json.RawMessage, path string) (tensorMeta, error) {
 	}
 	for i, s := range m.Sizes {
 		if s < 0 && (symSizes == nil || symSizes[i].Expr == nil) {
-			return m, pathErrf(fmt.Sprintf("%s[%d]", o.sub("sizes"), i), "negative size %d", s)
+			return m, pathErrf(indexPath(o.sub("sizes"), i), "negative size %d", s)
 		}
 	}
 	static := m.Sizes
@@ -428,7 +433,7 @@ func formatSourceFnStack(st []fxgraph.SourceFn) string {
 func metaFromSerialized(entries []kv, path string) (fxgraph.Meta, error) {
 	var m fxgraph.Meta
 	for _, e := range entries {
-		s, err := decodeString(e.Val, fmt.Sprintf("%s[%q]", path, e.Key))
+		s, err := decodeString(e.Val, keyPath(path, e.Key))
 		if err != nil {
 			return m, err
 		}
@@ -445,7 +450,7 @@ func metaFromSerialized(entries []kv, path string) (fxgraph.Meta, error) {
 			ok = len(m.TorchFn) == 2
 		case "custom":
 			m.Custom = s
-			m.NumericDebugHandle = customHandle(s)
+			m.NumericDebugHandle = readCustomHandle(s)
 		case "from_node":
 			m.FromNode = s
 		default:

@@ -32,9 +32,26 @@ func newProgram(c Container) *Program {
 	return &Program{Container: c, Tensors: map[string]TensorInfo{}, ModelName: "model", ArchiveRoot: "archive"}
 }
 
-// decode fills p from an ExportedProgram JSON document.
+// decode fills p from an ExportedProgram JSON document: in fast mode
+// (see readpath.go) when the document is valid JSON, and, when that
+// fails, again from p's original state in checked mode, whose error
+// (with its field path) is returned.
 func (p *Program) decode(data []byte, opts *Options) error {
-	top, err := decodeObject(data, "")
+	if ix, ok := validIndexed(data, true); ok {
+		saved := *p
+		if p.decodeAt(data, opts, fastPath, ix) == nil {
+			return nil
+		}
+		*p = saved
+	}
+	return p.decodeAt(data, opts, "", nil)
+}
+
+// decodeAt decodes the document with root as the path of its top level:
+// fastPath for fast mode, "" for checked mode; ix indexes the document's
+// large containers in fast mode.
+func (p *Program) decodeAt(data []byte, opts *Options, root string, ix bigIndex) error {
+	top, err := decodeObjectIx(data, root, ix)
 	if err != nil {
 		return err
 	}
@@ -42,11 +59,11 @@ func (p *Program) decode(data []byte, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	if p.SchemaVersion, err = decodeVersion(svRaw, "schema_version"); err != nil {
+	if p.SchemaVersion, err = decodeVersion(svRaw, subPath(root, "schema_version")); err != nil {
 		return err
 	}
 	if err := checkVersion(p.SchemaVersion, opts); err != nil {
-		return pathErr("schema_version", err)
+		return pathErr(subPath(root, "schema_version"), err)
 	}
 	gmRaw, err := top.req("graph_module")
 	if err != nil {
@@ -59,11 +76,11 @@ func (p *Program) decode(data []byte, opts *Options) error {
 		return err
 	}
 	if v := top.get("verifiers"); v != nil {
-		if p.Verifiers, err = decodeStrings(v, "verifiers"); err != nil {
+		if p.Verifiers, err = decodeStrings(v, subPath(root, "verifiers")); err != nil {
 			return err
 		}
 	} else if v := top.get("dialect"); v != nil {
-		d, err := decodeString(v, "dialect")
+		d, err := decodeString(v, subPath(root, "dialect"))
 		if err != nil {
 			return err
 		}
@@ -71,16 +88,16 @@ func (p *Program) decode(data []byte, opts *Options) error {
 	}
 	p.TorchVersion = "<=2.4"
 	if v := top.get("torch_version"); v != nil {
-		if p.TorchVersion, err = decodeString(v, "torch_version"); err != nil {
+		if p.TorchVersion, err = decodeString(v, subPath(root, "torch_version")); err != nil {
 			return err
 		}
 	}
 	if v := top.get("guards_code"); v != nil {
-		if p.GuardsCode, err = decodeStrings(v, "guards_code"); err != nil {
+		if p.GuardsCode, err = decodeStrings(v, subPath(root, "guards_code")); err != nil {
 			return err
 		}
 	}
-	gm, err := decodeObject(gmRaw, "graph_module")
+	gm, err := decodeObjectIx(gmRaw, subPath(root, "graph_module"), ix)
 	if err != nil {
 		return err
 	}
@@ -97,11 +114,11 @@ func (p *Program) decode(data []byte, opts *Options) error {
 	}
 	p.GraphModuleMetadata = gm.get("metadata")
 	p.TreespecNamedtupleFields = gm.get("treespec_namedtuple_fields")
-	if err := p.decodeSignature(sigRaw, gm.sub("signature")); err != nil {
+	if err := p.decodeSignature(sigRaw, gm.sub("signature"), ix); err != nil {
 		return err
 	}
 	b := &builder{p: p, reg: opts.registry(), opaque: opts != nil && opts.AllowOpaque, g: fxgraph.New(),
-		defined: map[string]*fxgraph.Node{}, metas: map[string]tensorMeta{}, syms: map[string]bool{}}
+		defined: map[string]*fxgraph.Node{}, metas: map[string]tensorMeta{}, syms: map[string]bool{}, ix: ix}
 	if err := b.graph(graphRaw, gm.sub("graph")); err != nil {
 		return err
 	}
@@ -149,6 +166,11 @@ func decodeStrings(raw json.RawMessage, path string) ([]string, error) {
 
 // decodeNameArg decodes a bare TensorArgument {"name": ...}.
 func decodeNameArg(raw json.RawMessage, path string) (string, error) {
+	if path == fastPath {
+		if s, ok := fastNameArg(raw); ok {
+			return string(s), nil
+		}
+	}
 	o, err := decodeObject(raw, path)
 	if err != nil {
 		return "", err
@@ -156,8 +178,8 @@ func decodeNameArg(raw json.RawMessage, path string) (string, error) {
 	return o.reqString("name")
 }
 
-func (p *Program) decodeSignature(raw json.RawMessage, path string) error {
-	o, err := decodeObject(raw, path)
+func (p *Program) decodeSignature(raw json.RawMessage, path string, ix bigIndex) error {
+	o, err := decodeObjectIx(raw, path, ix)
 	if err != nil {
 		return err
 	}
@@ -169,12 +191,12 @@ func (p *Program) decodeSignature(raw json.RawMessage, path string) error {
 	if err != nil {
 		return err
 	}
-	ins, err := decodeEach(inRaw, o.sub("input_specs"), decodeInputSpec)
+	ins, err := decodeEachIx(inRaw, o.sub("input_specs"), ix, decodeInputSpec)
 	if err != nil {
 		return err
 	}
 	p.Signature.Inputs = append(p.Signature.Inputs, ins...)
-	outs, err := decodeEach(outRaw, o.sub("output_specs"), decodeOutputSpec)
+	outs, err := decodeEachIx(outRaw, o.sub("output_specs"), ix, decodeOutputSpec)
 	if err != nil {
 		return err
 	}
@@ -237,7 +259,7 @@ func decodeInputSpec(raw json.RawMessage, path string) (InputSpec, error) {
 		if err != nil {
 			return s, err
 		}
-		if s.Const, err = decodeConstant(ctag, cv, o.sub("value")+"."+ctag); err != nil {
+		if s.Const, err = decodeConstant(ctag, cv, dotPath(o.sub("value"), ctag)); err != nil {
 			return s, err
 		}
 		s.IsConst = true
@@ -256,7 +278,7 @@ func taggedObject(raw json.RawMessage, path string) (string, *object, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	o, err := decodeObject(v, path+"."+tag)
+	o, err := decodeObject(v, dotPath(path, tag))
 	if err != nil {
 		return "", nil, err
 	}
@@ -273,7 +295,7 @@ func userSpecArg(o *object) (tag string, v json.RawMessage, path string, err err
 	if tag, v, err = union(r, o.sub("arg")); err != nil {
 		return "", nil, "", err
 	}
-	return tag, v, o.sub("arg") + "." + tag, nil
+	return tag, v, dotPath(o.sub("arg"), tag), nil
 }
 
 // inputSpecTargets holds, for each InputSpec tag that names a module
@@ -331,7 +353,7 @@ func decodeSymName(raw json.RawMessage, path string) (string, error) {
 	if tag != "as_name" {
 		return "", pathErrf(path, "want a symbol name (as_name), got %q", tag)
 	}
-	return decodeString(v, path+".as_name")
+	return decodeString(v, dotPath(path, "as_name"))
 }
 
 // decodeConstant decodes a constant argument or ConstantValue.
@@ -398,6 +420,27 @@ type builder struct {
 	defined map[string]*fxgraph.Node // serialized name -> node
 	metas   map[string]tensorMeta
 	syms    map[string]bool
+	strs    map[string]string // interned strings (fast mode)
+	ix      bigIndex          // the document's large containers (fast mode)
+	targets map[string]parsedTarget
+	nodeKV  []kv // the entries of the node being read (fast mode)
+}
+
+// parsedTarget is a node target string parsed: the operator, and whether
+// it is a registered higher-order operator.
+type parsedTarget struct {
+	target ops.Overload
+	hop    bool
+}
+
+// str is decodeString, interning a plain string in fast mode.
+func (b *builder) str(raw json.RawMessage, path string) (string, error) {
+	if path == fastPath {
+		if bs, ok := (&cursor{b: raw}).str(); ok {
+			return b.intern(bs), nil
+		}
+	}
+	return decodeString(raw, path)
 }
 
 // opaqueInfo is what the writer needs to serialize a node whose operator
@@ -409,7 +452,7 @@ type opaqueArg struct {
 }
 
 func (b *builder) graph(raw json.RawMessage, path string) error {
-	o, err := decodeObject(raw, path)
+	o, err := decodeObjectIx(raw, path, b.ix)
 	if err != nil {
 		return err
 	}
@@ -418,13 +461,28 @@ func (b *builder) graph(raw json.RawMessage, path string) error {
 			return err
 		}
 	}
-	tvs, err := objectEntries(o.get("tensor_values"), o.sub("tensor_values"))
-	if err != nil {
-		return err
+	// in fast mode the (many) tensor_values keys are checked for
+	// duplicates by the metas table they fill, not by a set of their own
+	var tvs []kv
+	dupCheck := true
+	if o.path == fastPath {
+		if e, ok := splitObjectInto(o.get("tensor_values"), b.ix, nil, false); ok {
+			tvs, dupCheck = e, false
+		}
 	}
+	if dupCheck {
+		if tvs, err = objectEntriesIx(o.get("tensor_values"), o.sub("tensor_values"), b.ix); err != nil {
+			return err
+		}
+	}
+	before := len(b.metas)
 	var symbolic []namedMeta
+	if len(b.metas) == 0 && len(b.defined) == 0 { // sized for the program
+		b.metas = make(map[string]tensorMeta, len(tvs))
+		b.defined = make(map[string]*fxgraph.Node, len(tvs))
+	}
 	for _, e := range tvs {
-		m, err := decodeTensorMeta(e.Val, fmt.Sprintf("%s[%q]", o.sub("tensor_values"), e.Key))
+		m, err := decodeTensorMeta(e.Val, keyPath(o.sub("tensor_values"), e.Key))
 		if err != nil {
 			return err
 		}
@@ -432,6 +490,9 @@ func (b *builder) graph(raw json.RawMessage, path string) error {
 		if m.Sym != nil {
 			symbolic = append(symbolic, namedMeta{e.Key, m})
 		}
+	}
+	if !dupCheck && len(b.metas)-before != len(tvs) {
+		return pathErr(o.path, errors.New("duplicate key in tensor_values"))
 	}
 	syms, err := decodeSymIntValues(o.get("sym_int_values"), o.sub("sym_int_values"))
 	if err != nil {
@@ -466,12 +527,12 @@ func (b *builder) graph(raw json.RawMessage, path string) error {
 	if err := b.inputs(o.get("inputs"), o.sub("inputs")); err != nil {
 		return err
 	}
-	nodes, err := decodeArray(o.get("nodes"), o.sub("nodes"))
+	nodes, err := decodeArrayIx(o.get("nodes"), o.sub("nodes"), b.ix)
 	if err != nil {
 		return err
 	}
 	for i, nr := range nodes {
-		if err := b.node(nr, fmt.Sprintf("%s[%d]", o.sub("nodes"), i)); err != nil {
+		if err := b.node(nr, indexPath(o.sub("nodes"), i)); err != nil {
 			return err
 		}
 	}
@@ -508,7 +569,19 @@ func (b *builder) canonicalNames() {
 	if b.p.symVals != nil {
 		b.p.symVals = byNodeName(b.p.symVals, b.defined)
 	}
-	b.metas = byNodeName(b.metas, b.defined)
+	if b.p.serialNames != nil || !allDefined(b.metas, b.defined) {
+		b.metas = byNodeName(b.metas, b.defined)
+	} // else byNodeName would copy b.metas as it is
+}
+
+// allDefined reports whether every key of m names a defined node.
+func allDefined[V any](m map[string]V, defined map[string]*fxgraph.Node) bool {
+	for name := range m {
+		if _, ok := defined[name]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // byNodeName re-keys m, keyed by serialized names, by the names of the
@@ -571,12 +644,12 @@ func (b *builder) inputs(raw json.RawMessage, path string) error {
 		return pathErrf(path, "%d graph inputs but %d input specs in graph_module.signature.input_specs", len(items), len(specs))
 	}
 	for i, r := range items {
-		ip := fmt.Sprintf("%s[%d]", path, i)
+		ip := indexPath(path, i)
 		tag, v, err := union(r, ip)
 		if err != nil {
 			return err
 		}
-		ip += "." + tag
+		ip = dotPath(ip, tag)
 		spec := specs[i]
 		var name string
 		var typ ops.Type
@@ -714,34 +787,77 @@ type namedInput struct {
 }
 
 func (b *builder) node(raw json.RawMessage, path string) error {
-	o, err := decodeObject(raw, path)
+	var o *object
+	var err error
+	if path == fastPath {
+		// the node's object lives while the node is read: its entries
+		// reuse one buffer
+		if e, ok := splitObjectInto(raw, b.ix, b.nodeKV[:0], true); ok {
+			b.nodeKV = e
+			o = &object{path: path, entries: e}
+		}
+	}
+	if o == nil {
+		if o, err = decodeObjectIx(raw, path, b.ix); err != nil {
+			return err
+		}
+	}
+	tr, err := o.req("target")
 	if err != nil {
 		return err
 	}
-	ts, err := o.reqString("target")
+	ts, err := b.str(tr, o.sub("target"))
 	if err != nil {
 		return err
 	}
 	if op, ok := strings.CutPrefix(ts, "_operator."); ok {
 		return b.symScalarNode(o, op)
 	}
-	target, hop := hopOverload(ts, b.reg)
-	if !hop {
-		if target, err = parseTarget(ts, o.sub("target")); err != nil {
-			return err
+	pt, ok := b.targets[ts] // targets repeat: parse each once
+	if !ok {
+		pt.target, pt.hop = hopOverload(ts, b.reg)
+		if !pt.hop {
+			if pt.target, err = parseTarget(ts, o.sub("target")); err != nil {
+				return err
+			}
 		}
+		if b.targets == nil {
+			b.targets = map[string]parsedTarget{}
+		}
+		b.targets[ts] = pt
 	}
+	target, hop := pt.target, pt.hop
 	schema, known := b.reg.Schema(target)
 	if !known && !b.opaque {
 		return pathErr(o.sub("target"), fmt.Errorf("%w: %s is not in the op registry", ErrUnknownOp, target))
 	}
-	items, err := o.reqArray("inputs")
+	items, err := b.reqArray(o, "inputs")
 	if err != nil {
 		return err
 	}
-	var ins []namedInput
+	ins := make([]namedInput, 0, len(items))
 	for i, r := range items {
-		ip := fmt.Sprintf("%s[%d]", o.sub("inputs"), i)
+		ip := indexPath(o.sub("inputs"), i)
+		if ip == fastPath {
+			// the usual input object, read in one pass; the checks
+			// below are the general code's
+			if name, ar, kind, ok := b.fastInput(r); ok {
+				in := namedInput{name: name, kind: kind}
+				for _, prev := range ins {
+					if prev.name == in.name && !(hop && in.name == "") {
+						return pathErrf(ip, "argument %q given twice", in.name)
+					}
+				}
+				if in.tag, in.val, err = b.argument(ar, ip); err != nil {
+					return err
+				}
+				if in.kind < 0 || in.kind > 2 {
+					return pathErrf(ip, "unknown ArgumentKind %d", in.kind)
+				}
+				ins = append(ins, in)
+				continue
+			}
+		}
 		io, err := decodeObject(r, ip)
 		if err != nil {
 			return err
@@ -805,11 +921,20 @@ func (b *builder) node(raw json.RawMessage, path string) error {
 			return err
 		}
 	}
-	outs, err := o.reqArray("outputs")
+	outs, err := b.reqArray(o, "outputs")
 	if err != nil {
 		return err
 	}
 	return b.createNode(target, schema, args, kwargs, opaque, meta, nodeName, outs, o.sub("outputs"))
+}
+
+// reqArray is o.reqArray, splitting with b.ix in fast mode.
+func (b *builder) reqArray(o *object, key string) ([]json.RawMessage, error) {
+	r, err := o.req(key)
+	if err != nil {
+		return nil, err
+	}
+	return decodeArrayIx(r, o.sub(key), b.ix)
 }
 
 // nodeMeta reads a node's optional "metadata" entries.
@@ -896,13 +1021,13 @@ func (b *builder) createNode(target ops.Overload, schema *ops.Schema, args []ops
 	singleSchema := schema == nil || (len(schema.Returns) == 1 && !schema.Returns[0].Type.List)
 	var n *fxgraph.Node
 	if len(outs) == 1 && singleSchema {
-		tag, v, err := union(outs[0], path+"[0]")
+		tag, v, err := union(outs[0], catPath(path, "[0]"))
 		if err != nil {
 			return err
 		}
 		switch tag {
 		case "as_tensor", "as_sym_int", "as_sym_bool", "as_sym_float":
-			name, typ, err := b.namedValue(tag, v, path+"[0]."+tag)
+			name, typ, err := b.namedValue(tag, v, catPath(path, "[0]."+tag))
 			if err != nil {
 				return err
 			}
@@ -911,7 +1036,7 @@ func (b *builder) createNode(target ops.Overload, schema *ops.Schema, args []ops
 			if opaque != nil {
 				b.p.setOpaque(n, opaque)
 			}
-			return b.define(name, n, path+"[0]")
+			return b.define(name, n, catPath(path, "[0]"))
 		}
 	}
 	n = b.g.CreateNode(fxgraph.CallFunction, target, "", args, kwargs, nodeName, nil)
@@ -923,13 +1048,13 @@ func (b *builder) createNode(target ops.Overload, schema *ops.Schema, args []ops
 		return nil
 	}
 	if len(outs) == 1 {
-		if tag, v, err := union(outs[0], path+"[0]"); err == nil && tag == "as_tensors" {
+		if tag, v, err := union(outs[0], catPath(path, "[0]")); err == nil && tag == "as_tensors" {
 			// a Tensor[] return: one getitem per element
-			elems, err := decodeArray(v, path+"[0].as_tensors")
+			elems, err := decodeArray(v, catPath(path, "[0].as_tensors"))
 			if err != nil {
 				return err
 			}
-			typ, err := b.getitems(n, elems, path+"[0].as_tensors", meta, true)
+			typ, err := b.getitems(n, elems, catPath(path, "[0].as_tensors"), meta, true)
 			if err != nil {
 				return err
 			}
@@ -953,7 +1078,7 @@ func (b *builder) createNode(target ops.Overload, schema *ops.Schema, args []ops
 func (b *builder) getitems(n *fxgraph.Node, outs []json.RawMessage, path string, meta fxgraph.Meta, bare bool) (ops.Type, error) {
 	var elems []ops.Type
 	for i, r := range outs {
-		ip := fmt.Sprintf("%s[%d]", path, i)
+		ip := indexPath(path, i)
 		var tag string
 		var v json.RawMessage
 		var err error
@@ -981,13 +1106,13 @@ func (b *builder) getitems(n *fxgraph.Node, outs []json.RawMessage, path string,
 		case "as_none":
 			elems = append(elems, nil)
 		case "as_tensors":
-			items, err := decodeArray(v, ip+".as_tensors")
+			items, err := decodeArray(v, dotPath(ip, "as_tensors"))
 			if err != nil {
 				return nil, err
 			}
 			gi := b.g.CreateNode(fxgraph.CallFunction, ops.GetItem, "", []ops.Value{n, int64(i)}, nil, "", nil)
 			*gi.Meta = meta.Clone()
-			t, err := b.getitems(gi, items, ip+".as_tensors", meta, true)
+			t, err := b.getitems(gi, items, dotPath(ip, "as_tensors"), meta, true)
 			if err != nil {
 				return nil, err
 			}
@@ -1015,7 +1140,7 @@ func (b *builder) symRef(raw json.RawMessage, path string, constTag string) (ops
 	}
 	switch tag {
 	case "as_name":
-		name, err := decodeString(v, path+".as_name")
+		name, err := decodeString(v, dotPath(path, "as_name"))
 		if err != nil {
 			return nil, err
 		}
@@ -1025,7 +1150,7 @@ func (b *builder) symRef(raw json.RawMessage, path string, constTag string) (ops
 		}
 		return n, nil
 	case constTag:
-		return decodeConstant(constTag, v, path+"."+tag)
+		return decodeConstant(constTag, v, dotPath(path, tag))
 	}
 	return nil, pathErrf(path, "want as_name or %s, got %q", constTag, tag)
 }
@@ -1055,7 +1180,7 @@ func (b *builder) argument(raw json.RawMessage, path string) (string, ops.Value,
 	if err != nil {
 		return "", nil, err
 	}
-	p := path + "." + tag
+	p := dotPath(path, tag)
 	list := func(each func(json.RawMessage, string) (ops.Value, error)) (ops.Value, error) {
 		out, err := decodeEach(v, p, each)
 		if err != nil {
@@ -1064,6 +1189,13 @@ func (b *builder) argument(raw json.RawMessage, path string) (string, ops.Value,
 		return ops.List(out), nil
 	}
 	tensorRef := func(r json.RawMessage, ip string) (ops.Value, error) {
+		if ip == fastPath {
+			if s, ok := fastNameArg(r); ok {
+				if n, ok := b.defined[string(s)]; ok {
+					return n, nil
+				}
+			}
+		}
 		name, err := decodeNameArg(r, ip)
 		if err != nil {
 			return nil, err
@@ -1079,7 +1211,7 @@ func (b *builder) argument(raw json.RawMessage, path string) (string, ops.Value,
 		case "as_none":
 			return nil, nil
 		case "as_tensor":
-			return tensorRef(ov, ip+".as_tensor")
+			return tensorRef(ov, dotPath(ip, "as_tensor"))
 		}
 		return nil, pathErrf(ip, "want as_tensor or as_none, got %q", t)
 	}
@@ -1169,7 +1301,7 @@ func (b *builder) argument(raw json.RawMessage, path string) (string, ops.Value,
 		if entries, err = objectEntries(v, p); err == nil {
 			d := ops.Dict{}
 			for _, e := range entries {
-				_, x, err2 := b.argument(e.Val, fmt.Sprintf("%s[%q]", p, e.Key))
+				_, x, err2 := b.argument(e.Val, keyPath(p, e.Key))
 				if err2 != nil {
 					return "", nil, err2
 				}
@@ -1202,7 +1334,7 @@ func (b *builder) outputs(raw json.RawMessage, path string, single bool) error {
 	}
 	res := make(ops.Tuple, len(items))
 	for i, r := range items {
-		ip := fmt.Sprintf("%s[%d]", path, i)
+		ip := indexPath(path, i)
 		tag, v, err := b.argument(r, ip)
 		if err != nil {
 			return err

@@ -58,7 +58,7 @@ func decodeSymExpr(raw json.RawMessage, path string) (symInt, error) {
 		if tag != "as_int" {
 			return s, pathErr(o.sub("hint"), fmt.Errorf("%w: %s hint of a symbolic size", ErrUnsupported, tag))
 		}
-		n, err := decodeInt(v, o.sub("hint")+".as_int")
+		n, err := decodeInt(v, dotPath(o.sub("hint"), "as_int"))
 		if err != nil {
 			return s, err
 		}
@@ -238,7 +238,7 @@ func decodeSymIntValues(raw json.RawMessage, path string) ([]symVal, error) {
 	}
 	out := make([]symVal, 0, len(entries))
 	for _, e := range entries {
-		n, expr, err := decodeSymInt(e.Val, fmt.Sprintf("%s[%q]", path, e.Key))
+		n, expr, err := decodeSymInt(e.Val, keyPath(path, e.Key))
 		if err != nil {
 			return nil, err
 		}
@@ -615,7 +615,7 @@ func (b *builder) symScalarNode(o *object, op string) error {
 	}
 	var args []ops.Value
 	for i, r := range items {
-		ip := fmt.Sprintf("%s[%d]", o.sub("inputs"), i)
+		ip := indexPath(o.sub("inputs"), i)
 		io, err := decodeObject(r, ip)
 		if err != nil {
 			return err
@@ -662,20 +662,20 @@ func (b *builder) symScalarNode(o *object, op string) error {
 	if len(outs) != 1 {
 		return pathErrf(o.sub("outputs"), "_operator.%s has one output, got %d", op, len(outs))
 	}
-	tag, v, err := union(outs[0], o.sub("outputs")+"[0]")
+	tag, v, err := union(outs[0], catPath(o.sub("outputs"), "[0]"))
 	if err != nil {
 		return err
 	}
 	if tag != "as_sym_int" {
-		return pathErrf(o.sub("outputs")+"[0]", "output of _operator.%s: want as_sym_int, got %s", op, tag)
+		return pathErrf(catPath(o.sub("outputs"), "[0]"), "output of _operator.%s: want as_sym_int, got %s", op, tag)
 	}
-	name, typ, err := b.namedValue(tag, v, o.sub("outputs")+"[0].as_sym_int")
+	name, typ, err := b.namedValue(tag, v, catPath(o.sub("outputs"), "[0].as_sym_int"))
 	if err != nil {
 		return err
 	}
 	n := b.g.CreateNode(fxgraph.CallFunction, ops.Callable{Module: "operator", Name: op}, "", args, nil, name, typ)
 	*n.Meta = meta
-	return b.define(name, n, o.sub("outputs")+"[0]")
+	return b.define(name, n, catPath(o.sub("outputs"), "[0]"))
 }
 
 // symScalarNode writes a node of an operator-module function on SymInts
