@@ -408,22 +408,8 @@ func skipValue(data []byte, i int) int {
 	case '"':
 		return skipString(data, i)
 	case '{', '[':
-		depth := 0
-		for j := i; j < len(data); j++ {
-			if !structural[data[j]] {
-				continue
-			}
-			switch data[j] {
-			case '"':
-				j = skipString(data, j) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1
-				}
-			}
+		if end, ok := containerEnd(data, i, len(data)); ok {
+			return end
 		}
 		return len(data)
 	}
@@ -436,6 +422,29 @@ func skipValue(data []byte, i int) int {
 		j++
 	}
 	return j
+}
+
+// containerEnd returns the end of the valid container starting at
+// data[i] when it ends within limit bytes of i.
+func containerEnd(data []byte, i, limit int) (int, bool) {
+	depth := 0
+	for j := i; j < len(data) && j-i < limit; j++ {
+		if !structural[data[j]] {
+			continue
+		}
+		switch data[j] {
+		case '"':
+			j = skipString(data, j) - 1
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return j + 1, true
+			}
+		}
+	}
+	return 0, false
 }
 
 // structural marks the bytes skipValue acts on inside a container.
@@ -479,22 +488,8 @@ func (ix bigIndex) record(data []byte, start, end int) {
 // does not end within minIndexed bytes is in the index.
 func (ix bigIndex) skip(data []byte, i int) int {
 	if c := data[i]; ix != nil && (c == '{' || c == '[') {
-		depth := 0
-		for j := i; j < len(data) && j-i < minIndexed; j++ {
-			if !structural[data[j]] {
-				continue
-			}
-			switch data[j] {
-			case '"':
-				j = skipString(data, j) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1
-				}
-			}
+		if end, ok := containerEnd(data, i, minIndexed); ok {
+			return end
 		}
 		if n, ok := ix[&data[i]]; ok {
 			return i + n

@@ -19,21 +19,15 @@ const panelChunkFloats = 1 << 18
 // computed by one goroutine and b is packed once.
 func dotAccumulateVec(m, n, k int, a, b, c []float32, ldc int) {
 	np := (n + 15) / 16
-	mp := (m + 3) &^ 3
-	ap := a[:m*k]
-	if mp != m {
-		ap = make([]float32, mp*k)
-		copy(ap, a[:m*k])
-	}
-	groups := mp / 4
-	if np < 2 && groups >= 8 {
+	if np < 2 && m >= 32 {
 		// One panel and many rows: split the rows instead.
 		bp := getF32(np * k * 16)
 		packPanels(bp, b, n, k, 0, np)
-		dotPanels(m, n, k, ap, bp, c, ldc)
+		dotPanels(m, n, k, a, bp, c, ldc)
 		putF32(bp)
 		return
 	}
+	ap, groups := padRows4(a, m, k)
 	chunk := max(1, min(np, panelChunkFloats/(16*k)))
 	splitWork(np, max(1, (1<<18)/(64*k*groups)), func(lo, hi int) {
 		bp := getF32(min(chunk, hi-lo) * k * 16)
@@ -64,6 +58,19 @@ func dotAccumulateVec(m, n, k int, a, b, c []float32, ldc int) {
 		}
 		putF32(bp)
 	})
+}
+
+// padRows4 returns the m rows of length k of a as a whole number of
+// 4-row groups for gemmTile4x16 (a copy with zero rows added when m is
+// not a multiple of 4), and the number of groups.
+func padRows4(a []float32, m, k int) (ap []float32, groups int) {
+	mp := (m + 3) &^ 3
+	ap = a[:m*k]
+	if mp != m {
+		ap = make([]float32, mp*k)
+		copy(ap, a[:m*k])
+	}
+	return ap, mp / 4
 }
 
 // packPanels packs the panels [lo, hi) of the n-by-k matrix b (row j is
@@ -126,13 +133,7 @@ var iota8 = [8]int32{0, 1, 2, 3, 4, 5, 6, 7}
 // column n.
 func dotPanels(m, n, k int, a, bp, c []float32, ldc int) {
 	np := (n + 15) / 16
-	mp := (m + 3) &^ 3
-	ap := a[:m*k]
-	if mp != m {
-		ap = make([]float32, mp*k)
-		copy(ap, a[:m*k])
-	}
-	groups := mp / 4
+	ap, groups := padRows4(a, m, k)
 	tiles := np * groups
 	splitWork(tiles, max(1, 65536/(64*k)), func(lo, hi int) {
 		var tile [4 * 16]float32
