@@ -19,12 +19,17 @@ import (
 // op of the graph writes its arguments (a later in-place op could change
 // an attribute they read).
 
-// deferrable returns the nodes of g to defer, or nil.
-func (r *runner) deferrable(nodes []*fxgraph.Node) map[*fxgraph.Node]bool {
+// deferrable returns the nodes of g to defer, by node ID (r.env's
+// slots), or nil.
+func (r *runner) deferrable(nodes []*fxgraph.Node) []bool {
 	if !r.opts.Release || (r.opts.Hook != nil && !r.opts.HookAnyOrder) {
 		return nil
 	}
-	var out map[*fxgraph.Node]bool
+	var out []bool
+	deferred := func(n *fxgraph.Node) bool {
+		i, ok := r.env.slot(n)
+		return ok && i < len(out) && out[i]
+	}
 	for _, n := range nodes {
 		if n.Op() != fxgraph.CallFunction {
 			continue
@@ -46,18 +51,18 @@ func (r *runner) deferrable(nodes []*fxgraph.Node) map[*fxgraph.Node]bool {
 		inputs, constant := 0, true
 		n.VisitInputs(func(in *fxgraph.Node) {
 			inputs++
-			if in.Op() != fxgraph.GetAttr && !out[in] {
+			if in.Op() != fxgraph.GetAttr && !deferred(in) {
 				constant = false
 			}
 		})
 		if inputs == 0 {
 			continue
 		}
-		if constant {
+		if i, ok := r.env.slot(n); ok && constant {
 			if out == nil {
-				out = map[*fxgraph.Node]bool{}
+				out = make([]bool, len(r.env.vals))
 			}
-			out[n] = true
+			out[i] = true
 		}
 	}
 	return out
@@ -69,12 +74,20 @@ func (r *runner) evalDeferred(n *fxgraph.Node) (ops.Value, error) {
 	cur := r.cur
 	r.cur = n
 	defer func() { r.cur = cur }()
-	delete(r.deferred, n)
+	if i, ok := r.env.slot(n); ok && i < len(r.deferred) {
+		r.deferred[i] = false
+	}
 	v, err := r.compute(n)
 	if err != nil {
 		return nil, &deferredError{err}
 	}
 	return v, nil
+}
+
+// isDeferred reports whether n is a deferred node not computed yet.
+func (r *runner) isDeferred(n *fxgraph.Node) bool {
+	i, ok := r.env.slot(n)
+	return ok && i < len(r.deferred) && r.deferred[i]
 }
 
 // deferredError carries a deferred node's failure through its user's

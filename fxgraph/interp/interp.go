@@ -149,9 +149,9 @@ type runner struct {
 	g        *fxgraph.Graph
 	reg      *ops.Registry
 	opts     Options
-	env      map[*fxgraph.Node]ops.Value
+	env      *env
 	cur      *fxgraph.Node
-	deferred map[*fxgraph.Node]bool // constant nodes not computed yet (see deferred.go)
+	deferred []bool // by node ID: constant nodes not computed yet (see deferred.go)
 }
 
 func run(g *fxgraph.Graph, bind func([]*fxgraph.Node) (map[*fxgraph.Node]ops.Value, error), opts Options) (outs []ops.Value, err error) {
@@ -185,17 +185,22 @@ func run(g *fxgraph.Graph, bind func([]*fxgraph.Node) (map[*fxgraph.Node]ops.Val
 	if _, err := bindSymbols(g, ph, bound); err != nil {
 		return nil, err
 	}
-	// Position of each node's last user, for Release.
-	lastUse := map[*fxgraph.Node]int{}
+	r.env = newEnv(g, nodes)
+	// Position of each node's last user, by node ID, for Release.
+	var lastUse []int32
 	if opts.Release {
+		lastUse = make([]int32, len(r.env.vals))
 		for i, n := range nodes {
-			n.VisitInputs(func(in *fxgraph.Node) { lastUse[in] = i })
+			n.VisitInputs(func(in *fxgraph.Node) {
+				if k, ok := r.env.slot(in); ok {
+					lastUse[k] = int32(i)
+				}
+			})
 		}
 	}
-	r.env = make(map[*fxgraph.Node]ops.Value, len(nodes))
 	r.deferred = r.deferrable(nodes)
 	for i, n := range nodes {
-		if r.deferred[n] {
+		if r.isDeferred(n) {
 			continue
 		}
 		r.cur = n
@@ -228,12 +233,12 @@ func run(g *fxgraph.Graph, bind func([]*fxgraph.Node) (map[*fxgraph.Node]ops.Val
 		}
 		if opts.Release {
 			n.VisitInputs(func(in *fxgraph.Node) {
-				if lastUse[in] == i {
-					delete(r.env, in)
+				if k, ok := r.env.slot(in); ok && lastUse[k] == int32(i) {
+					r.env.del(in)
 				}
 			})
 			if n.NumUses() == 0 {
-				delete(r.env, n)
+				r.env.del(n)
 			}
 		}
 	}
@@ -256,7 +261,7 @@ func (r *runner) compute(n *fxgraph.Node) (ops.Value, error) {
 
 // record binds n's value v and shows it to the Hook.
 func (r *runner) record(n *fxgraph.Node, v ops.Value) error {
-	r.env[n] = v
+	r.env.set(n, v)
 	if r.opts.Hook != nil {
 		if err := r.opts.Hook(n, v); err != nil {
 			return r.nodeErr(n, fmt.Errorf("hook: %w", err))
@@ -280,8 +285,8 @@ func (r *runner) mapArgs(v ops.Value) (ops.Value, error) {
 		if !ok {
 			return x, nil
 		}
-		val, ok := r.env[n]
-		if !ok && r.deferred[n] {
+		val, ok := r.env.get(n)
+		if !ok && r.isDeferred(n) {
 			return r.evalDeferred(n)
 		}
 		if !ok {
@@ -419,7 +424,7 @@ func (r *runner) mutated(n *fxgraph.Node, s *ops.Schema, v ops.Value) {
 			}
 		}
 		if src, isNode := passed.(*fxgraph.Node); isNode {
-			if old, live := r.env[src]; live {
+			if old, live := r.env.get(src); live {
 				r.rebind(src, old, t)
 			}
 		}
@@ -434,13 +439,14 @@ func (r *runner) mutated(n *fxgraph.Node, s *ops.Schema, v ops.Value) {
 // users see the mutation through every alias, as in PyTorch, while the
 // caller's tensors stay untouched.
 func (r *runner) rebind(src *fxgraph.Node, old ops.Value, t *tensor.Tensor) {
-	r.env[src] = t
+	r.env.set(src, t)
 	o, ok := old.(*tensor.Tensor)
 	if !ok || o == t || o.DType() != t.DType() || !slices.Equal(o.Shape(), t.Shape()) {
 		return
 	}
 	var aliases []*fxgraph.Node
-	for n, v := range r.env {
+	for _, n := range r.env.live {
+		v, _ := r.env.get(n)
 		if x, isT := v.(*tensor.Tensor); isT && n != src && sameStorage(x, o) {
 			aliases = append(aliases, n)
 		}
@@ -467,12 +473,13 @@ func (r *runner) rebind(src *fxgraph.Node, old ops.Value, t *tensor.Tensor) {
 		return
 	}
 	if nv, err := base.NewView(o.Shape(), o.Strides(), o.Offset()); err == nil {
-		r.env[src] = nv
+		r.env.set(src, nv)
 	}
 	for _, a := range aliases {
-		x := r.env[a].(*tensor.Tensor)
+		v, _ := r.env.get(a)
+		x := v.(*tensor.Tensor)
 		if nv, err := base.NewView(x.Shape(), x.Strides(), x.Offset()); err == nil {
-			r.env[a] = nv
+			r.env.set(a, nv)
 		}
 	}
 }
