@@ -612,19 +612,9 @@ func histcGo(h, x []float32, lo, hi float32) error {
 	return nil
 }
 
-// linspace is torch.linspace(a, b, n) in float32 with the fused
-// multiply-add of ATen's vectorized kernel: element i is a + step*i (i <
-// n/2) or b - step*(n-1-i), each rounded once.
-func linspace(a, b float32, n int) []float32 {
-	out := make([]float32, n)
-	l := newLinspace(a, b, n)
-	for i := range out {
-		out[i] = l.at(i)
-	}
-	return out
-}
-
-// linspacer computes linspace's elements one at a time.
+// linspacer computes the elements of torch.linspace(a, b, n) in float32
+// one at a time, with the fused multiply-add of ATen's vectorized kernel:
+// element i is a + step*i (i < n/2) or b - step*(n-1-i), each rounded once.
 type linspacer struct {
 	a, b, step float64
 	n, half    int

@@ -134,6 +134,16 @@ func TestFmod32MatchesMathMod(t *testing.T) {
 	}
 }
 
+// linspace is torch.linspace(a, b, n), all elements at once.
+func linspace(a, b float32, n int) []float32 {
+	out := make([]float32, n)
+	l := newLinspace(a, b, n)
+	for i := range out {
+		out[i] = l.at(i)
+	}
+	return out
+}
+
 // refRebin is rebin with a binary search per sub-bin midpoint
 // (torch.bucketize), as it was written before the cursor.
 func refRebin(h []float32, a, b, lo, hi float32) []float32 {
