@@ -105,27 +105,22 @@ func (o *PerChannelMinMaxObserver) Observe(x *tensor.Tensor) error {
 		for ch := range C {
 			run := v[base+ch*inner : base+(ch+1)*inner]
 			l, h := lo[ch], hi[ch]
-			if useAVX2 && len(run) >= minMaxVecLen && (!seen[ch] || l == l) {
+			if !seen[ch] {
+				l, h, seen[ch] = run[0], run[0], true
+			}
+			if useAVX2 && len(run) >= minMaxVecLen && l == l {
 				// aminmax's first-equal rule is the walk's; a NaN-free run
 				// merges into a NaN-free running pair as one more element.
 				if rl, rh, ok := aminmaxAVX2(run); ok {
-					switch {
-					case !seen[ch]:
-						l, h, seen[ch] = rl, rh, true
-					default:
-						if rl < l {
-							l = rl
-						}
-						if rh > h {
-							h = rh
-						}
+					if rl < l {
+						l = rl
+					}
+					if rh > h {
+						h = rh
 					}
 					lo[ch], hi[ch] = l, h
 					continue
 				}
-			}
-			if !seen[ch] {
-				l, h, seen[ch] = run[0], run[0], true
 			}
 			for _, e := range run {
 				switch {
