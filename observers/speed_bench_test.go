@@ -33,24 +33,8 @@ func BenchmarkHistogramCalib(b *testing.B) {
 			}
 			xs[k] = benchInputFrom(v)
 		}
-		b.Run(c.name+"/observe+qparams", func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				o, err := observers.NewHistogramObserver(observers.Config{DType: observers.QUInt8})
-				if err != nil {
-					b.Fatal(err)
-				}
-				for _, x := range xs {
-					if err := o.Observe(x); err != nil {
-						b.Fatal(err)
-					}
-				}
-				if _, err := o.CalculateQParams(); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-		b.Run(c.name+"/search", func(b *testing.B) {
+		// observed is a new observer that has seen xs.
+		observed := func(b *testing.B) *observers.HistogramObserver {
 			o, err := observers.NewHistogramObserver(observers.Config{DType: observers.QUInt8})
 			if err != nil {
 				b.Fatal(err)
@@ -60,6 +44,18 @@ func BenchmarkHistogramCalib(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			return o
+		}
+		b.Run(c.name+"/observe+qparams", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := observed(b).CalculateQParams(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(c.name+"/search", func(b *testing.B) {
+			o := observed(b)
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, _, err := o.SearchRange(); err != nil {
