@@ -51,7 +51,7 @@ var impRules = []importRule{
 	{pkg: "fxgraph", may: impOps, ext: impDominik},
 	{pkg: "fxgraph/interp", may: impJoin([]string{"fxgraph"}, impOps)},
 	{pkg: "fxgraph/...", may: impJoin(impFxgraph, impOps, impAtomic), ext: impDominik},
-	// observers picks its AVX2 range-search kernel by the CPU's features.
+	// observers picks its AVX2 kernels by the CPU's features.
 	{pkg: "observers", may: impJoin(impFxgraph, impOps), ext: []string{"golang.org/x/sys/cpu"}},
 	{pkg: "metadata", may: impJoin(impFxgraph, impOps)},
 	{pkg: "constfold", may: impJoin([]string{"metadata", "fxgraph/interp"}, impFxgraph, impOps)},
