@@ -58,3 +58,21 @@ func TestStartHeapAt(t *testing.T) {
 		t.Errorf("with GOGC=off: GOGC %d, limit %d; want both untouched", gc, limit)
 	}
 }
+
+// Runs under way at once share one adjustment: a second startHeapAt
+// changes nothing, so no stop restores a setting another run made.
+func TestStartHeapAtOverlap(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
+
+	stopA := startHeapAt(64 << 20)
+	stopB := startHeapAt(32 << 20)
+	if gc, limit := debug.SetGCPercent(-1), debug.SetMemoryLimit(-1); gc != -1 || limit != 64<<20 {
+		t.Errorf("two under way: GOGC %d, limit %d; want -1 and %d", gc, limit, 64<<20)
+	}
+	stopA()
+	stopB()
+	if gc, limit := debug.SetGCPercent(-1), debug.SetMemoryLimit(-1); gc != 100 || limit != math.MaxInt64 {
+		t.Errorf("after both: GOGC %d, limit %d; want 100 and no limit", gc, limit)
+	}
+}
