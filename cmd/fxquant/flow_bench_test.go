@@ -188,10 +188,10 @@ var converted12k = sync.OnceValues(func() ([]byte, error) {
 	return os.ReadFile(out)
 })
 
-// BenchmarkReadConverted12k measures pt2.Read of a converted program of
-// about 12k nodes (the 1,200-layer MLP after run): mostly decoding
-// model.json. MB/s counts the archive's bytes.
-func BenchmarkReadConverted12k(b *testing.B) {
+// readConverted12k returns converted12k's archive and the program read
+// from it, checking that it has at least 12k nodes.
+func readConverted12k(b *testing.B) ([]byte, *pt2.Program) {
+	b.Helper()
 	data, err := converted12k()
 	if err != nil {
 		b.Fatal(err)
@@ -203,6 +203,14 @@ func BenchmarkReadConverted12k(b *testing.B) {
 	if n := p.Graph.Len(); n < 12_000 {
 		b.Fatalf("converted program has %d nodes, want at least 12k", n)
 	}
+	return data, p
+}
+
+// BenchmarkReadConverted12k measures pt2.Read of a converted program of
+// about 12k nodes (the 1,200-layer MLP after run): mostly decoding
+// model.json. MB/s counts the archive's bytes.
+func BenchmarkReadConverted12k(b *testing.B) {
+	data, _ := readConverted12k(b)
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -244,17 +252,7 @@ func TestRunAllocsLinear(t *testing.T) {
 // (written to io.Discard). MB/s counts the archive's bytes; cpu-ms/op is
 // the process's CPU time per write.
 func BenchmarkWriteConverted12k(b *testing.B) {
-	data, err := converted12k()
-	if err != nil {
-		b.Fatal(err)
-	}
-	p, err := pt2.Read(data, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if n := p.Graph.Len(); n < 12_000 {
-		b.Fatalf("converted program has %d nodes, want at least 12k", n)
-	}
+	data, p := readConverted12k(b)
 	// The unchanged program writes back byte for byte.
 	var buf bytes.Buffer
 	if err := p.WriteArchive(&buf, nil); err != nil {
