@@ -608,3 +608,16 @@ func TestNumUsersHub(t *testing.T) {
 	assert.Len(t, x.Users(), 51)
 	assert.Contains(t, x.Users(), mixed)
 }
+
+// VisitInputs visits every reference, in args then kwargs slot order: a
+// node passed twice twice, where InputNodes lists it once.
+func TestVisitInputs(t *testing.T) {
+	g := New()
+	x, y := g.Placeholder("x", nil), g.Placeholder("y", nil)
+	n := g.CallKw(irAdd, []ops.Value{x, ops.List{y, x}}, []Kwarg{{Name: "alpha", Value: y}})
+	var got []*Node
+	n.VisitInputs(func(in *Node) { got = append(got, in) })
+	assert.Equal(t, []string{"x", "y", "x", "y"}, irNames(got))
+	assert.Equal(t, []string{"x", "y"}, irNames(n.InputNodes()))
+	assert.Zero(t, testing.AllocsPerRun(10, func() { n.VisitInputs(func(*Node) {}) }))
+}

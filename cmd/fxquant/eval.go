@@ -214,8 +214,9 @@ func quantizedNodes(g *fxgraph.Graph) int {
 var compareGraphs = numdebug.Compare
 
 // measure compares the float and the quantized graph on the eval batches,
-// unless --no-compare, and warns on stderr when convert quantized nothing (the SQNR is then inf
-// dB, which must not read as a perfect quantization).
+// unless --no-compare, and warns on stderr when convert quantized nothing
+// (the SQNR is then inf dB, which must not read as a perfect
+// quantization).
 func (r *runResult) measure(eval [][]*tensor.Tensor, stderr io.Writer) {
 	if !r.cfg.noCompare {
 		r.cmp, r.sqnrErr = compareGraphs(r.float, r.quant, eval)

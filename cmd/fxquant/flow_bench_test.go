@@ -107,33 +107,22 @@ func deepMLPFile(dir string, layers, width int) (string, error) {
 
 // benchRun runs "fxquant run" with args, failing on a non-zero exit.
 func benchRun(b *testing.B, args ...string) {
-	benchRunNodes(b, 0, args...)
-}
-
-// benchRunNodes is benchRun that also reports allocations per node of
-// the converted graph, which has nodes nodes (none when 0).
-func benchRunNodes(b *testing.B, nodes int, args ...string) {
 	b.ReportAllocs()
-	var m0, m1 runtime.MemStats
-	runtime.ReadMemStats(&m0)
 	for b.Loop() {
 		if code := run(append([]string{"run", "--no-progress"}, args...), strings.NewReader(""), io.Discard, os.Stderr); code != 0 {
 			b.Fatalf("exit status %d", code)
 		}
 	}
-	runtime.ReadMemStats(&m1)
-	if nodes > 0 {
-		b.ReportMetric(float64(m1.Mallocs-m0.Mallocs)/float64(b.N)/float64(nodes), "allocs/node")
-	}
 }
 
-// mlp500Nodes is the node count of the 500-layer MLP after convert.
+// mlp500Nodes is the node count of the 500-layer MLP after convert (the
+// program written is folded, so smaller).
 const mlp500Nodes = 12_013
 
-// BenchmarkRunMLP500 is the whole flow of issue 15 on the 500-layer MLP:
-// read, prepare, calibrate 4 batches, convert, verify, SQNR and write -o.
-// MB/s counts the input archive's bytes.
-func BenchmarkRunMLP500(b *testing.B) {
+// benchMLP500 is benchRun with args on the 500-layer MLP, writing -o; it
+// also reports allocations per node of the converted graph. MB/s counts
+// the input archive's bytes.
+func benchMLP500(b *testing.B, args ...string) {
 	dir := b.TempDir()
 	file := deepMLP(b, dir, 500, 64)
 	st, err := os.Stat(file)
@@ -141,7 +130,18 @@ func BenchmarkRunMLP500(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.SetBytes(st.Size())
-	benchRunNodes(b, mlp500Nodes, "-o", filepath.Join(dir, "out.pt2"), file)
+	out := filepath.Join(dir, "out.pt2")
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	benchRun(b, append(args, "-o", out, file)...)
+	runtime.ReadMemStats(&m1)
+	b.ReportMetric(float64(m1.Mallocs-m0.Mallocs)/float64(b.N)/mlp500Nodes, "allocs/node")
+}
+
+// BenchmarkRunMLP500 is the whole flow of issue 15 on the 500-layer MLP:
+// read, prepare, calibrate 4 batches, convert, verify, SQNR and write -o.
+func BenchmarkRunMLP500(b *testing.B) {
+	benchMLP500(b)
 }
 
 // BenchmarkFlowMLP500 is BenchmarkRunMLP500 without the per-node
@@ -149,14 +149,7 @@ func BenchmarkRunMLP500(b *testing.B) {
 // times against (load, prepare, calibrate 4 batches, convert, save), plus
 // the verifier.
 func BenchmarkFlowMLP500(b *testing.B) {
-	dir := b.TempDir()
-	file := deepMLP(b, dir, 500, 64)
-	st, err := os.Stat(file)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(st.Size())
-	benchRunNodes(b, mlp500Nodes, "--no-compare", "-o", filepath.Join(dir, "out.pt2"), file)
+	benchMLP500(b, "--no-compare")
 }
 
 // BenchmarkRunZoo runs the whole flow, 4 random batches at the programs'
@@ -195,10 +188,10 @@ var converted12k = sync.OnceValues(func() ([]byte, error) {
 	return os.ReadFile(out)
 })
 
-// BenchmarkReadConverted12k measures pt2.Read of a converted program of
-// about 12k nodes (the 1,200-layer MLP after run): mostly decoding
-// model.json. MB/s counts the archive's bytes.
-func BenchmarkReadConverted12k(b *testing.B) {
+// readConverted12k returns converted12k's archive and the program read
+// from it, checking that it has at least 12k nodes.
+func readConverted12k(b *testing.B) ([]byte, *pt2.Program) {
+	b.Helper()
 	data, err := converted12k()
 	if err != nil {
 		b.Fatal(err)
@@ -210,6 +203,14 @@ func BenchmarkReadConverted12k(b *testing.B) {
 	if n := p.Graph.Len(); n < 12_000 {
 		b.Fatalf("converted program has %d nodes, want at least 12k", n)
 	}
+	return data, p
+}
+
+// BenchmarkReadConverted12k measures pt2.Read of a converted program of
+// about 12k nodes (the 1,200-layer MLP after run): mostly decoding
+// model.json. MB/s counts the archive's bytes.
+func BenchmarkReadConverted12k(b *testing.B) {
+	data, _ := readConverted12k(b)
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -251,17 +252,7 @@ func TestRunAllocsLinear(t *testing.T) {
 // (written to io.Discard). MB/s counts the archive's bytes; cpu-ms/op is
 // the process's CPU time per write.
 func BenchmarkWriteConverted12k(b *testing.B) {
-	data, err := converted12k()
-	if err != nil {
-		b.Fatal(err)
-	}
-	p, err := pt2.Read(data, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if n := p.Graph.Len(); n < 12_000 {
-		b.Fatalf("converted program has %d nodes, want at least 12k", n)
-	}
+	data, p := readConverted12k(b)
 	// The unchanged program writes back byte for byte.
 	var buf bytes.Buffer
 	if err := p.WriteArchive(&buf, nil); err != nil {

@@ -13,6 +13,23 @@ import (
 // before its first collections (see startHeapAt).
 const startingHeap = 64 << 20
 
+// gcSettings guards run's changes to the collector's settings, GOGC and
+// the memory limit, which are the process's: runs under way in one
+// process share them, so that each change is made once and undone when
+// its last run ends, never restoring a value another run set.
+var gcSettings struct {
+	sync.Mutex
+	start   *heapStart // the startHeapAt adjustment under way, nil when none
+	lowered int        // runs under way that lowered GOGC (lowGCFor)
+	lowOld  int        // GOGC before the first of them
+}
+
+// heapStart is one startHeapAt adjustment: the settings it replaced.
+type heapStart struct {
+	oldGC    int
+	oldLimit int64
+}
+
 // startHeapAt lets the heap grow to about want bytes before the garbage
 // collector runs, as the Go compiler does for itself (cmd/compile's
 // AdjustStartingHeap): a run allocates several times its live heap, and
@@ -23,41 +40,51 @@ const startingHeap = 64 << 20
 // where GOGC alone lets the heap reach want anyway. The process never
 // holds more than want for garbage's sake: measured on the 500-layer MLP,
 // peak RSS is unchanged. stop ends it early and restores both settings
-// (safe to call more than once).
+// (safe to call more than once). While an adjustment or a lowered GOGC
+// (lowGCFor) of another run is under way, it changes nothing.
 func startHeapAt(want int64) (stop func()) {
-	var mu sync.Mutex
-	oldGC := debug.SetGCPercent(-1)
-	oldLimit := debug.SetMemoryLimit(want)
-	done := false
-	end := func() {
-		if !done {
-			debug.SetMemoryLimit(oldLimit)
-			debug.SetGCPercent(oldGC)
-			done = true
-		}
-	}
-	if oldGC < 0 || oldLimit < want { // GOGC=off or a lower GOMEMLIMIT: the user's
-		end()
+	gcSettings.Lock()
+	defer gcSettings.Unlock()
+	if gcSettings.start != nil || gcSettings.lowered > 0 {
 		return func() {}
 	}
+	h := &heapStart{oldGC: debug.SetGCPercent(-1), oldLimit: debug.SetMemoryLimit(want)}
+	if h.oldGC < 0 || h.oldLimit < want { // GOGC=off or a lower GOMEMLIMIT: the user's
+		debug.SetMemoryLimit(h.oldLimit)
+		debug.SetGCPercent(h.oldGC)
+		return func() {}
+	}
+	gcSettings.start = h
 	afterEachGC(func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		if done {
+		gcSettings.Lock()
+		defer gcSettings.Unlock()
+		if gcSettings.start != h {
 			return false
 		}
 		s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 		metrics.Read(s)
 		if s[0].Value.Kind() != metrics.KindUint64 || s[0].Value.Uint64() > uint64(want)/2 {
-			end()
+			endHeapStart()
 			return false
 		}
 		return true
 	})
 	return func() {
-		mu.Lock()
-		defer mu.Unlock()
-		end()
+		gcSettings.Lock()
+		defer gcSettings.Unlock()
+		if gcSettings.start == h {
+			endHeapStart()
+		}
+	}
+}
+
+// endHeapStart ends the startHeapAt adjustment under way, if any, and
+// restores the settings it replaced; gcSettings is locked.
+func endHeapStart() {
+	if h := gcSettings.start; h != nil {
+		debug.SetMemoryLimit(h.oldLimit)
+		debug.SetGCPercent(h.oldGC)
+		gcSettings.start = nil
 	}
 }
 
@@ -94,8 +121,8 @@ const bigProgramGCPercent = 25
 // 1.78x the weights at GOGC 100, 1.52x at 25 (and still 1.52x at 10, or
 // with a memory limit: the rest is live), for about 5% more CPU time.
 //
-// stopStart, when the program is big, ends a startHeapAt adjustment first.
-func lowGCFor(p *pt2.Program, stopStart func()) (restore func()) {
+// For a big program it first ends a startHeapAt adjustment under way.
+func lowGCFor(p *pt2.Program) (restore func()) {
 	var n int64
 	for _, t := range p.LiftedAttrs() {
 		n += int64(t.Numel()) * int64(t.DType().Size())
@@ -103,7 +130,18 @@ func lowGCFor(p *pt2.Program, stopStart func()) (restore func()) {
 	if n < bigWeights {
 		return func() {}
 	}
-	stopStart()
-	old := debug.SetGCPercent(bigProgramGCPercent)
-	return func() { debug.SetGCPercent(old) }
+	gcSettings.Lock()
+	defer gcSettings.Unlock()
+	endHeapStart()
+	if gcSettings.lowered == 0 {
+		gcSettings.lowOld = debug.SetGCPercent(bigProgramGCPercent)
+	}
+	gcSettings.lowered++
+	return func() {
+		gcSettings.Lock()
+		defer gcSettings.Unlock()
+		if gcSettings.lowered--; gcSettings.lowered == 0 {
+			debug.SetGCPercent(gcSettings.lowOld)
+		}
+	}
 }

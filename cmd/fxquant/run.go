@@ -218,8 +218,7 @@ type runResult struct {
 
 // runPipeline runs the whole flow; progress goes to stderr on a terminal.
 func runPipeline(c *runConfig, stderr io.Writer) (*runResult, error) {
-	stopStart := startHeapAt(startingHeap)
-	defer stopStart()
+	defer startHeapAt(startingHeap)()
 	in, err := loadProgram(c.file, c.allowOpaque)
 	if err != nil {
 		return nil, err
@@ -230,7 +229,7 @@ func runPipeline(c *runConfig, stderr io.Writer) (*runResult, error) {
 	}
 	res := &runResult{cfg: c, inputName: in.name, program: in.program}
 	p := in.program
-	defer lowGCFor(p, stopStart)()
+	defer lowGCFor(p)()
 	if err := verifyInput(in, c.force, c.allowOpaque, stderr); err != nil {
 		return nil, err
 	}

@@ -58,25 +58,23 @@ func (r *runner) deferrable(nodes []*fxgraph.Node) []bool {
 		if inputs == 0 {
 			continue
 		}
-		if i, ok := r.env.slot(n); ok && constant {
+		if constant {
 			if out == nil {
 				out = make([]bool, len(r.env.vals))
 			}
-			out[i] = true
+			out[n.ID()] = true // a node of the run: it has its slot
 		}
 	}
 	return out
 }
 
-// evalDeferred computes the deferred node n for its first user and
-// records its value.
+// evalDeferred computes the deferred node n (r.isDeferred(n)) for its
+// first user and records its value.
 func (r *runner) evalDeferred(n *fxgraph.Node) (ops.Value, error) {
 	cur := r.cur
 	r.cur = n
 	defer func() { r.cur = cur }()
-	if i, ok := r.env.slot(n); ok && i < len(r.deferred) {
-		r.deferred[i] = false
-	}
+	r.deferred[n.ID()] = false
 	v, err := r.compute(n)
 	if err != nil {
 		return nil, &deferredError{err}

@@ -8,28 +8,34 @@ import (
 // env holds a run's node values by node ID (dense in a graph), with the
 // nodes that have one in a list for the in-place ops' alias search: a
 // lookup, a store and a release cost an index, not a hash, on the
-// interpreter's per-node path. A node of another graph has no slot, so it
-// never has a value.
+// interpreter's per-node path. Only the run's nodes have a slot: a node of
+// another graph, or an erased one (which may share its ID with a live node
+// after Graph.ReplaceWith), never has a value.
 type env struct {
-	g    *fxgraph.Graph
+	node []*fxgraph.Node // the run's node of each ID, nil for none
 	vals []ops.Value
 	pos  []int32 // 1 + the node's index in live; 0 without a value
 	live []*fxgraph.Node
 }
 
-// newEnv returns an empty env for g's nodes.
-func newEnv(g *fxgraph.Graph, nodes []*fxgraph.Node) *env {
+// newEnv returns an empty env for the run's nodes.
+func newEnv(nodes []*fxgraph.Node) *env {
 	bound := 0
 	for _, n := range nodes {
 		bound = max(bound, n.ID()+1)
 	}
-	return &env{g: g, vals: make([]ops.Value, bound), pos: make([]int32, bound)}
+	e := &env{node: make([]*fxgraph.Node, bound), vals: make([]ops.Value, bound), pos: make([]int32, bound)}
+	for _, n := range nodes {
+		e.node[n.ID()] = n
+	}
+	return e
 }
 
-// slot returns n's index in the env's tables, or false for a node of
-// another graph or one created after the run began.
+// slot returns n's index in the env's tables, or false for a node that is
+// not one of the run's (of another graph, erased, or created after the
+// run began).
 func (e *env) slot(n *fxgraph.Node) (int, bool) {
-	if n == nil || n.Graph() != e.g || n.ID() >= len(e.vals) {
+	if n == nil || n.ID() >= len(e.node) || e.node[n.ID()] != n {
 		return 0, false
 	}
 	return n.ID(), true

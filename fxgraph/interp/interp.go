@@ -185,7 +185,7 @@ func run(g *fxgraph.Graph, bind func([]*fxgraph.Node) (map[*fxgraph.Node]ops.Val
 	if _, err := bindSymbols(g, ph, bound); err != nil {
 		return nil, err
 	}
-	r.env = newEnv(g, nodes)
+	r.env = newEnv(nodes)
 	// Position of each node's last user, by node ID, for Release.
 	var lastUse []int32
 	if opts.Release {
