@@ -450,7 +450,7 @@ func metaFromSerialized(entries []kv, path string) (fxgraph.Meta, error) {
 			ok = len(m.TorchFn) == 2
 		case "custom":
 			m.Custom = s
-			m.NumericDebugHandle = readCustomHandle(s)
+			m.NumericDebugHandle = customHandle(s)
 		case "from_node":
 			m.FromNode = s
 		default:
