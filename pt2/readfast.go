@@ -41,14 +41,8 @@ func (c *cursor) eat(ch byte) bool {
 
 // key reads an object key of plain bytes and its colon.
 func (c *cursor) key() ([]byte, bool) {
-	c.space()
-	if c.i >= len(c.b) || c.b[c.i] != '"' {
-		return nil, false
-	}
-	end, plain := plainString(c.b, c.i)
-	k := c.b[c.i+1 : end-1]
-	c.i = end
-	return k, plain && c.eat(':')
+	k, ok := c.str()
+	return k, ok && c.eat(':')
 }
 
 // str reads a plain string, its bytes between the quotes.
