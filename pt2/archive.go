@@ -324,21 +324,9 @@ func (p *Program) loadPayloads(z *zipRecords, kind, model string) error {
 	// always been.
 	entries, fast := decodePayloadConfig(cfg)
 	if !fast {
-		top, err := decodeObject(cfg, cfgName)
-		if err != nil {
+		var err error
+		if entries, err = payloadConfigEntries(cfg, cfgName); err != nil {
 			return err
-		}
-		c, err := top.req("config")
-		if err != nil {
-			return err
-		}
-		kvs, err := objectEntries(c, cfgName+": config")
-		if err != nil {
-			return err
-		}
-		entries = make([]payloadEntry, len(kvs))
-		for i, e := range kvs {
-			entries[i].fqn, entries[i].raw = e.Key, e.Val
 		}
 	}
 	// one storage per record (and element type), shared by every FQN
@@ -460,26 +448,38 @@ func decodePayloadConfig(cfg []byte) (entries []payloadEntry, ok bool) {
 	if !validJSON(cfg) {
 		return nil, false
 	}
-	top, err := decodeObject(cfg, fastPath)
+	entries, err := payloadConfigEntries(cfg, fastPath)
 	if err != nil {
 		return nil, false
 	}
-	c, err := top.req("config")
-	if err != nil {
-		return nil, false
-	}
-	kvs, err := objectEntries(c, fastPath)
-	if err != nil {
-		return nil, false
-	}
-	entries = make([]payloadEntry, len(kvs))
-	for i, e := range kvs {
-		entries[i].fqn, entries[i].raw = e.Key, e.Val
+	for i := range entries {
 		if entries[i].decode(fastPath) != nil {
 			return nil, false
 		}
 	}
 	return entries, true
+}
+
+// payloadConfigEntries splits a payload config, whose path is path, into
+// its entries, undecoded.
+func payloadConfigEntries(cfg []byte, path string) ([]payloadEntry, error) {
+	top, err := decodeObject(cfg, path)
+	if err != nil {
+		return nil, err
+	}
+	c, err := top.req("config")
+	if err != nil {
+		return nil, err
+	}
+	kvs, err := objectEntries(c, catPath(path, ": config"))
+	if err != nil {
+		return nil, err
+	}
+	entries := make([]payloadEntry, len(kvs))
+	for i, e := range kvs {
+		entries[i].fqn, entries[i].raw = e.Key, e.Val
+	}
+	return entries, nil
 }
 
 // tensorFromPayload views raw little-endian storage bytes (checkByteOrder
