@@ -33,21 +33,6 @@ func (m tensorMeta) typ() ops.TensorType {
 	return ops.TensorType{Shape: append([]int64{}, m.Sizes...), Elem: ops.Scalar{DType: m.DType}, Syms: m.symTexts()}
 }
 
-// metaFromType builds the TensorMeta the writer emits for a value of type
-// t: contiguous strides, offset 0, on the CPU.
-func metaFromType(t ops.TensorType, requiresGrad bool) (tensorMeta, error) {
-	d := t.DType()
-	if d.SerdeCode() == 0 {
-		return tensorMeta{}, fmt.Errorf("dtype %s has no ScalarType in the export format", d)
-	}
-	if !t.Static() {
-		return tensorMeta{}, fmt.Errorf("%w: symbolic shape %s", ErrUnsupported, t)
-	}
-	st := contiguousStrides(nil, t.Shape)
-	return tensorMeta{DType: d, Sizes: append([]int64{}, t.Shape...), RequiresGrad: requiresGrad, DeviceType: "cpu",
-		Strides: st, StorageOffset: 0, Layout: int64(ops.LayoutStrided)}, nil
-}
-
 // decodeSymInt reads a SymInt: an int, or an expression (for which it
 // returns ops.DynamicDim and the expression).
 func decodeSymInt(raw json.RawMessage, path string) (int64, *symInt, error) {
