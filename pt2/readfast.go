@@ -83,6 +83,14 @@ func (c *cursor) int() (int64, bool) {
 	return n, true
 }
 
+// value reads any value, its bytes.
+func (c *cursor) value() []byte {
+	c.space()
+	start := c.i
+	c.i = skipValue(c.b, c.i)
+	return c.b[start:c.i:c.i]
+}
+
 // lit reads the literal word (true, false, null).
 func (c *cursor) lit(word string) bool {
 	c.space()
@@ -323,10 +331,7 @@ func (b *builder) fastInput(raw []byte) (name string, arg []byte, kind int64, ok
 			}
 		case "arg":
 			bit = 2
-			c.space()
-			start := c.i
-			c.i = skipValue(c.b, c.i)
-			arg = c.b[start:c.i:c.i]
+			arg = c.value()
 			ok = string(arg) != "null"
 		case "kind":
 			bit = 4
@@ -450,10 +455,7 @@ func (pe *payloadEntry) fastDecode() bool {
 			e.usePickle, ok = c.bool()
 		case "tensor_meta":
 			bit = 8
-			c.space()
-			start := c.i
-			c.i = skipValue(c.b, c.i)
-			e.meta, ok = fastTensorMeta(c.b[start:c.i])
+			e.meta, ok = fastTensorMeta(c.value())
 		default:
 			return false
 		}
