@@ -734,10 +734,8 @@ func payloads(ws []weightEntry, constants bool, prefix, dir string) ([]record, [
 		}
 		// serialize_tensor_meta of the stored tensor: its dtype, sizes,
 		// strides and storage offset, with the payload's requires_grad
-		// and device
-		if t.DType().SerdeCode() == 0 {
-			return nil, nil, fmt.Errorf("%q: dtype %s has no ScalarType in the export format", we.FQN, t.DType())
-		}
+		// and device (encoder.prepare refused a dtype without a
+		// ScalarType)
 		sizes, strides = sizes[:0], strides[:0]
 		for i := range t.Dim() {
 			sizes = append(sizes, int64(t.Size(i)))
