@@ -69,8 +69,8 @@ type zipRecords struct {
 	files  map[string]*zip.File
 	order  []string
 	budget *budget
-	shared []byte // the archive, when payloads may be views of it (Options.ShareBytes)
 	data   []byte // the archive
+	share  bool   // payloads may be views of data (Options.ShareBytes)
 }
 
 // readPayload is read for a weight payload record, except that a record
@@ -83,61 +83,53 @@ func (z *zipRecords) readPayload(name string) (data []byte, ok, shared bool, err
 	if !ok {
 		return nil, false, false, nil
 	}
-	if v, good := z.storedView(f); good {
-		if err := z.budget.charge(f.Name, f.UncompressedSize64, false); err != nil {
-			return nil, true, false, err
+	if z.share {
+		if v, _, good := z.storedBytes(f); good {
+			if err := z.budget.charge(f.Name, f.UncompressedSize64, false); err != nil {
+				return nil, true, false, err
+			}
+			return v, true, true, nil
 		}
-		return v, true, true, nil
 	}
 	data, ok, err = z.read(name)
 	return data, ok, false, err
 }
 
-// storedView returns the bytes of f in z.shared when f is stored
-// uncompressed, unencrypted, declares equal sizes within the file, and its
-// bytes match its CRC.
-func (z *zipRecords) storedView(f *zip.File) ([]byte, bool) {
-	if z.shared == nil || f.Method != zip.Store || f.Flags&0x1 != 0 || f.CompressedSize64 != f.UncompressedSize64 || f.UncompressedSize64 == 0 {
-		return nil, false
-	}
-	off, err := f.DataOffset()
-	if err != nil || off < 0 || uint64(off) > uint64(len(z.shared)) || f.UncompressedSize64 > uint64(len(z.shared))-uint64(off) {
-		return nil, false
-	}
-	v := z.shared[off : off+int64(f.UncompressedSize64) : off+int64(f.UncompressedSize64)]
-	if crc32.ChecksumIEEE(v) != f.CRC32 {
-		return nil, false
-	}
-	return v, true
-}
-
-// intactStored returns the bytes of f in the archive when reading f
-// through archive/zip is sure to give them without error: f is stored
-// uncompressed, unencrypted, declares equal sizes within the file, its
-// bytes match its CRC, and its data descriptor, if it has one, is there
-// with the same CRC (as zip's checksumReader checks it).
-func (z *zipRecords) intactStored(f *zip.File) ([]byte, bool) {
+// storedBytes returns the bytes of f in the archive, and where they end,
+// when f is stored uncompressed, unencrypted, declares equal sizes within
+// the file, and its bytes match its CRC.
+func (z *zipRecords) storedBytes(f *zip.File) (v []byte, end int64, ok bool) {
 	if z.data == nil || f.Method != zip.Store || f.Flags&0x1 != 0 || f.CompressedSize64 != f.UncompressedSize64 || f.UncompressedSize64 == 0 {
-		return nil, false
+		return nil, 0, false
 	}
 	off, err := f.DataOffset()
 	if err != nil || off < 0 || uint64(off) > uint64(len(z.data)) || f.UncompressedSize64 > uint64(len(z.data))-uint64(off) {
-		return nil, false
+		return nil, 0, false
 	}
-	end := off + int64(f.UncompressedSize64)
-	if f.Flags&0x8 != 0 {
-		// the descriptor: an optional signature, then the CRC
-		const sig = 0x08074b50
-		d := z.data[end:]
-		if len(d) >= 4 && binary.LittleEndian.Uint32(d) == sig {
-			d = d[4:]
-		}
-		if len(d) < 12 || binary.LittleEndian.Uint32(d) != f.CRC32 {
-			return nil, false
-		}
-	}
-	v := z.data[off:end:end]
+	end = off + int64(f.UncompressedSize64)
+	v = z.data[off:end:end]
 	if crc32.ChecksumIEEE(v) != f.CRC32 {
+		return nil, 0, false
+	}
+	return v, end, true
+}
+
+// intactStored returns the bytes of f in the archive when reading f
+// through archive/zip is sure to give them without error: storedBytes
+// finds them, and f's data descriptor, if it has one, is there with the
+// same CRC (as zip's checksumReader checks it).
+func (z *zipRecords) intactStored(f *zip.File) ([]byte, bool) {
+	v, end, ok := z.storedBytes(f)
+	if !ok || f.Flags&0x8 == 0 {
+		return v, ok
+	}
+	// the descriptor: an optional signature, then the CRC
+	const sig = 0x08074b50
+	d := z.data[end:]
+	if len(d) >= 4 && binary.LittleEndian.Uint32(d) == sig {
+		d = d[4:]
+	}
+	if len(d) < 12 || binary.LittleEndian.Uint32(d) != f.CRC32 {
 		return nil, false
 	}
 	return v, true
@@ -176,7 +168,7 @@ func readZip(data []byte, opts *Options) (*Program, error) {
 	}
 	raw := &zipRecords{files: map[string]*zip.File{}, budget: newBudget(opts, int64(len(data))), data: data}
 	if opts != nil && opts.ShareBytes {
-		raw.shared = data
+		raw.share = true
 	}
 	for _, f := range zr.File {
 		if err := checkEntryName(f.Name); err != nil {
@@ -202,7 +194,7 @@ func readZip(data []byte, opts *Options) (*Program, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: entry %q is not under a root folder and the zip has no serialized_exported_program.json", ErrArchive, raw.order[0])
 	}
-	z := &zipRecords{files: map[string]*zip.File{}, budget: raw.budget, shared: raw.shared, data: data}
+	z := &zipRecords{files: map[string]*zip.File{}, budget: raw.budget, data: data, share: raw.share}
 	for _, name := range raw.order {
 		if rest, ok := strings.CutPrefix(name, root+"/"); ok && rest != "" {
 			z.files[rest] = raw.files[name]
@@ -332,21 +324,9 @@ func (p *Program) loadPayloads(z *zipRecords, kind, model string) error {
 	// always been.
 	entries, fast := decodePayloadConfig(cfg)
 	if !fast {
-		top, err := decodeObject(cfg, cfgName)
-		if err != nil {
+		var err error
+		if entries, err = payloadConfigEntries(cfg, cfgName); err != nil {
 			return err
-		}
-		c, err := top.req("config")
-		if err != nil {
-			return err
-		}
-		kvs, err := objectEntries(c, cfgName+": config")
-		if err != nil {
-			return err
-		}
-		entries = make([]payloadEntry, len(kvs))
-		for i, e := range kvs {
-			entries[i].fqn, entries[i].raw = e.Key, e.Val
 		}
 	}
 	// one storage per record (and element type), shared by every FQN
@@ -468,26 +448,38 @@ func decodePayloadConfig(cfg []byte) (entries []payloadEntry, ok bool) {
 	if !validJSON(cfg) {
 		return nil, false
 	}
-	top, err := decodeObject(cfg, fastPath)
+	entries, err := payloadConfigEntries(cfg, fastPath)
 	if err != nil {
 		return nil, false
 	}
-	c, err := top.req("config")
-	if err != nil {
-		return nil, false
-	}
-	kvs, err := objectEntries(c, fastPath)
-	if err != nil {
-		return nil, false
-	}
-	entries = make([]payloadEntry, len(kvs))
-	for i, e := range kvs {
-		entries[i].fqn, entries[i].raw = e.Key, e.Val
+	for i := range entries {
 		if entries[i].decode(fastPath) != nil {
 			return nil, false
 		}
 	}
 	return entries, true
+}
+
+// payloadConfigEntries splits a payload config, whose path is path, into
+// its entries, undecoded.
+func payloadConfigEntries(cfg []byte, path string) ([]payloadEntry, error) {
+	top, err := decodeObject(cfg, path)
+	if err != nil {
+		return nil, err
+	}
+	c, err := top.req("config")
+	if err != nil {
+		return nil, err
+	}
+	kvs, err := objectEntries(c, catPath(path, ": config"))
+	if err != nil {
+		return nil, err
+	}
+	entries := make([]payloadEntry, len(kvs))
+	for i, e := range kvs {
+		entries[i].fqn, entries[i].raw = e.Key, e.Val
+	}
+	return entries, nil
 }
 
 // tensorFromPayload views raw little-endian storage bytes (checkByteOrder
@@ -742,10 +734,8 @@ func payloads(ws []weightEntry, constants bool, prefix, dir string) ([]record, [
 		}
 		// serialize_tensor_meta of the stored tensor: its dtype, sizes,
 		// strides and storage offset, with the payload's requires_grad
-		// and device
-		if t.DType().SerdeCode() == 0 {
-			return nil, nil, fmt.Errorf("%q: dtype %s has no ScalarType in the export format", we.FQN, t.DType())
-		}
+		// and device (encoder.prepare refused a dtype without a
+		// ScalarType)
 		sizes, strides = sizes[:0], strides[:0]
 		for i := range t.Dim() {
 			sizes = append(sizes, int64(t.Size(i)))

@@ -154,24 +154,3 @@ func plainCustomHandle(s string) (h int, ok bool) {
 	}
 	return h, true
 }
-
-// readCustomHandle is customHandle, reading the usual text torchao leaves,
-// {"numeric_debug_handle": N} with N a positive int, without a JSON
-// decoder.
-func readCustomHandle(s string) int {
-	const prefix = `{"` + numericDebugHandleKey + `": `
-	if digits, ok := strings.CutPrefix(s, prefix); ok {
-		if digits, ok = strings.CutSuffix(digits, "}"); ok && len(digits) > 0 && len(digits) <= 18 && digits[0] != '0' {
-			h := 0
-			for i := 0; i < len(digits); i++ {
-				if c := digits[i]; c >= '0' && c <= '9' {
-					h = h*10 + int(c-'0')
-				} else {
-					return customHandle(s)
-				}
-			}
-			return h
-		}
-	}
-	return customHandle(s)
-}

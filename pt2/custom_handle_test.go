@@ -54,9 +54,9 @@ func TestWithCustomHandle(t *testing.T) {
 	}
 }
 
-// TestReadCustomHandleAgrees: the reader's shortcut for the usual text
-// gives customHandle's answer.
-func TestReadCustomHandleAgrees(t *testing.T) {
+// TestCustomHandleShortcutAgrees: customHandle's shortcut for the usual
+// text gives the JSON decoder's answer.
+func TestCustomHandleShortcutAgrees(t *testing.T) {
 	for _, s := range []string{
 		``, `{"numeric_debug_handle": 7}`, `{"numeric_debug_handle": 123456789012345678}`,
 		`{"numeric_debug_handle": 1234567890123456789012}`, `{"numeric_debug_handle": 0}`,
@@ -64,7 +64,7 @@ func TestReadCustomHandleAgrees(t *testing.T) {
 		`{"numeric_debug_handle": 7}}`, `{"numeric_debug_handle": }`, `{"numeric_debug_handle": 7 }`,
 		`{"quantize": true, "numeric_debug_handle": 12}`, `{"numeric_debug_handle":7}`,
 	} {
-		assert.Equal(t, customHandle(s), readCustomHandle(s), "%s", s)
+		assert.Equal(t, decodedCustomHandle(s), customHandle(s), "%s", s)
 	}
-	assert.Equal(t, 7, readCustomHandle(`{"numeric_debug_handle": 7}`))
+	assert.Equal(t, 7, customHandle(`{"numeric_debug_handle": 7}`))
 }

@@ -327,17 +327,7 @@ func scanArrayItems(raw []byte) (items []json.RawMessage, ok bool) {
 // decodeEach decodes a JSON array whose element i, at path[i], each
 // decodes; the first element error is returned as is.
 func decodeEach[T any](raw json.RawMessage, path string, each func(json.RawMessage, string) (T, error)) ([]T, error) {
-	items, err := decodeArray(raw, path)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]T, len(items))
-	for i, it := range items {
-		if out[i], err = each(it, indexPath(path, i)); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return decodeEachIx(raw, path, nil, each)
 }
 
 // decodeEachIx is decodeEach, splitting the array with ix in fast mode.
@@ -494,26 +484,6 @@ func (w *pyWriter) oneKey(k string, value func()) {
 	w.key(k)
 	value()
 	w.endObject()
-}
-
-// oneKeyStr writes the one-key object {k: "s"}.
-func (w *pyWriter) oneKeyStr(k, s string) {
-	w.valuePrefix()
-	w.b = append(w.b, '{')
-	w.b = appendPyString(w.b, k)
-	w.b = append(w.b, ": "...)
-	w.b = appendPyString(w.b, s)
-	w.b = append(w.b, '}')
-}
-
-// oneKeyInt writes the one-key object {k: i}.
-func (w *pyWriter) oneKeyInt(k string, i int64) {
-	w.valuePrefix()
-	w.b = append(w.b, '{')
-	w.b = appendPyString(w.b, k)
-	w.b = append(w.b, ": "...)
-	w.b = strconv.AppendInt(w.b, i, 10)
-	w.b = append(w.b, '}')
 }
 
 // twoKeyStr writes the nested union {outer: {inner: "s"}} (a

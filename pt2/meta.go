@@ -33,21 +33,6 @@ func (m tensorMeta) typ() ops.TensorType {
 	return ops.TensorType{Shape: append([]int64{}, m.Sizes...), Elem: ops.Scalar{DType: m.DType}, Syms: m.symTexts()}
 }
 
-// metaFromType builds the TensorMeta the writer emits for a value of type
-// t: contiguous strides, offset 0, on the CPU.
-func metaFromType(t ops.TensorType, requiresGrad bool) (tensorMeta, error) {
-	d := t.DType()
-	if d.SerdeCode() == 0 {
-		return tensorMeta{}, fmt.Errorf("dtype %s has no ScalarType in the export format", d)
-	}
-	if !t.Static() {
-		return tensorMeta{}, fmt.Errorf("%w: symbolic shape %s", ErrUnsupported, t)
-	}
-	st := contiguousStrides(nil, t.Shape)
-	return tensorMeta{DType: d, Sizes: append([]int64{}, t.Shape...), RequiresGrad: requiresGrad, DeviceType: "cpu",
-		Strides: st, StorageOffset: 0, Layout: int64(ops.LayoutStrided)}, nil
-}
-
 // decodeSymInt reads a SymInt: an int, or an expression (for which it
 // returns ops.DynamicDim and the expression).
 func decodeSymInt(raw json.RawMessage, path string) (int64, *symInt, error) {
@@ -266,21 +251,16 @@ func (w *pyWriter) tensorMeta(m tensorMeta) {
 	w.beginObject()
 	w.keyLit("dtype")
 	w.int(int64(m.DType.SerdeCode()))
-	var sizes, strides []symInt
-	var offset *symInt
-	if m.Sym != nil {
-		sizes, strides, offset = m.Sym.Sizes, m.Sym.Strides, m.Sym.Offset
-	}
 	w.keyLit("sizes")
-	w.symInts(m.Sizes, sizes)
+	w.symInts(m.Sizes, m.Sym.Sizes)
 	w.keyLit("requires_grad")
 	w.bool(m.RequiresGrad)
 	w.keyLit("device")
 	w.device(m.DeviceType, m.DeviceIndex)
 	w.keyLit("strides")
-	w.symInts(m.Strides, strides)
+	w.symInts(m.Strides, m.Sym.Strides)
 	w.keyLit("storage_offset")
-	w.writeSymInt(offset, m.StorageOffset)
+	w.writeSymInt(m.Sym.Offset, m.StorageOffset)
 	w.keyLit("layout")
 	w.int(m.Layout)
 	w.endObject()
@@ -400,11 +380,19 @@ func parseModuleStack(s string) ([]fxgraph.ModuleStackEntry, bool) {
 }
 
 func formatModuleStack(st []fxgraph.ModuleStackEntry) string {
-	parts := make([]string, len(st))
+	return string(appendModuleStack(nil, st))
+}
+
+// appendModuleStack appends the nn_module_stack text of st:
+// "key,path,type" entries joined by ';'.
+func appendModuleStack(b []byte, st []fxgraph.ModuleStackEntry) []byte {
 	for i, e := range st {
-		parts[i] = e.Key + "," + e.Path + "," + e.Type
+		if i > 0 {
+			b = append(b, ';')
+		}
+		b = append(append(append(append(append(b, e.Key...), ','), e.Path...), ','), e.Type...)
 	}
-	return strings.Join(parts, ";")
+	return b
 }
 
 func parseSourceFnStack(s string) ([]fxgraph.SourceFn, bool) {
@@ -420,11 +408,19 @@ func parseSourceFnStack(s string) ([]fxgraph.SourceFn, bool) {
 }
 
 func formatSourceFnStack(st []fxgraph.SourceFn) string {
-	parts := make([]string, len(st))
+	return string(appendSourceFnStack(nil, st))
+}
+
+// appendSourceFnStack appends the source_fn_stack text of st:
+// "name,target" entries joined by ';'.
+func appendSourceFnStack(b []byte, st []fxgraph.SourceFn) []byte {
 	for i, e := range st {
-		parts[i] = e.Name + "," + e.Target
+		if i > 0 {
+			b = append(b, ';')
+		}
+		b = append(append(append(b, e.Name...), ','), e.Target...)
 	}
-	return strings.Join(parts, ";")
+	return b
 }
 
 // metaFromSerialized turns a node's metadata strings into fxgraph.Meta.
@@ -450,7 +446,7 @@ func metaFromSerialized(entries []kv, path string) (fxgraph.Meta, error) {
 			ok = len(m.TorchFn) == 2
 		case "custom":
 			m.Custom = s
-			m.NumericDebugHandle = readCustomHandle(s)
+			m.NumericDebugHandle = customHandle(s)
 		case "from_node":
 			m.FromNode = s
 		default:
@@ -491,26 +487,14 @@ func writeMetaEntries(w *pyWriter, m *fxgraph.Meta) {
 	}
 	add("stack_trace", m.StackTrace)
 	if len(m.NNModuleStack) > 0 {
-		w.scratch = w.scratch[:0]
-		for i, e := range m.NNModuleStack {
-			if i > 0 {
-				w.scratch = append(w.scratch, ';')
-			}
-			w.scratch = append(append(append(append(append(w.scratch, e.Key...), ','), e.Path...), ','), e.Type...)
-		}
+		w.scratch = appendModuleStack(w.scratch[:0], m.NNModuleStack)
 		w.keyLit("nn_module_stack")
 		w.strBytes(w.scratch)
 	} else if len(m.Extra) > 0 {
 		add("nn_module_stack", extra("nn_module_stack"))
 	}
 	if len(m.SourceFnStack) > 0 {
-		w.scratch = w.scratch[:0]
-		for i, e := range m.SourceFnStack {
-			if i > 0 {
-				w.scratch = append(w.scratch, ';')
-			}
-			w.scratch = append(append(append(w.scratch, e.Name...), ','), e.Target...)
-		}
+		w.scratch = appendSourceFnStack(w.scratch[:0], m.SourceFnStack)
 		w.keyLit("source_fn_stack")
 		w.strBytes(w.scratch)
 	} else if len(m.Extra) > 0 {

@@ -41,14 +41,8 @@ func (c *cursor) eat(ch byte) bool {
 
 // key reads an object key of plain bytes and its colon.
 func (c *cursor) key() ([]byte, bool) {
-	c.space()
-	if c.i >= len(c.b) || c.b[c.i] != '"' {
-		return nil, false
-	}
-	end, plain := plainString(c.b, c.i)
-	k := c.b[c.i+1 : end-1]
-	c.i = end
-	return k, plain && c.eat(':')
+	k, ok := c.str()
+	return k, ok && c.eat(':')
 }
 
 // str reads a plain string, its bytes between the quotes.
@@ -87,6 +81,14 @@ func (c *cursor) int() (int64, bool) {
 		n = -n
 	}
 	return n, true
+}
+
+// value reads any value, its bytes.
+func (c *cursor) value() []byte {
+	c.space()
+	start := c.i
+	c.i = skipValue(c.b, c.i)
+	return c.b[start:c.i:c.i]
 }
 
 // lit reads the literal word (true, false, null).
@@ -329,10 +331,7 @@ func (b *builder) fastInput(raw []byte) (name string, arg []byte, kind int64, ok
 			}
 		case "arg":
 			bit = 2
-			c.space()
-			start := c.i
-			c.i = skipValue(c.b, c.i)
-			arg = c.b[start:c.i:c.i]
+			arg = c.value()
 			ok = string(arg) != "null"
 		case "kind":
 			bit = 4
@@ -456,10 +455,7 @@ func (pe *payloadEntry) fastDecode() bool {
 			e.usePickle, ok = c.bool()
 		case "tensor_meta":
 			bit = 8
-			c.space()
-			start := c.i
-			c.i = skipValue(c.b, c.i)
-			e.meta, ok = fastTensorMeta(c.b[start:c.i])
+			e.meta, ok = fastTensorMeta(c.value())
 		default:
 			return false
 		}

@@ -254,21 +254,11 @@ func TestFastModeAgreesWithChecked(t *testing.T) {
 
 // checkedPayloadConfig decodes a payload config in checked mode.
 func checkedPayloadConfig(cfg []byte) ([]payloadEntry, error) {
-	top, err := decodeObject(cfg, "cfg")
+	out, err := payloadConfigEntries(cfg, "cfg")
 	if err != nil {
 		return nil, err
 	}
-	c, err := top.req("config")
-	if err != nil {
-		return nil, err
-	}
-	kvs, err := objectEntries(c, "cfg: config")
-	if err != nil {
-		return nil, err
-	}
-	out := make([]payloadEntry, len(kvs))
-	for i, e := range kvs {
-		out[i].fqn, out[i].raw = e.Key, e.Val
+	for i := range out {
 		if err := out[i].decode("entry"); err != nil {
 			return nil, err
 		}

@@ -133,32 +133,16 @@ func (s *stdStringSet) needRehash(elems uint64) (uint64, bool) {
 // the first node of a bucket goes to the list front, later ones right
 // after their bucket's first node.
 func (s *stdStringSet) rehash(n uint64) {
-	before := make([]int32, n)
-	for i := range before {
-		before[i] = noNode
+	p := s.head
+	s.head, s.before, s.buckets = noNode, make([]int32, n), n
+	for i := range s.before {
+		s.before[i] = noNode
 	}
-	head := int32(noNode)
-	for p := s.head; p != noNode; {
+	for p != noNode {
 		nx := s.next[p]
-		b := s.hash[p] % n
-		switch prev := before[b]; prev {
-		case noNode:
-			s.next[p] = head
-			if head != noNode {
-				before[s.hash[head]%n] = p
-			}
-			head = p
-			before[b] = beforeBegin
-		case beforeBegin:
-			s.next[p] = head
-			head = p
-		default:
-			s.next[p] = s.next[prev]
-			s.next[prev] = p
-		}
+		s.link(p)
 		p = nx
 	}
-	s.head, s.before, s.buckets = head, before, n
 }
 
 func (s *stdStringSet) insert(name string) {
@@ -166,22 +150,29 @@ func (s *stdStringSet) insert(name string) {
 	if n, ok := s.needRehash(uint64(len(s.hash))); ok {
 		s.rehash(n)
 	}
-	p := int32(len(s.hash))
 	s.hash = append(s.hash, h)
-	b := h % s.buckets
+	s.next = append(s.next, noNode)
+	s.link(int32(len(s.hash) - 1))
+}
+
+// link puts node p in the list as an insert (and a rehash, node by node)
+// does: first in its bucket at the list front, else right after its
+// bucket's first node.
+func (s *stdStringSet) link(p int32) {
+	b := s.hash[p] % s.buckets
 	switch prev := s.before[b]; prev {
 	case noNode:
-		s.next = append(s.next, s.head)
+		s.next[p] = s.head
 		if s.head != noNode {
 			s.before[s.hash[s.head]%s.buckets] = p
 		}
 		s.head = p
 		s.before[b] = beforeBegin
 	case beforeBegin:
-		s.next = append(s.next, s.head)
+		s.next[p] = s.head
 		s.head = p
 	default:
-		s.next = append(s.next, s.next[prev])
+		s.next[p] = s.next[prev]
 		s.next[prev] = p
 	}
 }

@@ -299,7 +299,7 @@ func (sw *symWriter) value(e *ops.SymExpr) (symInt, int64, error) {
 }
 
 // meta builds the TensorMeta of a value of symbolic type t, as
-// metaFromType does for static ones: its sizes, contiguous strides
+// encoder.defineTensor writes static ones: its sizes, contiguous strides
 // (products in sympy's order: 8*s77, 16*s27*s77), offset 0, on the CPU.
 // torch.export writes other strides for views (a transpose, Min(8, 8*s77)
 // after one); a tensor read from a file keeps the metadata it had.

@@ -334,7 +334,7 @@ func (e *encoder) defineTensor(name, goName string, typ ops.Type, requiresGrad b
 		e.tv.key(name)
 		e.tv.tensorMeta(m)
 	default:
-		// metaFromType's entry, written without building it
+		// a static type: contiguous strides, offset 0, on the CPU
 		if tt.DType().SerdeCode() == 0 {
 			return fmt.Errorf("%s: tensor %q: dtype %s has no ScalarType in the export format", e.loc(where), name, tt.DType())
 		}
