@@ -84,7 +84,7 @@ func (z *zipRecords) readPayload(name string) (data []byte, ok, shared bool, err
 		return nil, false, false, nil
 	}
 	if z.share {
-		if v, _, good := z.storedBytes(f); good {
+		if v, good := z.intactStored(f); good {
 			if err := z.budget.charge(f.Name, f.UncompressedSize64, false); err != nil {
 				return nil, true, false, err
 			}
