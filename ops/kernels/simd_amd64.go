@@ -46,12 +46,6 @@ func dequantizeAVX2(dst *float32, src *byte, n int, zp, scale float32, unsigned 
 //go:noescape
 func sumLanesAVX2(x *float32, nvec int, acc *lanes)
 
-// maxLanesAVX2 is sumLanesAVX2 with Go's max (for numbers) in place of
-// +; it reports whether any element is NaN, and acc is then unusable.
-//
-//go:noescape
-func maxLanesAVX2(x *float32, nvec int, acc *lanes) (nan bool)
-
 // scaleAVX2 multiplies y[i] by r for i < n, n a multiple of 8.
 //
 //go:noescape

@@ -351,39 +351,6 @@ sdone:
 	VZEROUPPER
 	RET
 
-// func maxLanesAVX2(x *float32, nvec int, acc *lanes) (nan bool)
-// acc = x[0:8]; acc = max(acc, x[8k:8k+8]) lane by lane with Go's max
-// for numbers (+0 over -0: the AND of both operand orders of VMAXPS);
-// nan reports a NaN anywhere, and then acc is not meaningful.
-TEXT ·maxLanesAVX2(SB), NOSPLIT, $0-25
-	MOVQ x+0(FP), SI
-	MOVQ nvec+8(FP), CX
-	MOVQ acc+16(FP), DI
-	VMOVUPS (SI), Y0
-	VCMPPS $3, Y0, Y0, Y3     // NaN lanes seen so far
-	ADDQ $32, SI
-	DECQ CX
-	JLE mdone
-
-mloop:
-	VMOVUPS (SI), Y1
-	VCMPPS $3, Y1, Y1, Y4
-	VORPS Y4, Y3, Y3
-	VMAXPS Y1, Y0, Y2         // acc > v ? acc : v
-	VMAXPS Y0, Y1, Y0         // v > acc ? v : acc
-	VANDPS Y2, Y0, Y0
-	ADDQ $32, SI
-	DECQ CX
-	JNZ mloop
-
-mdone:
-	VMOVUPS Y0, (DI)
-	VMOVMSKPS Y3, AX
-	TESTL AX, AX
-	SETNE nan+24(FP)
-	VZEROUPPER
-	RET
-
 // func scaleAVX2(y *float32, n int, r float32)
 // y[i] *= r for i < n, n a multiple of 8.
 TEXT ·scaleAVX2(SB), NOSPLIT, $0-20

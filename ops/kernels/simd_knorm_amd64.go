@@ -88,8 +88,11 @@ func scaleIntoNTAVX2(y, x *float32, n int, r float32)
 //go:noescape
 func subSubNTAVX2(y, x *float32, n int, m, ls float32)
 
-// maxLanes4AVX2 is maxLanesAVX2 with four independent accumulators (the
-// same bits: Go's max for numbers is associative).
+// maxLanes4AVX2 sets acc to x[0:8] maxed, lane by lane, with the vectors
+// x[8k:8k+8] for 0 < k < nvec (nvec >= 1) by Go's max for numbers (+0
+// over -0), through four independent accumulators (the same bits: that
+// max is associative and commutative); it reports whether any element is
+// NaN, and acc is then unusable.
 //
 //go:noescape
 func maxLanes4AVX2(x *float32, nvec int, acc *lanes) (nan bool)

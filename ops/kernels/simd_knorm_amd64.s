@@ -678,9 +678,12 @@ ssntdone:
 	RET
 
 // func maxLanes4AVX2(x *float32, nvec int, acc *lanes) (nan bool)
-// maxLanesAVX2 with four accumulators (vectors k mod 4), folded at the
-// end: Go's max for numbers (+0 over -0) is associative and commutative,
-// so the lanes get the same bits; a NaN anywhere is reported as there.
+// acc = x[0:8]; acc = max(acc, x[8k:8k+8]) lane by lane with Go's max
+// for numbers (+0 over -0: the AND of both operand orders of VMAXPS),
+// with four accumulators (vectors k mod 4) folded at the end: that max
+// is associative and commutative, so the lanes get the same bits as one
+// accumulator would. nan reports a NaN anywhere, and then acc is not
+// meaningful.
 TEXT ·maxLanes4AVX2(SB), NOSPLIT, $0-25
 	MOVQ x+0(FP), SI
 	MOVQ nvec+8(FP), CX

@@ -25,8 +25,4 @@ func dequantizeAVX2(dst *float32, src *byte, n int, zp, scale float32, unsigned 
 
 func sumLanesAVX2(x *float32, nvec int, acc *lanes) { panic("kernels: no AVX2 kernels in this build") }
 
-func maxLanesAVX2(x *float32, nvec int, acc *lanes) bool {
-	panic("kernels: no AVX2 kernels in this build")
-}
-
 func scaleAVX2(y *float32, n int, r float32) { panic("kernels: no AVX2 kernels in this build") }
