@@ -371,10 +371,10 @@ scdone:
 	VZEROUPPER
 	RET
 
-// expSubAVX2's exp on the vector at (SI) less Y15, in the order the
-// es3loop interleaves it: d = x - m is recomputed for the range checks
-// and d > 100 is 100 < d. The result is in Y2; Y0 (d), Y1, Y3 are
-// clobbered.
+// exp(x - m) for the vector x at (SI) and m in Y15, each lane with
+// expSubAVX2's operations in fewer registers (x - m is recomputed for the
+// range checks, and d > 100 is 100 < d), as es3loop runs it three at a
+// time. The result is in Y2; Y0 (x - m), Y1 and Y3 are clobbered.
 #define EXPSUB1 \
 	VMOVUPS (SI), Y0; \
 	VSUBPS Y15, Y0, Y0; \
