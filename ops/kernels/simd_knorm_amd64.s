@@ -37,6 +37,16 @@
 	VMOVDQU Y13, Y4; \
 	VGATHERDPS Y4, (SI)(Y2*4), Y3
 
+// A group's start: best Y0 = Y14 (the lowest value), its index Y1 =
+// the index of each lane's first element.
+#define MPFIRST \
+	VMOVAPS Y14, Y0; \
+	MOVL (DX), AX; \
+	ADDL R10, AX; \
+	VMOVD AX, X1; \
+	VPBROADCASTD X1, Y1; \
+	VPADDD Y15, Y1, Y1
+
 // best Y0, its index Y1 = v Y3, its index Y2 where v > best or v is NaN.
 #define MAXSTEP \
 	VCMPPS $0x1e, Y0, Y3, Y5; \
@@ -89,12 +99,7 @@ TEXT ·maxPoolAVX2(SB), NOSPLIT, $0-56
 	JZ mpdone
 
 mpgroup:
-	VMOVAPS Y14, Y0          // best = -inf
-	MOVL (DX), AX
-	ADDL R10, AX
-	VMOVD AX, X1
-	VPBROADCASTD X1, Y1
-	VPADDD Y15, Y1, Y1       // bi = first element's index
+	MPFIRST                  // best = -inf, bi = first element's index
 	XORQ R11, R11
 	CMPQ R9, $16
 	JEQ mpload2
@@ -161,12 +166,7 @@ TEXT ·maxPoolI32AVX2(SB), NOSPLIT, $0-56
 	JZ impdone
 
 impgroup:
-	VMOVAPS Y14, Y0          // best = MinInt32
-	MOVL (DX), AX
-	ADDL R10, AX
-	VMOVD AX, X1
-	VPBROADCASTD X1, Y1
-	VPADDD Y15, Y1, Y1       // bi = first element's index
+	MPFIRST                  // best = MinInt32, bi = first element's index
 	XORQ R11, R11
 	CMPQ R9, $16
 	JEQ impload2
