@@ -228,6 +228,18 @@ func (p pool2d) interiorCols(span int) (lo, hi int) {
 	return lo, max(lo, hi)
 }
 
+// windowOffs appends to dst the offsets in the plane of the elements of
+// output ox's window, for an interior ox (all kw columns inside) with
+// window rows hs, hs+dh, ... < he, in window order.
+func (p pool2d) windowOffs(dst []int32, hs, he, ox int) []int32 {
+	for h := hs; h < he; h += p.dh {
+		for kx := 0; kx < p.kw; kx++ {
+			dst = append(dst, int32(h*p.W+ox*p.sw-p.pw+kx*p.dw))
+		}
+	}
+	return dst
+}
+
 // vecOK reports whether the AVX2 pooling kernels may run: the CPU has
 // them and a plane's element offsets, 8 groups of stride sw past them,
 // fit their int32 lanes.
@@ -305,12 +317,7 @@ func maxPoolRangeVec[T float32 | int32](p pool2d, xd []T, lowest, empty T, y []T
 		in := xd[pl*p.H*p.W : (pl+1)*p.H*p.W]
 		for oy := 0; oy < p.Ho; oy++ {
 			hs, he := p.maxPoolRows(oy)
-			offs = offs[:0]
-			for h := hs; h < he; h += p.dh {
-				for kx := 0; kx < p.kw; kx++ {
-					offs = append(offs, int32(h*p.W+lo*p.sw-p.pw+kx*p.dw))
-				}
-			}
+			offs = p.windowOffs(offs[:0], hs, he, lo)
 			if groups == 0 || len(offs) == 0 {
 				maxPoolRow(p, in, lowest, empty, y, idx, pl, oy, 0, p.Wo)
 				continue
@@ -419,13 +426,8 @@ func avgPoolRangeAVX2(p pool2d, xd, y []float32, pl0, pl1 int, countIncludePad b
 				avgPoolRow(p, in, y, pl, oy, 0, p.Wo, countIncludePad, divisorOverride)
 				continue
 			}
-			offs = offs[:0]
-			for h := hs; h < he; h++ {
-				for kx := 0; kx < p.kw; kx++ {
-					offs = append(offs, int32(h*p.W+lo*p.sw-p.pw+kx))
-				}
-			}
-			div := poolH * p.kw // inside the columns, the window is kw wide
+			offs = p.windowOffs(offs[:0], hs, he, lo) // dilation 1
+			div := poolH * p.kw                       // inside the columns, the window is kw wide
 			switch {
 			case divisorOverride > 0:
 				div = divisorOverride
