@@ -426,8 +426,9 @@ func avgPoolRangeAVX2(p pool2d, xd, y []float32, pl0, pl1 int, countIncludePad b
 				avgPoolRow(p, in, y, pl, oy, 0, p.Wo, countIncludePad, divisorOverride)
 				continue
 			}
-			offs = p.windowOffs(offs[:0], hs, he, lo) // dilation 1
-			div := poolH * p.kw                       // inside the columns, the window is kw wide
+			offs = p.windowOffs(offs[:0], hs, he, lo)
+			// inside the columns, the window is kw wide
+			div := poolH * p.kw
 			switch {
 			case divisorOverride > 0:
 				div = divisorOverride
