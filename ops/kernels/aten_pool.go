@@ -109,7 +109,7 @@ func MaxPool2d(x *tensor.Tensor, kernel, stride, padding, dilation []int, ceil b
 		return nil, nil, err
 	}
 	shape := p.outShape()
-	if dt := x.DType(); dt == tensor.Int32 && useAVX2 && p.H*p.W <= math.MaxInt32-8*p.sw {
+	if dt := x.DType(); dt == tensor.Int32 && p.vecOK() {
 		// int32 (the reference representation's max_pool2d): 8 outputs
 		// per vector, pooled in int32 with the int64 loop's results
 		xd, err := tensor.Data[int32](x)
@@ -161,7 +161,7 @@ func maxPoolInto[T float32 | int64](p pool2d, xd []T, lowest T, y []T, idx []int
 	planes := p.N * p.C
 	// planes are independent: split them across cores (same bits)
 	splitWork(planes, max(1, parallelGrain/max(p.H*p.W, 1)), func(pl0, pl1 int) {
-		if xf, ok := any(xd).([]float32); ok && useAVX2 && p.H*p.W <= math.MaxInt32-8*p.sw {
+		if xf, ok := any(xd).([]float32); ok && p.vecOK() {
 			maxPoolRangeAVX2(p, xf, any(y).([]float32), idx, pl0, pl1)
 			return
 		}
@@ -228,6 +228,53 @@ func (p pool2d) interiorCols(span int) (lo, hi int) {
 	return lo, max(lo, hi)
 }
 
+// windowOffs appends to dst the offsets in the plane of the elements of
+// output ox's window, for an interior ox (all kw columns inside) with
+// window rows hs, hs+dh, ... < he, in window order.
+func (p pool2d) windowOffs(dst []int32, hs, he, ox int) []int32 {
+	for h := hs; h < he; h += p.dh {
+		for kx := 0; kx < p.kw; kx++ {
+			dst = append(dst, int32(h*p.W+ox*p.sw-p.pw+kx*p.dw))
+		}
+	}
+	return dst
+}
+
+// vecOK reports whether the AVX2 pooling kernels may run: the CPU has
+// them and a plane's element offsets, 8 groups of stride sw past them,
+// fit their int32 lanes.
+func (p pool2d) vecOK() bool {
+	return useAVX2 && p.H*p.W <= math.MaxInt32-8*p.sw
+}
+
+// vecInterior runs a pooling kernel on the interior outputs lo <= ox < hi
+// of one output row: vecGroups groups of 8 from lo, then, when outputs
+// remain, the last 8 again, overlapping (the outputs computed twice get
+// the same bits). offs are the element offsets of output lo's window,
+// avail the floats from the plane's start, and offs2 a buffer for the
+// shifted offsets; run(ox, offs, g) runs the kernel on g groups from
+// output ox. It returns end: the outputs [end, hi) are left to the Go loop.
+func (p pool2d) vecInterior(lo, hi, groups, avail int, offs []int32, offs2 *[]int32, run func(ox int, offs []int32, g int)) (end int) {
+	g := vecGroups(groups, p.sw, offs, avail)
+	if g > 0 {
+		run(lo, offs, g)
+	}
+	end = lo + 8*g
+	if last := hi - 8; end < hi && last >= lo {
+		shift := int32((last - lo) * p.sw)
+		o2 := (*offs2)[:0]
+		for _, v := range offs {
+			o2 = append(o2, v+shift)
+		}
+		*offs2 = o2
+		if vecGroups(1, p.sw, o2, avail) == 1 {
+			run(last, o2, 1)
+			end = hi
+		}
+	}
+	return end
+}
+
 // vecGroups is the number of 8-output groups the pooling kernels may run:
 // with stride 2 they read one float past each group's last lane, which
 // must lie within the avail floats from the plane's start (a group that
@@ -270,38 +317,16 @@ func maxPoolRangeVec[T float32 | int32](p pool2d, xd []T, lowest, empty T, y []T
 		in := xd[pl*p.H*p.W : (pl+1)*p.H*p.W]
 		for oy := 0; oy < p.Ho; oy++ {
 			hs, he := p.maxPoolRows(oy)
-			offs = offs[:0]
-			for h := hs; h < he; h += p.dh {
-				for kx := 0; kx < p.kw; kx++ {
-					offs = append(offs, int32(h*p.W+lo*p.sw-p.pw+kx*p.dw))
-				}
-			}
+			offs = p.windowOffs(offs[:0], hs, he, lo)
 			if groups == 0 || len(offs) == 0 {
 				maxPoolRow(p, in, lowest, empty, y, idx, pl, oy, 0, p.Wo)
 				continue
 			}
-			avail := len(xd) - pl*p.H*p.W
-			g := vecGroups(groups, p.sw, offs, avail)
 			maxPoolRow(p, in, lowest, empty, y, idx, pl, oy, 0, lo)
-			o := (pl*p.Ho+oy)*p.Wo + lo
-			if g > 0 {
-				kern(&y[o], &idx[o], &xd[pl*p.H*p.W], &offs[0], len(offs), g, p.sw)
-			}
-			end := lo + 8*g
-			if last := hi - 8; end < hi && last >= lo {
-				// the last 8 interior outputs again, overlapping: the
-				// outputs computed twice get the same bits
-				shift := int32((last - lo) * p.sw)
-				offs2 = offs2[:0]
-				for _, v := range offs {
-					offs2 = append(offs2, v+shift)
-				}
-				if vecGroups(1, p.sw, offs2, avail) == 1 {
-					o := (pl*p.Ho+oy)*p.Wo + last
-					kern(&y[o], &idx[o], &xd[pl*p.H*p.W], &offs2[0], len(offs2), 1, p.sw)
-					end = hi
-				}
-			}
+			row := (pl*p.Ho + oy) * p.Wo
+			end := p.vecInterior(lo, hi, groups, len(xd)-pl*p.H*p.W, offs, &offs2, func(ox int, offs []int32, g int) {
+				kern(&y[row+ox], &idx[row+ox], &xd[pl*p.H*p.W], &offs[0], len(offs), g, p.sw)
+			})
 			maxPoolRow(p, in, lowest, empty, y, idx, pl, oy, end, p.Wo)
 		}
 	}
@@ -336,7 +361,7 @@ func AvgPool2d(x *tensor.Tensor, kernel, stride, padding []int, ceil, countInclu
 func avgPoolInto(p pool2d, xd, y []float32, countIncludePad bool, divisorOverride int) {
 	// planes are independent: split them across cores (same bits)
 	splitWork(p.N*p.C, max(1, parallelGrain/max(p.H*p.W, 1)), func(pl0, pl1 int) {
-		if useAVX2 && p.H*p.W <= math.MaxInt32-8*p.sw {
+		if p.vecOK() {
 			avgPoolRangeAVX2(p, xd, y, pl0, pl1, countIncludePad, divisorOverride)
 			return
 		}
@@ -401,40 +426,20 @@ func avgPoolRangeAVX2(p pool2d, xd, y []float32, pl0, pl1 int, countIncludePad b
 				avgPoolRow(p, in, y, pl, oy, 0, p.Wo, countIncludePad, divisorOverride)
 				continue
 			}
-			offs = offs[:0]
-			for h := hs; h < he; h++ {
-				for kx := 0; kx < p.kw; kx++ {
-					offs = append(offs, int32(h*p.W+lo*p.sw-p.pw+kx))
-				}
-			}
-			div := poolH * p.kw // inside the columns, the window is kw wide
+			offs = p.windowOffs(offs[:0], hs, he, lo)
+			// inside the columns, the window is kw wide
+			div := poolH * p.kw
 			switch {
 			case divisorOverride > 0:
 				div = divisorOverride
 			case !countIncludePad:
 				div = (he - hs) * p.kw
 			}
-			avail := len(xd) - pl*p.H*p.W
-			g := vecGroups(groups, p.sw, offs, avail)
 			avgPoolRow(p, in, y, pl, oy, 0, lo, countIncludePad, divisorOverride)
-			o := (pl*p.Ho+oy)*p.Wo + lo
-			if g > 0 {
-				avgPoolAVX2(&y[o], &xd[pl*p.H*p.W], &offs[0], len(offs), g, p.sw, float32(div))
-			}
-			end := lo + 8*g
-			if last := hi - 8; end < hi && last >= lo {
-				// the last 8 interior outputs again (same bits twice)
-				shift := int32((last - lo) * p.sw)
-				offs2 = offs2[:0]
-				for _, v := range offs {
-					offs2 = append(offs2, v+shift)
-				}
-				if vecGroups(1, p.sw, offs2, avail) == 1 {
-					o := (pl*p.Ho+oy)*p.Wo + last
-					avgPoolAVX2(&y[o], &xd[pl*p.H*p.W], &offs2[0], len(offs2), 1, p.sw, float32(div))
-					end = hi
-				}
-			}
+			row := (pl*p.Ho + oy) * p.Wo
+			end := p.vecInterior(lo, hi, groups, len(xd)-pl*p.H*p.W, offs, &offs2, func(ox int, offs []int32, g int) {
+				avgPoolAVX2(&y[row+ox], &xd[pl*p.H*p.W], &offs[0], len(offs), g, p.sw, float32(div))
+			})
 			avgPoolRow(p, in, y, pl, oy, end, p.Wo, countIncludePad, divisorOverride)
 		}
 	}

@@ -214,6 +214,14 @@ func reduceLanesSum(a lanes) float32 {
 	return c0 + c1
 }
 
+// logLanes returns sleefLogf of each lane.
+func logLanes(a lanes) (ls lanes) {
+	for l, v := range a {
+		ls[l] = sleefLogf(v)
+	}
+	return ls
+}
+
 // reduceLanesMax is reduceLanes(acc, vecMaximum) without function values.
 func reduceLanesMax(a lanes) float32 {
 	b0, b1, b2, b3 := vecMaximum(a[0], a[4]), vecMaximum(a[1], a[5]), vecMaximum(a[2], a[6]), vecMaximum(a[3], a[7])
@@ -368,23 +376,18 @@ func logSoftmaxInnerRange(y, x []float32, D, inner, o0, o1 int) {
 				// 8 positions per vector, one lane each: the same chain
 				for ; j0+16 <= vecEnd; j0 += 16 {
 					p := base + c0 + j0
-					var m, sum, ls [2]lanes
+					var m, sum [2]lanes
 					maxExpSum16AVX2(&x[p], D, 4*inner, &m, &sum)
-					for h := range ls {
-						for l := range ls[h] {
-							ls[h][l] = sleefLogf(sum[h][l])
-						}
+					for h := range sum {
+						ls := logLanes(sum[h])
+						subSub8AVX2(&y[p+8*h], &x[p+8*h], D, 4*inner, &m[h], &ls)
 					}
-					subSub8AVX2(&y[p], &x[p], D, 4*inner, &m[0], &ls[0])
-					subSub8AVX2(&y[p+8], &x[p+8], D, 4*inner, &m[1], &ls[1])
 				}
 				for ; j0 < vecEnd; j0 += 8 {
 					p := base + c0 + j0
-					var m, sum, ls lanes
+					var m, sum lanes
 					maxExpSum8AVX2(&x[p], D, 4*inner, &m, &sum)
-					for l := range ls {
-						ls[l] = sleefLogf(sum[l])
-					}
+					ls := logLanes(sum)
 					subSub8AVX2(&y[p], &x[p], D, 4*inner, &m, &ls)
 				}
 			}

@@ -46,13 +46,7 @@ func dotAccumulateVec(m, n, k int, a, b, c []float32, ldc int) {
 						gemmTile4x16(&ap[i0*k], k, panel, k, &c[i0*ldc+j0], ldc)
 						continue
 					}
-					for r := 0; r < rows; r++ {
-						copy(tile[r*16:r*16+cols], c[(i0+r)*ldc+j0:(i0+r)*ldc+j0+cols])
-					}
-					gemmTile4x16(&ap[i0*k], k, panel, k, &tile[0], 16)
-					for r := 0; r < rows; r++ {
-						copy(c[(i0+r)*ldc+j0:(i0+r)*ldc+j0+cols], tile[r*16:r*16+cols])
-					}
+					partialTile(&ap[i0*k], k, panel, c, ldc, i0, j0, rows, cols, &tile)
 				}
 			}
 		}
@@ -145,15 +139,22 @@ func dotPanels(m, n, k int, a, bp, c []float32, ldc int) {
 				gemmTile4x16(&ap[i0*k], k, &bp[jp*k*16], k, &c[i0*ldc+j0], ldc)
 				continue
 			}
-			for r := 0; r < rows; r++ {
-				copy(tile[r*16:r*16+cols], c[(i0+r)*ldc+j0:(i0+r)*ldc+j0+cols])
-			}
-			gemmTile4x16(&ap[i0*k], k, &bp[jp*k*16], k, &tile[0], 16)
-			for r := 0; r < rows; r++ {
-				copy(c[(i0+r)*ldc+j0:(i0+r)*ldc+j0+cols], tile[r*16:r*16+cols])
-			}
+			partialTile(&ap[i0*k], k, &bp[jp*k*16], c, ldc, i0, j0, rows, cols, &tile)
 		}
 	})
+}
+
+// partialTile runs gemmTile4x16 (rows of a at a, panel packed) on an
+// edge tile of c whose rows < 4 or cols < 16: through tile, so that the
+// kernel's full 4x16 stores stay inside it.
+func partialTile(a *float32, k int, panel *float32, c []float32, ldc, i0, j0, rows, cols int, tile *[4 * 16]float32) {
+	for r := 0; r < rows; r++ {
+		copy(tile[r*16:r*16+cols], c[(i0+r)*ldc+j0:(i0+r)*ldc+j0+cols])
+	}
+	gemmTile4x16(a, k, panel, k, &tile[0], 16)
+	for r := 0; r < rows; r++ {
+		copy(c[(i0+r)*ldc+j0:(i0+r)*ldc+j0+cols], tile[r*16:r*16+cols])
+	}
 }
 
 // convNativeVec is ATen's slow_conv2d (the native convolution of

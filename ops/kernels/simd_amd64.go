@@ -46,13 +46,47 @@ func dequantizeAVX2(dst *float32, src *byte, n int, zp, scale float32, unsigned 
 //go:noescape
 func sumLanesAVX2(x *float32, nvec int, acc *lanes)
 
-// maxLanesAVX2 is sumLanesAVX2 with Go's max (for numbers) in place of
-// +; it reports whether any element is NaN, and acc is then unusable.
-//
-//go:noescape
-func maxLanesAVX2(x *float32, nvec int, acc *lanes) (nan bool)
-
 // scaleAVX2 multiplies y[i] by r for i < n, n a multiple of 8.
 //
 //go:noescape
 func scaleAVX2(y *float32, n int, r float32)
+
+// expSumAVX2 is expSubAVX2 (n a positive multiple of 8) fused with
+// sumLanesAVX2 over its results: acc = dst[0:8] + dst[8:16] + ..., lane
+// by lane in that order.
+//
+//go:noescape
+func expSumAVX2(dst, src *float32, n int, m float32, acc *lanes)
+
+// subSubAVX2 sets y[i] = (x[i] - m) - ls for i < n, n a multiple of 8.
+//
+//go:noescape
+func subSubAVX2(y, x *float32, n int, m, ls float32)
+
+// softmaxInner8AVX2 is softmaxInner's vector branch for 8 neighbouring
+// inner positions (lanes) along a dim of d > 0 elements stride bytes
+// apart: the vecMaximum chain, Sleef exp with the sum from 0 in order,
+// then the division.
+//
+//go:noescape
+func softmaxInner8AVX2(y, x *float32, d, stride int)
+
+// maxExpSum8AVX2 computes, for 8 neighbouring inner positions (lanes)
+// along a dim of d > 0 elements stride bytes apart, logSoftmaxInner's
+// maximum (from -inf, v > m replaces) and its sum of Sleef exp(x - m) from
+// 0 in order.
+//
+//go:noescape
+func maxExpSum8AVX2(x *float32, d, stride int, m, sum *lanes)
+
+// softmaxInner16AVX2 is softmaxInner8AVX2 on 16 neighbouring positions
+// (two independent lane groups).
+//
+//go:noescape
+func softmaxInner16AVX2(y, x *float32, d, stride int)
+
+// maxExpSum16AVX2 is maxExpSum8AVX2 on 16 neighbouring positions: lanes
+// m[0], sum[0] for the first 8, m[1], sum[1] for the next 8.
+//
+//go:noescape
+func maxExpSum16AVX2(x *float32, d, stride int, m, sum *[2]lanes)

@@ -351,39 +351,6 @@ sdone:
 	VZEROUPPER
 	RET
 
-// func maxLanesAVX2(x *float32, nvec int, acc *lanes) (nan bool)
-// acc = x[0:8]; acc = max(acc, x[8k:8k+8]) lane by lane with Go's max
-// for numbers (+0 over -0: the AND of both operand orders of VMAXPS);
-// nan reports a NaN anywhere, and then acc is not meaningful.
-TEXT ·maxLanesAVX2(SB), NOSPLIT, $0-25
-	MOVQ x+0(FP), SI
-	MOVQ nvec+8(FP), CX
-	MOVQ acc+16(FP), DI
-	VMOVUPS (SI), Y0
-	VCMPPS $3, Y0, Y0, Y3     // NaN lanes seen so far
-	ADDQ $32, SI
-	DECQ CX
-	JLE mdone
-
-mloop:
-	VMOVUPS (SI), Y1
-	VCMPPS $3, Y1, Y1, Y4
-	VORPS Y4, Y3, Y3
-	VMAXPS Y1, Y0, Y2         // acc > v ? acc : v
-	VMAXPS Y0, Y1, Y0         // v > acc ? v : acc
-	VANDPS Y2, Y0, Y0
-	ADDQ $32, SI
-	DECQ CX
-	JNZ mloop
-
-mdone:
-	VMOVUPS Y0, (DI)
-	VMOVMSKPS Y3, AX
-	TESTL AX, AX
-	SETNE nan+24(FP)
-	VZEROUPPER
-	RET
-
 // func scaleAVX2(y *float32, n int, r float32)
 // y[i] *= r for i < n, n a multiple of 8.
 TEXT ·scaleAVX2(SB), NOSPLIT, $0-20
@@ -404,6 +371,123 @@ scdone:
 	VZEROUPPER
 	RET
 
+// exp(x - m) for the vector x at (SI) and m in Y15, each lane with
+// expSubAVX2's operations in fewer registers (x - m is recomputed for the
+// range checks, and d > 100 is 100 < d), as es3loop runs it three at a
+// time. The result is in Y2; Y0 (x - m), Y1 and Y3 are clobbered.
+#define EXPSUB1 \
+	VMOVUPS (SI), Y0; \
+	VSUBPS Y15, Y0, Y0; \
+	VMULPS expc<>+0(SB), Y0, Y1; \
+	VCVTPS2DQ Y1, Y1; \
+	VCVTDQ2PS Y1, Y3; \
+	VFMADD231PS expc<>+32(SB), Y3, Y0; \
+	VFMADD231PS expc<>+64(SB), Y3, Y0; \
+	VMOVUPS expc<>+96(SB), Y2; \
+	VFMADD213PS expc<>+128(SB), Y0, Y2; \
+	VFMADD213PS expc<>+160(SB), Y0, Y2; \
+	VFMADD213PS expc<>+192(SB), Y0, Y2; \
+	VFMADD213PS expc<>+224(SB), Y0, Y2; \
+	VFMADD213PS expc<>+256(SB), Y0, Y2; \
+	VMULPS Y0, Y0, Y3; \
+	VFMADD213PS Y0, Y3, Y2; \
+	VADDPS expc<>+288(SB), Y2, Y2; \
+	VPSRAD $1, Y1, Y3; \
+	VPSUBD Y3, Y1, Y1; \
+	VPADDD expc<>+416(SB), Y3, Y3; \
+	VPSLLD $23, Y3, Y3; \
+	VPADDD expc<>+416(SB), Y1, Y1; \
+	VPSLLD $23, Y1, Y1; \
+	VMULPS Y3, Y2, Y2; \
+	VMULPS Y1, Y2, Y2; \
+	VMOVUPS (SI), Y0; \
+	VSUBPS Y15, Y0, Y0; \
+	VCMPPS $1, expc<>+320(SB), Y0, Y3; \
+	VANDNPS Y2, Y3, Y2; \
+	VCMPPS $0x0e, expc<>+352(SB), Y0, Y3; \
+	VBLENDVPS Y3, expc<>+384(SB), Y2, Y2; \
+	VCMPPS $3, Y0, Y0, Y3; \
+	VBLENDVPS Y3, Y0, Y2, Y2
+
+// EXPSUB1 on two neighbouring vectors, (SI) less Y15 into Y2 and 32(SI)
+// less Y13 into Y6 (Y4, Y5, Y7 clobbered too), their chains interleaved.
+#define EXPSUB2 \
+	VMOVUPS (SI), Y0; \
+	VMOVUPS 32(SI), Y4; \
+	VSUBPS Y15, Y0, Y0; \
+	VSUBPS Y13, Y4, Y4; \
+	VMULPS expc<>+0(SB), Y0, Y1; \
+	VMULPS expc<>+0(SB), Y4, Y5; \
+	VCVTPS2DQ Y1, Y1; \
+	VCVTPS2DQ Y5, Y5; \
+	VCVTDQ2PS Y1, Y3; \
+	VCVTDQ2PS Y5, Y7; \
+	VFMADD231PS expc<>+32(SB), Y3, Y0; \
+	VFMADD231PS expc<>+32(SB), Y7, Y4; \
+	VFMADD231PS expc<>+64(SB), Y3, Y0; \
+	VFMADD231PS expc<>+64(SB), Y7, Y4; \
+	VMOVUPS expc<>+96(SB), Y2; \
+	VMOVUPS expc<>+96(SB), Y6; \
+	VFMADD213PS expc<>+128(SB), Y0, Y2; \
+	VFMADD213PS expc<>+128(SB), Y4, Y6; \
+	VFMADD213PS expc<>+160(SB), Y0, Y2; \
+	VFMADD213PS expc<>+160(SB), Y4, Y6; \
+	VFMADD213PS expc<>+192(SB), Y0, Y2; \
+	VFMADD213PS expc<>+192(SB), Y4, Y6; \
+	VFMADD213PS expc<>+224(SB), Y0, Y2; \
+	VFMADD213PS expc<>+224(SB), Y4, Y6; \
+	VFMADD213PS expc<>+256(SB), Y0, Y2; \
+	VFMADD213PS expc<>+256(SB), Y4, Y6; \
+	VMULPS Y0, Y0, Y3; \
+	VMULPS Y4, Y4, Y7; \
+	VFMADD213PS Y0, Y3, Y2; \
+	VFMADD213PS Y4, Y7, Y6; \
+	VADDPS expc<>+288(SB), Y2, Y2; \
+	VADDPS expc<>+288(SB), Y6, Y6; \
+	VPSRAD $1, Y1, Y3; \
+	VPSRAD $1, Y5, Y7; \
+	VPSUBD Y3, Y1, Y1; \
+	VPSUBD Y7, Y5, Y5; \
+	VPADDD expc<>+416(SB), Y3, Y3; \
+	VPADDD expc<>+416(SB), Y7, Y7; \
+	VPSLLD $23, Y3, Y3; \
+	VPSLLD $23, Y7, Y7; \
+	VPADDD expc<>+416(SB), Y1, Y1; \
+	VPADDD expc<>+416(SB), Y5, Y5; \
+	VPSLLD $23, Y1, Y1; \
+	VPSLLD $23, Y5, Y5; \
+	VMULPS Y3, Y2, Y2; \
+	VMULPS Y7, Y6, Y6; \
+	VMULPS Y1, Y2, Y2; \
+	VMULPS Y5, Y6, Y6; \
+	VMOVUPS (SI), Y0; \
+	VMOVUPS 32(SI), Y4; \
+	VSUBPS Y15, Y0, Y0; \
+	VSUBPS Y13, Y4, Y4; \
+	VCMPPS $1, expc<>+320(SB), Y0, Y3; \
+	VCMPPS $1, expc<>+320(SB), Y4, Y7; \
+	VANDNPS Y2, Y3, Y2; \
+	VANDNPS Y6, Y7, Y6; \
+	VCMPPS $0x0e, expc<>+352(SB), Y0, Y3; \
+	VCMPPS $0x0e, expc<>+352(SB), Y4, Y7; \
+	VBLENDVPS Y3, expc<>+384(SB), Y2, Y2; \
+	VBLENDVPS Y7, expc<>+384(SB), Y6, Y6; \
+	VCMPPS $3, Y0, Y0, Y3; \
+	VCMPPS $3, Y4, Y4, Y7; \
+	VBLENDVPS Y3, Y0, Y2, Y2; \
+	VBLENDVPS Y7, Y4, Y6, Y6
+
+// m = vecMaximum(m, v) lane by lane for the vector v at off(SI): NaN if
+// either is NaN (nan), otherwise the maximum with +0 over -0 (the AND of
+// both operand orders); t is clobbered.
+#define MAXNAN(off, v, nan, t, m) \
+	VMOVUPS off(SI), v; \
+	VCMPPS $3, v, m, nan; \
+	VMAXPS v, m, t; \
+	VMAXPS m, v, m; \
+	VANDPS t, m, m; \
+	VORPS nan, m, m
+
 // func expSumAVX2(dst, src *float32, n int, m float32, acc *lanes)
 // expSubAVX2 (n a positive multiple of 8) that also sets acc to the
 // first vector of results plus, lane by lane in order, the later ones:
@@ -418,38 +502,7 @@ TEXT ·expSumAVX2(SB), NOSPLIT, $0-40
 	VBROADCASTSS m+24(FP), Y15
 	MOVQ acc+32(FP), DX
 	// the first vector: acc = e
-	VMOVUPS 0(SI), Y0
-	VSUBPS Y15, Y0, Y0
-	VMULPS expc<>+0(SB), Y0, Y1
-	VCVTPS2DQ Y1, Y1
-	VCVTDQ2PS Y1, Y3
-	VFMADD231PS expc<>+32(SB), Y3, Y0
-	VFMADD231PS expc<>+64(SB), Y3, Y0
-	VMOVUPS expc<>+96(SB), Y2
-	VFMADD213PS expc<>+128(SB), Y0, Y2
-	VFMADD213PS expc<>+160(SB), Y0, Y2
-	VFMADD213PS expc<>+192(SB), Y0, Y2
-	VFMADD213PS expc<>+224(SB), Y0, Y2
-	VFMADD213PS expc<>+256(SB), Y0, Y2
-	VMULPS Y0, Y0, Y3
-	VFMADD213PS Y0, Y3, Y2
-	VADDPS expc<>+288(SB), Y2, Y2
-	VPSRAD $1, Y1, Y3
-	VPSUBD Y3, Y1, Y1
-	VPADDD expc<>+416(SB), Y3, Y3
-	VPSLLD $23, Y3, Y3
-	VPADDD expc<>+416(SB), Y1, Y1
-	VPSLLD $23, Y1, Y1
-	VMULPS Y3, Y2, Y2
-	VMULPS Y1, Y2, Y2
-	VMOVUPS 0(SI), Y0
-	VSUBPS Y15, Y0, Y0
-	VCMPPS $1, expc<>+320(SB), Y0, Y3
-	VANDNPS Y2, Y3, Y2
-	VCMPPS $0x0e, expc<>+352(SB), Y0, Y3
-	VBLENDVPS Y3, expc<>+384(SB), Y2, Y2
-	VCMPPS $3, Y0, Y0, Y3
-	VBLENDVPS Y3, Y0, Y2, Y2
+	EXPSUB1
 	VMOVUPS Y2, 0(DI)
 	VMOVAPS Y2, Y14
 	ADDQ $32, SI
@@ -569,38 +622,7 @@ es3loop:
 	JMP esdone
 
 es1loop:
-	VMOVUPS 0(SI), Y0
-	VSUBPS Y15, Y0, Y0
-	VMULPS expc<>+0(SB), Y0, Y1
-	VCVTPS2DQ Y1, Y1
-	VCVTDQ2PS Y1, Y3
-	VFMADD231PS expc<>+32(SB), Y3, Y0
-	VFMADD231PS expc<>+64(SB), Y3, Y0
-	VMOVUPS expc<>+96(SB), Y2
-	VFMADD213PS expc<>+128(SB), Y0, Y2
-	VFMADD213PS expc<>+160(SB), Y0, Y2
-	VFMADD213PS expc<>+192(SB), Y0, Y2
-	VFMADD213PS expc<>+224(SB), Y0, Y2
-	VFMADD213PS expc<>+256(SB), Y0, Y2
-	VMULPS Y0, Y0, Y3
-	VFMADD213PS Y0, Y3, Y2
-	VADDPS expc<>+288(SB), Y2, Y2
-	VPSRAD $1, Y1, Y3
-	VPSUBD Y3, Y1, Y1
-	VPADDD expc<>+416(SB), Y3, Y3
-	VPSLLD $23, Y3, Y3
-	VPADDD expc<>+416(SB), Y1, Y1
-	VPSLLD $23, Y1, Y1
-	VMULPS Y3, Y2, Y2
-	VMULPS Y1, Y2, Y2
-	VMOVUPS 0(SI), Y0
-	VSUBPS Y15, Y0, Y0
-	VCMPPS $1, expc<>+320(SB), Y0, Y3
-	VANDNPS Y2, Y3, Y2
-	VCMPPS $0x0e, expc<>+352(SB), Y0, Y3
-	VBLENDVPS Y3, expc<>+384(SB), Y2, Y2
-	VCMPPS $3, Y0, Y0, Y3
-	VBLENDVPS Y3, Y0, Y2, Y2
+	EXPSUB1
 	VMOVUPS Y2, 0(DI)
 	VADDPS Y2, Y14, Y14
 	ADDQ $32, SI
@@ -658,12 +680,7 @@ TEXT ·softmaxInner8AVX2(SB), NOSPLIT, $0-32
 
 simax:
 	ADDQ R11, SI
-	VMOVUPS (SI), Y1
-	VCMPPS $3, Y1, Y15, Y2    // either NaN
-	VMAXPS Y1, Y15, Y3
-	VMAXPS Y15, Y1, Y15
-	VANDPS Y3, Y15, Y15
-	VORPS Y2, Y15, Y15
+	MAXNAN(0, Y1, Y2, Y3, Y15)
 	DECQ CX
 	JNZ simax
 
@@ -675,38 +692,7 @@ simaxdone:
 	MOVQ R10, CX
 
 siexp:
-	VMOVUPS (SI), Y0
-	VSUBPS Y15, Y0, Y0
-	VMULPS expc<>+0(SB), Y0, Y1
-	VCVTPS2DQ Y1, Y1
-	VCVTDQ2PS Y1, Y3
-	VFMADD231PS expc<>+32(SB), Y3, Y0
-	VFMADD231PS expc<>+64(SB), Y3, Y0
-	VMOVUPS expc<>+96(SB), Y2
-	VFMADD213PS expc<>+128(SB), Y0, Y2
-	VFMADD213PS expc<>+160(SB), Y0, Y2
-	VFMADD213PS expc<>+192(SB), Y0, Y2
-	VFMADD213PS expc<>+224(SB), Y0, Y2
-	VFMADD213PS expc<>+256(SB), Y0, Y2
-	VMULPS Y0, Y0, Y3
-	VFMADD213PS Y0, Y3, Y2
-	VADDPS expc<>+288(SB), Y2, Y2
-	VPSRAD $1, Y1, Y3
-	VPSUBD Y3, Y1, Y1
-	VPADDD expc<>+416(SB), Y3, Y3
-	VPSLLD $23, Y3, Y3
-	VPADDD expc<>+416(SB), Y1, Y1
-	VPSLLD $23, Y1, Y1
-	VMULPS Y3, Y2, Y2
-	VMULPS Y1, Y2, Y2
-	VMOVUPS (SI), Y0
-	VSUBPS Y15, Y0, Y0
-	VCMPPS $1, expc<>+320(SB), Y0, Y3
-	VANDNPS Y2, Y3, Y2
-	VCMPPS $0x0e, expc<>+352(SB), Y0, Y3
-	VBLENDVPS Y3, expc<>+384(SB), Y2, Y2
-	VCMPPS $3, Y0, Y0, Y3
-	VBLENDVPS Y3, Y0, Y2, Y2
+	EXPSUB1
 	VMOVUPS Y2, (DI)
 	VADDPS Y2, Y14, Y14
 	ADDQ R11, SI
@@ -755,38 +741,7 @@ lmmax:
 	MOVQ R10, CX
 
 lmexp:
-	VMOVUPS (SI), Y0
-	VSUBPS Y15, Y0, Y0
-	VMULPS expc<>+0(SB), Y0, Y1
-	VCVTPS2DQ Y1, Y1
-	VCVTDQ2PS Y1, Y3
-	VFMADD231PS expc<>+32(SB), Y3, Y0
-	VFMADD231PS expc<>+64(SB), Y3, Y0
-	VMOVUPS expc<>+96(SB), Y2
-	VFMADD213PS expc<>+128(SB), Y0, Y2
-	VFMADD213PS expc<>+160(SB), Y0, Y2
-	VFMADD213PS expc<>+192(SB), Y0, Y2
-	VFMADD213PS expc<>+224(SB), Y0, Y2
-	VFMADD213PS expc<>+256(SB), Y0, Y2
-	VMULPS Y0, Y0, Y3
-	VFMADD213PS Y0, Y3, Y2
-	VADDPS expc<>+288(SB), Y2, Y2
-	VPSRAD $1, Y1, Y3
-	VPSUBD Y3, Y1, Y1
-	VPADDD expc<>+416(SB), Y3, Y3
-	VPSLLD $23, Y3, Y3
-	VPADDD expc<>+416(SB), Y1, Y1
-	VPSLLD $23, Y1, Y1
-	VMULPS Y3, Y2, Y2
-	VMULPS Y1, Y2, Y2
-	VMOVUPS (SI), Y0
-	VSUBPS Y15, Y0, Y0
-	VCMPPS $1, expc<>+320(SB), Y0, Y3
-	VANDNPS Y2, Y3, Y2
-	VCMPPS $0x0e, expc<>+352(SB), Y0, Y3
-	VBLENDVPS Y3, expc<>+384(SB), Y2, Y2
-	VCMPPS $3, Y0, Y0, Y3
-	VBLENDVPS Y3, Y0, Y2, Y2
+	EXPSUB1
 	VADDPS Y2, Y14, Y14
 	ADDQ R11, SI
 	DECQ CX
@@ -813,18 +768,8 @@ TEXT ·softmaxInner16AVX2(SB), NOSPLIT, $0-32
 
 s16max:
 	ADDQ R11, SI
-	VMOVUPS (SI), Y1
-	VCMPPS $3, Y1, Y15, Y2
-	VMAXPS Y1, Y15, Y3
-	VMAXPS Y15, Y1, Y15
-	VANDPS Y3, Y15, Y15
-	VORPS Y2, Y15, Y15
-	VMOVUPS 32(SI), Y5
-	VCMPPS $3, Y5, Y13, Y6
-	VMAXPS Y5, Y13, Y7
-	VMAXPS Y13, Y5, Y13
-	VANDPS Y7, Y13, Y13
-	VORPS Y6, Y13, Y13
+	MAXNAN(0, Y1, Y2, Y3, Y15)
+	MAXNAN(32, Y5, Y6, Y7, Y13)
 	DECQ CX
 	JNZ s16max
 
@@ -836,70 +781,7 @@ s16maxdone:
 	MOVQ R10, CX
 
 s16exp:
-	VMOVUPS (SI), Y0
-	VMOVUPS 32(SI), Y4
-	VSUBPS Y15, Y0, Y0
-	VSUBPS Y13, Y4, Y4
-	VMULPS expc<>+0(SB), Y0, Y1
-	VMULPS expc<>+0(SB), Y4, Y5
-	VCVTPS2DQ Y1, Y1
-	VCVTPS2DQ Y5, Y5
-	VCVTDQ2PS Y1, Y3
-	VCVTDQ2PS Y5, Y7
-	VFMADD231PS expc<>+32(SB), Y3, Y0
-	VFMADD231PS expc<>+32(SB), Y7, Y4
-	VFMADD231PS expc<>+64(SB), Y3, Y0
-	VFMADD231PS expc<>+64(SB), Y7, Y4
-	VMOVUPS expc<>+96(SB), Y2
-	VMOVUPS expc<>+96(SB), Y6
-	VFMADD213PS expc<>+128(SB), Y0, Y2
-	VFMADD213PS expc<>+128(SB), Y4, Y6
-	VFMADD213PS expc<>+160(SB), Y0, Y2
-	VFMADD213PS expc<>+160(SB), Y4, Y6
-	VFMADD213PS expc<>+192(SB), Y0, Y2
-	VFMADD213PS expc<>+192(SB), Y4, Y6
-	VFMADD213PS expc<>+224(SB), Y0, Y2
-	VFMADD213PS expc<>+224(SB), Y4, Y6
-	VFMADD213PS expc<>+256(SB), Y0, Y2
-	VFMADD213PS expc<>+256(SB), Y4, Y6
-	VMULPS Y0, Y0, Y3
-	VMULPS Y4, Y4, Y7
-	VFMADD213PS Y0, Y3, Y2
-	VFMADD213PS Y4, Y7, Y6
-	VADDPS expc<>+288(SB), Y2, Y2
-	VADDPS expc<>+288(SB), Y6, Y6
-	VPSRAD $1, Y1, Y3
-	VPSRAD $1, Y5, Y7
-	VPSUBD Y3, Y1, Y1
-	VPSUBD Y7, Y5, Y5
-	VPADDD expc<>+416(SB), Y3, Y3
-	VPADDD expc<>+416(SB), Y7, Y7
-	VPSLLD $23, Y3, Y3
-	VPSLLD $23, Y7, Y7
-	VPADDD expc<>+416(SB), Y1, Y1
-	VPADDD expc<>+416(SB), Y5, Y5
-	VPSLLD $23, Y1, Y1
-	VPSLLD $23, Y5, Y5
-	VMULPS Y3, Y2, Y2
-	VMULPS Y7, Y6, Y6
-	VMULPS Y1, Y2, Y2
-	VMULPS Y5, Y6, Y6
-	VMOVUPS (SI), Y0
-	VMOVUPS 32(SI), Y4
-	VSUBPS Y15, Y0, Y0
-	VSUBPS Y13, Y4, Y4
-	VCMPPS $1, expc<>+320(SB), Y0, Y3
-	VCMPPS $1, expc<>+320(SB), Y4, Y7
-	VANDNPS Y2, Y3, Y2
-	VANDNPS Y6, Y7, Y6
-	VCMPPS $0x0e, expc<>+352(SB), Y0, Y3
-	VCMPPS $0x0e, expc<>+352(SB), Y4, Y7
-	VBLENDVPS Y3, expc<>+384(SB), Y2, Y2
-	VBLENDVPS Y7, expc<>+384(SB), Y6, Y6
-	VCMPPS $3, Y0, Y0, Y3
-	VCMPPS $3, Y4, Y4, Y7
-	VBLENDVPS Y3, Y0, Y2, Y2
-	VBLENDVPS Y7, Y4, Y6, Y6
+	EXPSUB2
 	VMOVUPS Y2, (DI)
 	VMOVUPS Y6, 32(DI)
 	VADDPS Y2, Y14, Y14
@@ -955,70 +837,7 @@ l16max:
 	MOVQ R10, CX
 
 l16exp:
-	VMOVUPS (SI), Y0
-	VMOVUPS 32(SI), Y4
-	VSUBPS Y15, Y0, Y0
-	VSUBPS Y13, Y4, Y4
-	VMULPS expc<>+0(SB), Y0, Y1
-	VMULPS expc<>+0(SB), Y4, Y5
-	VCVTPS2DQ Y1, Y1
-	VCVTPS2DQ Y5, Y5
-	VCVTDQ2PS Y1, Y3
-	VCVTDQ2PS Y5, Y7
-	VFMADD231PS expc<>+32(SB), Y3, Y0
-	VFMADD231PS expc<>+32(SB), Y7, Y4
-	VFMADD231PS expc<>+64(SB), Y3, Y0
-	VFMADD231PS expc<>+64(SB), Y7, Y4
-	VMOVUPS expc<>+96(SB), Y2
-	VMOVUPS expc<>+96(SB), Y6
-	VFMADD213PS expc<>+128(SB), Y0, Y2
-	VFMADD213PS expc<>+128(SB), Y4, Y6
-	VFMADD213PS expc<>+160(SB), Y0, Y2
-	VFMADD213PS expc<>+160(SB), Y4, Y6
-	VFMADD213PS expc<>+192(SB), Y0, Y2
-	VFMADD213PS expc<>+192(SB), Y4, Y6
-	VFMADD213PS expc<>+224(SB), Y0, Y2
-	VFMADD213PS expc<>+224(SB), Y4, Y6
-	VFMADD213PS expc<>+256(SB), Y0, Y2
-	VFMADD213PS expc<>+256(SB), Y4, Y6
-	VMULPS Y0, Y0, Y3
-	VMULPS Y4, Y4, Y7
-	VFMADD213PS Y0, Y3, Y2
-	VFMADD213PS Y4, Y7, Y6
-	VADDPS expc<>+288(SB), Y2, Y2
-	VADDPS expc<>+288(SB), Y6, Y6
-	VPSRAD $1, Y1, Y3
-	VPSRAD $1, Y5, Y7
-	VPSUBD Y3, Y1, Y1
-	VPSUBD Y7, Y5, Y5
-	VPADDD expc<>+416(SB), Y3, Y3
-	VPADDD expc<>+416(SB), Y7, Y7
-	VPSLLD $23, Y3, Y3
-	VPSLLD $23, Y7, Y7
-	VPADDD expc<>+416(SB), Y1, Y1
-	VPADDD expc<>+416(SB), Y5, Y5
-	VPSLLD $23, Y1, Y1
-	VPSLLD $23, Y5, Y5
-	VMULPS Y3, Y2, Y2
-	VMULPS Y7, Y6, Y6
-	VMULPS Y1, Y2, Y2
-	VMULPS Y5, Y6, Y6
-	VMOVUPS (SI), Y0
-	VMOVUPS 32(SI), Y4
-	VSUBPS Y15, Y0, Y0
-	VSUBPS Y13, Y4, Y4
-	VCMPPS $1, expc<>+320(SB), Y0, Y3
-	VCMPPS $1, expc<>+320(SB), Y4, Y7
-	VANDNPS Y2, Y3, Y2
-	VANDNPS Y6, Y7, Y6
-	VCMPPS $0x0e, expc<>+352(SB), Y0, Y3
-	VCMPPS $0x0e, expc<>+352(SB), Y4, Y7
-	VBLENDVPS Y3, expc<>+384(SB), Y2, Y2
-	VBLENDVPS Y7, expc<>+384(SB), Y6, Y6
-	VCMPPS $3, Y0, Y0, Y3
-	VCMPPS $3, Y4, Y4, Y7
-	VBLENDVPS Y3, Y0, Y2, Y2
-	VBLENDVPS Y7, Y4, Y6, Y6
+	EXPSUB2
 	VADDPS Y2, Y14, Y14
 	VADDPS Y6, Y12, Y12
 	ADDQ R11, SI

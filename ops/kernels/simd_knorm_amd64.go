@@ -53,19 +53,6 @@ func meanPlanesAVX2(x *float32, hw, planes int, y *float32, div float32)
 //go:noescape
 func addMomentsVec4AVX2(c, fm0 float32, m1Add, m2Add, m1, m2 *[4]lanes)
 
-// expSumAVX2 is expSubAVX2 (n a positive multiple of 8) fused with
-// sumLanesAVX2 over its results: acc = dst[0:8] + dst[8:16] + ..., lane
-// by lane in that order. It lives in simd_amd64.s beside the exp
-// constants.
-//
-//go:noescape
-func expSumAVX2(dst, src *float32, n int, m float32, acc *lanes)
-
-// subSubAVX2 sets y[i] = (x[i] - m) - ls for i < n, n a multiple of 8.
-//
-//go:noescape
-func subSubAVX2(y, x *float32, n int, m, ls float32)
-
 // layerNormOutNTAVX2 is layerNormOutAVX2 with non-temporal stores; y must
 // be 32-byte aligned, and sfenceAVX2 must run before y is read.
 //
@@ -88,8 +75,11 @@ func scaleIntoNTAVX2(y, x *float32, n int, r float32)
 //go:noescape
 func subSubNTAVX2(y, x *float32, n int, m, ls float32)
 
-// maxLanes4AVX2 is maxLanesAVX2 with four independent accumulators (the
-// same bits: Go's max for numbers is associative).
+// maxLanes4AVX2 sets acc to x[0:8] maxed, lane by lane, with the vectors
+// x[8k:8k+8] for 0 < k < nvec (nvec >= 1) by Go's max for numbers (+0
+// over -0), through four independent accumulators (the same bits: that
+// max is associative and commutative); it reports whether any element is
+// NaN, and acc is then unusable.
 //
 //go:noescape
 func maxLanes4AVX2(x *float32, nvec int, acc *lanes) (nan bool)
@@ -99,36 +89,8 @@ func maxLanes4AVX2(x *float32, nvec int, acc *lanes) (nan bool)
 //go:noescape
 func maxPoolI32AVX2(y *int32, idx *int64, in *int32, offs *int32, cnt, groups, sw int)
 
-// softmaxInner8AVX2 is softmaxInner's vector branch for 8 neighbouring
-// inner positions (lanes) along a dim of d > 0 elements stride bytes
-// apart: the vecMaximum chain, Sleef exp with the sum from 0 in order,
-// then the division. It lives in simd_amd64.s beside the exp constants.
-//
-//go:noescape
-func softmaxInner8AVX2(y, x *float32, d, stride int)
-
-// maxExpSum8AVX2 computes, for 8 neighbouring inner positions (lanes)
-// along a dim of d > 0 elements stride bytes apart, logSoftmaxInner's
-// maximum (from -inf, v > m replaces) and its sum of Sleef exp(x - m) from
-// 0 in order. It lives in simd_amd64.s beside the exp constants.
-//
-//go:noescape
-func maxExpSum8AVX2(x *float32, d, stride int, m, sum *lanes)
-
 // subSub8AVX2 sets y[k] = (x[k] - m) - ls for the d elements stride bytes
 // apart of 8 neighbouring inner positions, lane by lane.
 //
 //go:noescape
 func subSub8AVX2(y, x *float32, d, stride int, m, ls *lanes)
-
-// softmaxInner16AVX2 is softmaxInner8AVX2 on 16 neighbouring positions
-// (two independent lane groups).
-//
-//go:noescape
-func softmaxInner16AVX2(y, x *float32, d, stride int)
-
-// maxExpSum16AVX2 is maxExpSum8AVX2 on 16 neighbouring positions: lanes
-// m[0], sum[0] for the first 8, m[1], sum[1] for the next 8.
-//
-//go:noescape
-func maxExpSum16AVX2(x *float32, d, stride int, m, sum *[2]lanes)

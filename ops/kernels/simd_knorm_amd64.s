@@ -6,6 +6,73 @@
 // (simd_knorm_amd64.go). Each vector lane is one output element running
 // the float32 operations of the Go loop it replaces, in the same order.
 
+// The pooling kernels' shared steps. Registers: SI the input, DX the
+// window's element offsets, R11 the element, R10 = 8g·sw, R9 = sw (then
+// 8·sw), Y15 the lanes' offsets l·sw, Y13 all ones.
+
+// Y15 = l·sw for lane l (R9 = sw).
+#define LANEOFFS \
+	MOVL R9, AX; \
+	VMOVD AX, X0; \
+	VPBROADCASTD X0, Y0; \
+	VPMULLD lanesi<>(SB), Y0, Y15
+
+// AX = offs[e] + 8g·sw, Y2 = the index of each lane's element.
+#define POOLIDX \
+	MOVL (DX)(R11*4), AX; \
+	ADDL R10, AX; \
+	VMOVD AX, X2; \
+	VPBROADCASTD X2, Y2; \
+	VPADDD Y15, Y2, Y2
+
+// Y3 = the even floats of the 16 at (SI)(AX*4) (sw = 2): VSHUFPS gives
+// them as qwords 0 2 1 3, VPERMPD puts them in order.
+#define POOLLOAD2 \
+	VMOVUPS (SI)(AX*4), Y3; \
+	VSHUFPS $0x88, 32(SI)(AX*4), Y3, Y3; \
+	VPERMPD $0xd8, Y3, Y3
+
+// Y3 = the elements at the indices Y2 (Y4 clobbered).
+#define POOLGATHER \
+	VMOVDQU Y13, Y4; \
+	VGATHERDPS Y4, (SI)(Y2*4), Y3
+
+// A group's start: best Y0 = Y14 (the lowest value), its index Y1 =
+// the index of each lane's first element.
+#define MPFIRST \
+	VMOVAPS Y14, Y0; \
+	MOVL (DX), AX; \
+	ADDL R10, AX; \
+	VMOVD AX, X1; \
+	VPBROADCASTD X1, Y1; \
+	VPADDD Y15, Y1, Y1
+
+// best Y0, its index Y1 = v Y3, its index Y2 where v > best or v is NaN.
+#define MAXSTEP \
+	VCMPPS $0x1e, Y0, Y3, Y5; \
+	VCMPPS $3, Y3, Y3, Y6; \
+	VORPS Y6, Y5, Y5; \
+	VBLENDVPS Y5, Y3, Y0, Y0; \
+	VBLENDVPS Y5, Y2, Y1, Y1
+
+// MAXSTEP on int32 values: where v > best (signed).
+#define IMAXSTEP \
+	VPCMPGTD Y0, Y3, Y5; \
+	VBLENDVPS Y5, Y3, Y0, Y0; \
+	VBLENDVPS Y5, Y2, Y1, Y1
+
+// y (DI) = the 8 maxima Y0, idx (R8) = their indices Y1 sign-extended;
+// both advance.
+#define MPSTORE \
+	VMOVUPS Y0, (DI); \
+	VPMOVSXDQ X1, Y6; \
+	VEXTRACTI128 $1, Y1, X7; \
+	VPMOVSXDQ X7, Y7; \
+	VMOVDQU Y6, (R8); \
+	VMOVDQU Y7, 32(R8); \
+	ADDQ $32, DI; \
+	ADDQ $64, R8
+
 // func maxPoolAVX2(y *float32, idx *int64, in *float32, offs *int32, cnt, groups, sw int)
 // For g < groups and lane l < 8, output o = 8g+l is the maximum over the
 // window elements e < cnt of in[offs[e] + 8g·sw + l·sw], starting from
@@ -22,10 +89,7 @@ TEXT ·maxPoolAVX2(SB), NOSPLIT, $0-56
 	MOVQ sw+48(FP), R9
 	// Y15 = l·sw, Y14 = -inf, Y13 = all ones
 	VPCMPEQD Y13, Y13, Y13
-	MOVL R9, AX
-	VMOVD AX, X0
-	VPBROADCASTD X0, Y0
-	VPMULLD lanesi<>(SB), Y0, Y15
+	LANEOFFS
 	MOVL $0xff800000, AX
 	VMOVD AX, X14
 	VPBROADCASTD X14, Y14
@@ -35,12 +99,7 @@ TEXT ·maxPoolAVX2(SB), NOSPLIT, $0-56
 	JZ mpdone
 
 mpgroup:
-	VMOVAPS Y14, Y0          // best = -inf
-	MOVL (DX), AX
-	ADDL R10, AX
-	VMOVD AX, X1
-	VPBROADCASTD X1, Y1
-	VPADDD Y15, Y1, Y1       // bi = first element's index
+	MPFIRST                  // best = -inf, bi = first element's index
 	XORQ R11, R11
 	CMPQ R9, $16
 	JEQ mpload2
@@ -48,67 +107,33 @@ mpgroup:
 	JNE mpgather
 
 mpload:
-	MOVL (DX)(R11*4), AX
-	ADDL R10, AX
-	VMOVD AX, X2
-	VPBROADCASTD X2, Y2
-	VPADDD Y15, Y2, Y2       // index of each lane's element
+	POOLIDX
 	VMOVUPS (SI)(AX*4), Y3
-	VCMPPS $0x1e, Y0, Y3, Y5 // v > best
-	VCMPPS $3, Y3, Y3, Y6    // v is NaN
-	VORPS Y6, Y5, Y5
-	VBLENDVPS Y5, Y3, Y0, Y0
-	VBLENDVPS Y5, Y2, Y1, Y1
+	MAXSTEP
 	INCQ R11
 	CMPQ R11, CX
 	JLT mpload
 	JMP mpstore
 
 mpload2:
-	MOVL (DX)(R11*4), AX
-	ADDL R10, AX
-	VMOVD AX, X2
-	VPBROADCASTD X2, Y2
-	VPADDD Y15, Y2, Y2
-	VMOVUPS (SI)(AX*4), Y3
-	VSHUFPS $0x88, 32(SI)(AX*4), Y3, Y3 // even floats of 16, qwords 0 2 1 3
-	VPERMPD $0xd8, Y3, Y3
-	VCMPPS $0x1e, Y0, Y3, Y5
-	VCMPPS $3, Y3, Y3, Y6
-	VORPS Y6, Y5, Y5
-	VBLENDVPS Y5, Y3, Y0, Y0
-	VBLENDVPS Y5, Y2, Y1, Y1
+	POOLIDX
+	POOLLOAD2
+	MAXSTEP
 	INCQ R11
 	CMPQ R11, CX
 	JLT mpload2
 	JMP mpstore
 
 mpgather:
-	MOVL (DX)(R11*4), AX
-	ADDL R10, AX
-	VMOVD AX, X2
-	VPBROADCASTD X2, Y2
-	VPADDD Y15, Y2, Y2
-	VMOVDQU Y13, Y4
-	VGATHERDPS Y4, (SI)(Y2*4), Y3
-	VCMPPS $0x1e, Y0, Y3, Y5
-	VCMPPS $3, Y3, Y3, Y6
-	VORPS Y6, Y5, Y5
-	VBLENDVPS Y5, Y3, Y0, Y0
-	VBLENDVPS Y5, Y2, Y1, Y1
+	POOLIDX
+	POOLGATHER
+	MAXSTEP
 	INCQ R11
 	CMPQ R11, CX
 	JLT mpgather
 
 mpstore:
-	VMOVUPS Y0, (DI)
-	VPMOVSXDQ X1, Y6
-	VEXTRACTI128 $1, Y1, X7
-	VPMOVSXDQ X7, Y7
-	VMOVDQU Y6, (R8)
-	VMOVDQU Y7, 32(R8)
-	ADDQ $32, DI
-	ADDQ $64, R8
+	MPSTORE
 	ADDQ R9, R10
 	DECQ BX
 	JNZ mpgroup
@@ -131,10 +156,7 @@ TEXT ·maxPoolI32AVX2(SB), NOSPLIT, $0-56
 	MOVQ sw+48(FP), R9
 	// Y15 = l·sw, Y14 = MinInt32, Y13 = all ones
 	VPCMPEQD Y13, Y13, Y13
-	MOVL R9, AX
-	VMOVD AX, X0
-	VPBROADCASTD X0, Y0
-	VPMULLD lanesi<>(SB), Y0, Y15
+	LANEOFFS
 	MOVL $0x80000000, AX
 	VMOVD AX, X14
 	VPBROADCASTD X14, Y14
@@ -144,12 +166,7 @@ TEXT ·maxPoolI32AVX2(SB), NOSPLIT, $0-56
 	JZ impdone
 
 impgroup:
-	VMOVAPS Y14, Y0          // best = MinInt32
-	MOVL (DX), AX
-	ADDL R10, AX
-	VMOVD AX, X1
-	VPBROADCASTD X1, Y1
-	VPADDD Y15, Y1, Y1       // bi = first element's index
+	MPFIRST                  // best = MinInt32, bi = first element's index
 	XORQ R11, R11
 	CMPQ R9, $16
 	JEQ impload2
@@ -157,61 +174,33 @@ impgroup:
 	JNE impgather
 
 impload:
-	MOVL (DX)(R11*4), AX
-	ADDL R10, AX
-	VMOVD AX, X2
-	VPBROADCASTD X2, Y2
-	VPADDD Y15, Y2, Y2       // index of each lane's element
+	POOLIDX
 	VMOVUPS (SI)(AX*4), Y3
-	VPCMPGTD Y0, Y3, Y5      // v > best
-	VBLENDVPS Y5, Y3, Y0, Y0
-	VBLENDVPS Y5, Y2, Y1, Y1
+	IMAXSTEP
 	INCQ R11
 	CMPQ R11, CX
 	JLT impload
 	JMP impstore
 
 impload2:
-	MOVL (DX)(R11*4), AX
-	ADDL R10, AX
-	VMOVD AX, X2
-	VPBROADCASTD X2, Y2
-	VPADDD Y15, Y2, Y2
-	VMOVUPS (SI)(AX*4), Y3
-	VSHUFPS $0x88, 32(SI)(AX*4), Y3, Y3 // even floats of 16, qwords 0 2 1 3
-	VPERMPD $0xd8, Y3, Y3
-	VPCMPGTD Y0, Y3, Y5
-	VBLENDVPS Y5, Y3, Y0, Y0
-	VBLENDVPS Y5, Y2, Y1, Y1
+	POOLIDX
+	POOLLOAD2
+	IMAXSTEP
 	INCQ R11
 	CMPQ R11, CX
 	JLT impload2
 	JMP impstore
 
 impgather:
-	MOVL (DX)(R11*4), AX
-	ADDL R10, AX
-	VMOVD AX, X2
-	VPBROADCASTD X2, Y2
-	VPADDD Y15, Y2, Y2
-	VMOVDQU Y13, Y4
-	VGATHERDPS Y4, (SI)(Y2*4), Y3
-	VPCMPGTD Y0, Y3, Y5
-	VBLENDVPS Y5, Y3, Y0, Y0
-	VBLENDVPS Y5, Y2, Y1, Y1
+	POOLIDX
+	POOLGATHER
+	IMAXSTEP
 	INCQ R11
 	CMPQ R11, CX
 	JLT impgather
 
 impstore:
-	VMOVUPS Y0, (DI)
-	VPMOVSXDQ X1, Y6
-	VEXTRACTI128 $1, Y1, X7
-	VPMOVSXDQ X7, Y7
-	VMOVDQU Y6, (R8)
-	VMOVDQU Y7, 32(R8)
-	ADDQ $32, DI
-	ADDQ $64, R8
+	MPSTORE
 	ADDQ R9, R10
 	DECQ BX
 	JNZ impgroup
@@ -231,10 +220,7 @@ TEXT ·avgPoolAVX2(SB), NOSPLIT, $0-52
 	MOVQ sw+40(FP), R9
 	VBROADCASTSS div+48(FP), Y12
 	VPCMPEQD Y13, Y13, Y13
-	MOVL R9, AX
-	VMOVD AX, X0
-	VPBROADCASTD X0, Y0
-	VPMULLD lanesi<>(SB), Y0, Y15
+	LANEOFFS
 	XORQ R10, R10
 	SHLQ $3, R9
 	TESTQ BX, BX
@@ -260,9 +246,7 @@ apload:
 apload2:
 	MOVL (DX)(R11*4), AX
 	ADDL R10, AX
-	VMOVUPS (SI)(AX*4), Y3
-	VSHUFPS $0x88, 32(SI)(AX*4), Y3, Y3
-	VPERMPD $0xd8, Y3, Y3
+	POOLLOAD2
 	VADDPS Y3, Y0, Y0
 	INCQ R11
 	CMPQ R11, CX
@@ -270,13 +254,8 @@ apload2:
 	JMP apstore
 
 apgather:
-	MOVL (DX)(R11*4), AX
-	ADDL R10, AX
-	VMOVD AX, X2
-	VPBROADCASTD X2, Y2
-	VPADDD Y15, Y2, Y2
-	VMOVDQU Y13, Y4
-	VGATHERDPS Y4, (SI)(Y2*4), Y3
+	POOLIDX
+	POOLGATHER
 	VADDPS Y3, Y0, Y0
 	INCQ R11
 	CMPQ R11, CX
@@ -293,6 +272,27 @@ apstore:
 apdone:
 	VZEROUPPER
 	RET
+
+// rowSumSmall8's steps on the column accumulators Y0..Y3 (Y4 = 0): add
+// the row of four units at SI and advance; add the closing 0 to each
+// column; add columns 1, 2, 3 to column 0.
+#define RS8ROW \
+	VADDPS (SI), Y0, Y0; \
+	VADDPS 32(SI), Y1, Y1; \
+	VADDPS 64(SI), Y2, Y2; \
+	VADDPS 96(SI), Y3, Y3; \
+	ADDQ $128, SI
+
+#define RS8ZERO \
+	VADDPS Y4, Y0, Y0; \
+	VADDPS Y4, Y1, Y1; \
+	VADDPS Y4, Y2, Y2; \
+	VADDPS Y4, Y3, Y3
+
+#define RS8FOLD \
+	VADDPS Y1, Y0, Y0; \
+	VADDPS Y2, Y0, Y0; \
+	VADDPS Y3, Y0, Y0
 
 // func rowSumSmall8AVX2(x *float32, size int, acc *lanes)
 // rowSumSmall8 for size < 64 8-float units: four column accumulators,
@@ -312,19 +312,12 @@ TEXT ·rowSumSmall8AVX2(SB), NOSPLIT, $0-24
 	JZ rsrest
 
 rsrow:
-	VADDPS (SI), Y0, Y0
-	VADDPS 32(SI), Y1, Y1
-	VADDPS 64(SI), Y2, Y2
-	VADDPS 96(SI), Y3, Y3
-	ADDQ $128, SI
+	RS8ROW
 	DECQ BX
 	JNZ rsrow
 
 rsrest:
-	VADDPS Y4, Y0, Y0
-	VADDPS Y4, Y1, Y1
-	VADDPS Y4, Y2, Y2
-	VADDPS Y4, Y3, Y3
+	RS8ZERO
 	ANDQ $3, CX
 	JZ rsfold
 
@@ -335,9 +328,7 @@ rsleft:
 	JNZ rsleft
 
 rsfold:
-	VADDPS Y1, Y0, Y0
-	VADDPS Y2, Y0, Y0
-	VADDPS Y3, Y0, Y0
+	RS8FOLD
 	VMOVUPS Y0, (DI)
 	VZEROUPPER
 	RET
@@ -513,19 +504,12 @@ mplane:
 	JZ mplrest
 
 mplrow:
-	VADDPS (SI), Y0, Y0
-	VADDPS 32(SI), Y1, Y1
-	VADDPS 64(SI), Y2, Y2
-	VADDPS 96(SI), Y3, Y3
-	ADDQ $128, SI
+	RS8ROW
 	DECQ BX
 	JNZ mplrow
 
 mplrest:
-	VADDPS Y4, Y0, Y0
-	VADDPS Y4, Y1, Y1
-	VADDPS Y4, Y2, Y2
-	VADDPS Y4, Y3, Y3
+	RS8ZERO
 	MOVQ R10, CX
 	ANDQ $3, CX
 	JZ mplfold
@@ -537,9 +521,7 @@ mplleft:
 	JNZ mplleft
 
 mplfold:
-	VADDPS Y1, Y0, Y0
-	VADDPS Y2, Y0, Y0
-	VADDPS Y3, Y0, Y0
+	RS8FOLD
 	VMOVUPS Y0, 0(SP)
 	VXORPS X5, X5, X5        // acc = 0
 	MOVQ R11, CX
@@ -696,9 +678,12 @@ ssntdone:
 	RET
 
 // func maxLanes4AVX2(x *float32, nvec int, acc *lanes) (nan bool)
-// maxLanesAVX2 with four accumulators (vectors k mod 4), folded at the
-// end: Go's max for numbers (+0 over -0) is associative and commutative,
-// so the lanes get the same bits; a NaN anywhere is reported as there.
+// acc = x[0:8]; acc = max(acc, x[8k:8k+8]) lane by lane with Go's max
+// for numbers (+0 over -0: the AND of both operand orders of VMAXPS),
+// with four accumulators (vectors k mod 4) folded at the end: that max
+// is associative and commutative, so the lanes get the same bits as one
+// accumulator would. nan reports a NaN anywhere, and then acc is not
+// meaningful.
 TEXT ·maxLanes4AVX2(SB), NOSPLIT, $0-25
 	MOVQ x+0(FP), SI
 	MOVQ nvec+8(FP), CX

@@ -30,12 +30,6 @@ func addMomentsVec4AVX2(c, fm0 float32, m1Add, m2Add, m1, m2 *[4]lanes) {
 	panic("kernels: no AVX2 kernels in this build")
 }
 
-func expSumAVX2(dst, src *float32, n int, m float32, acc *lanes) {
-	panic("kernels: no AVX2 kernels in this build")
-}
-
-func subSubAVX2(y, x *float32, n int, m, ls float32) { panic("kernels: no AVX2 kernels in this build") }
-
 func layerNormOutNTAVX2(y, x, w, b *float32, n int, m, rstd float32) {
 	panic("kernels: no AVX2 kernels in this build")
 }
@@ -58,20 +52,6 @@ func maxPoolI32AVX2(y *int32, idx *int64, in *int32, offs *int32, cnt, groups, s
 	panic("kernels: no AVX2 kernels in this build")
 }
 
-func softmaxInner8AVX2(y, x *float32, d, stride int) { panic("kernels: no AVX2 kernels in this build") }
-
-func maxExpSum8AVX2(x *float32, d, stride int, m, sum *lanes) {
-	panic("kernels: no AVX2 kernels in this build")
-}
-
 func subSub8AVX2(y, x *float32, d, stride int, m, ls *lanes) {
-	panic("kernels: no AVX2 kernels in this build")
-}
-
-func softmaxInner16AVX2(y, x *float32, d, stride int) {
-	panic("kernels: no AVX2 kernels in this build")
-}
-
-func maxExpSum16AVX2(x *float32, d, stride int, m, sum *[2]lanes) {
 	panic("kernels: no AVX2 kernels in this build")
 }

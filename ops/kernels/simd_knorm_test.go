@@ -194,14 +194,20 @@ func TestAdaptiveMeanVectorMatchesGo(t *testing.T) {
 	}
 }
 
+// forNTMins runs f(nt) with ntMinFloats = nt, first its own value, then
+// 0 (every output through the non-temporal stores), and restores it.
+func forNTMins(f func(nt int)) {
+	saved := ntMinFloats
+	defer func() { ntMinFloats = saved }()
+	for _, nt := range []int{saved, 0} {
+		ntMinFloats = nt
+		f(nt)
+	}
+}
+
 func TestLayerNormVectorMatchesGo(t *testing.T) {
 	needAVX2(t)
-	for _, nt := range []int{ntMinFloats, 0} {
-		saved := ntMinFloats
-		ntMinFloats = nt // 0: every output through the non-temporal stores
-		layerNormVectorMatchesGo(t, nt)
-		ntMinFloats = saved
-	}
+	forNTMins(func(nt int) { layerNormVectorMatchesGo(t, nt) })
 }
 
 func layerNormVectorMatchesGo(t *testing.T, nt int) {
@@ -239,12 +245,7 @@ func layerNormVectorMatchesGo(t *testing.T, nt int) {
 
 func TestSoftmaxVectorMatchesGo(t *testing.T) {
 	needAVX2(t)
-	for _, nt := range []int{ntMinFloats, 0} {
-		saved := ntMinFloats
-		ntMinFloats = nt // 0: every output through the non-temporal stores
-		softmaxVectorMatchesGo(t, nt)
-		ntMinFloats = saved
-	}
+	forNTMins(func(nt int) { softmaxVectorMatchesGo(t, nt) })
 }
 
 func softmaxVectorMatchesGo(t *testing.T, nt int) {

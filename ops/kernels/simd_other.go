@@ -25,8 +25,24 @@ func dequantizeAVX2(dst *float32, src *byte, n int, zp, scale float32, unsigned 
 
 func sumLanesAVX2(x *float32, nvec int, acc *lanes) { panic("kernels: no AVX2 kernels in this build") }
 
-func maxLanesAVX2(x *float32, nvec int, acc *lanes) bool {
+func scaleAVX2(y *float32, n int, r float32) { panic("kernels: no AVX2 kernels in this build") }
+
+func expSumAVX2(dst, src *float32, n int, m float32, acc *lanes) {
 	panic("kernels: no AVX2 kernels in this build")
 }
 
-func scaleAVX2(y *float32, n int, r float32) { panic("kernels: no AVX2 kernels in this build") }
+func subSubAVX2(y, x *float32, n int, m, ls float32) { panic("kernels: no AVX2 kernels in this build") }
+
+func softmaxInner8AVX2(y, x *float32, d, stride int) { panic("kernels: no AVX2 kernels in this build") }
+
+func maxExpSum8AVX2(x *float32, d, stride int, m, sum *lanes) {
+	panic("kernels: no AVX2 kernels in this build")
+}
+
+func softmaxInner16AVX2(y, x *float32, d, stride int) {
+	panic("kernels: no AVX2 kernels in this build")
+}
+
+func maxExpSum16AVX2(x *float32, d, stride int, m, sum *[2]lanes) {
+	panic("kernels: no AVX2 kernels in this build")
+}
