@@ -106,53 +106,36 @@ func SymmetricQATConfig(o SymmetricConfigOptions) (*QuantizationConfig, error) {
 	return &QuantizationConfig{InputActivation: &act, OutputActivation: &act, Weight: &w}, nil
 }
 
-// qatQuantizer is an XNNPACKQuantizer with a QAT config, as torchao runs it
-// in prepare_qat_pt2e: the conv_bn(_relu) annotators first, then the
-// static ones; after validation the conv+BN fusion of _fuse_conv_bn_qat.
-type qatQuantizer struct {
-	q   *XNNPACKQuantizer
+// qatFusion is a quantizer as prepare_qat_pt2e runs it: its own
+// transform, annotation and validation, then after validation the conv+BN
+// fusion of _fuse_conv_bn_qat.
+type qatFusion struct{ Quantizer }
+
+func (w qatFusion) Validate(g *fxgraph.Graph) error {
+	if err := w.Quantizer.Validate(g); err != nil {
+		return err
+	}
+	return FuseConvBNQAT(g)
+}
+
+// xnnpackQAT is an XNNPACKQuantizer with a QAT config, as torchao's QAT
+// annotation runs it: the conv_bn(_relu) annotators first, then the static
+// ones.
+type xnnpackQAT struct {
+	*XNNPACKQuantizer
 	reg *ops.Registry
 }
 
-func (w qatQuantizer) TransformForAnnotation(g *fxgraph.Graph) error {
-	return w.q.TransformForAnnotation(g)
-}
-
-func (w qatQuantizer) Annotate(g *fxgraph.Graph) error {
-	a := &xnnAnnotator{byTarget: w.q.AnnotateByTarget, filter: w.q.Filter}
-	c := w.q.Global
+func (w xnnpackQAT) Annotate(g *fxgraph.Graph) error {
+	a := &xnnAnnotator{byTarget: w.AnnotateByTarget, filter: w.Filter}
+	c := w.Global
 	if c != nil {
 		g.EliminateDeadCode(w.reg, nil) // as _do_annotate_conv_bn does
 		for _, p := range []struct{ relu, transposed bool }{{true, false}, {false, false}, {true, true}, {false, true}} {
 			a.annotateConvBN(g, c, p.relu, p.transposed)
 		}
 	}
-	return w.q.Annotate(g)
-}
-
-func (w qatQuantizer) Validate(g *fxgraph.Graph) error {
-	if err := w.q.Validate(g); err != nil {
-		return err
-	}
-	return FuseConvBNQAT(g)
-}
-
-// x86QATQuantizer is an X86InductorQuantizer as prepare_qat_pt2e runs it:
-// its own annotation (which takes the conv+BatchNorm patterns of a QAT
-// config), then after validation _fuse_conv_bn_qat.
-type x86QATQuantizer struct{ q *X86InductorQuantizer }
-
-func (w x86QATQuantizer) TransformForAnnotation(g *fxgraph.Graph) error {
-	return w.q.TransformForAnnotation(g)
-}
-
-func (w x86QATQuantizer) Annotate(g *fxgraph.Graph) error { return w.q.Annotate(g) }
-
-func (w x86QATQuantizer) Validate(g *fxgraph.Graph) error {
-	if err := w.q.Validate(g); err != nil {
-		return err
-	}
-	return FuseConvBNQAT(g)
+	return w.XNNPACKQuantizer.Annotate(g)
 }
 
 // annotateConvBN is _do_annotate_conv_bn: conv -> batch_norm (-> relu or
@@ -367,12 +350,12 @@ func PrepareQAT(g *fxgraph.Graph, q Quantizer, opts QATOptions) error {
 		if len(q.moduleName)+len(q.moduleType) > 0 {
 			return fmt.Errorf("prepare qat: %w: per-module configs are not supported", ErrQAT)
 		}
-		wq = qatQuantizer{q: q, reg: reg}
+		wq = qatFusion{xnnpackQAT{q, reg}}
 	case *X86InductorQuantizer:
 		if q == nil {
 			return fmt.Errorf("prepare qat: nil quantizer")
 		}
-		wq = x86QATQuantizer{q}
+		wq = qatFusion{q}
 	case nil:
 		return fmt.Errorf("prepare qat: nil quantizer")
 	default:
