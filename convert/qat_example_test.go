@@ -8,17 +8,6 @@ import (
 	"github.com/fxquant/fxquant/pt2"
 )
 
-// qatCount counts g's call_function nodes of the named target.
-func qatCount(g *fxgraph.Graph, target string) int {
-	n := 0
-	for x := range g.All() {
-		if x.Op() == fxgraph.CallFunction && fmt.Sprint(x.Target()) == target {
-			n++
-		}
-	}
-	return n
-}
-
 // PrepareQAT on a Conv+BN+ReLU, Conv+BN program exported in train mode
 // (tests/testdata/qat): five fused fake quantizers (input, two weights, two
 // outputs), both batch norms kept in the fold simulation.
@@ -43,8 +32,8 @@ func ExamplePrepareQAT() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println("fake quantizers:", qatCount(g, "aten.fused_moving_avg_obs_fake_quant.default"))
-	fmt.Println("batch norms:", qatCount(g, "aten.batch_norm.default"))
+	fmt.Println("fake quantizers:", countCalls(g, "aten.fused_moving_avg_obs_fake_quant.default"))
+	fmt.Println("batch norms:", countCalls(g, "aten.batch_norm.default"))
 	// Output:
 	// fake quantizers: 5
 	// batch norms: 2
@@ -69,9 +58,9 @@ func ExampleConvertQAT() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println("batch norms:", qatCount(g, "aten.batch_norm.default"))
-	fmt.Println("quantize:", qatCount(g, "quantized_decomposed.quantize_per_tensor.default"))
-	fmt.Println("dequantize:", qatCount(g, "quantized_decomposed.dequantize_per_tensor.default"))
+	fmt.Println("batch norms:", countCalls(g, "aten.batch_norm.default"))
+	fmt.Println("quantize:", countCalls(g, "quantized_decomposed.quantize_per_tensor.default"))
+	fmt.Println("dequantize:", countCalls(g, "quantized_decomposed.dequantize_per_tensor.default"))
 	// Output:
 	// batch norms: 0
 	// quantize: 3
@@ -109,8 +98,8 @@ func ExamplePrepareQAT_x86Inductor() {
 			perChannel++
 		}
 	}
-	fmt.Println("fake quantizers:", qatCount(g, "aten.fused_moving_avg_obs_fake_quant.default"), "per channel:", perChannel)
-	fmt.Println("batch norms:", qatCount(g, "aten.batch_norm.default"))
+	fmt.Println("fake quantizers:", countCalls(g, "aten.fused_moving_avg_obs_fake_quant.default"), "per channel:", perChannel)
+	fmt.Println("batch norms:", countCalls(g, "aten.batch_norm.default"))
 	// Output:
 	// fake quantizers: 5 per channel: 2
 	// batch norms: 2
