@@ -182,7 +182,6 @@ func ParseQuantizerConfig(data []byte) (Quantizer, error) {
 	}
 	raw, ok := top.raw("quantizers")
 	if !ok {
-		top.used["quantizers"] = true
 		if err := top.Done(); err != nil {
 			return nil, err
 		}
