@@ -193,10 +193,16 @@ func replaceObserver(g *fxgraph.Graph, obsNode *fxgraph.Node, o observers.Observ
 	if tt, ok := x.Type().(ops.TensorType); ok && tt.DType() != tensor.Float32 {
 		dqKw = []fxgraph.Kwarg{{Name: "out_dtype", Value: tt.DType()}}
 	}
-	fromNode := observerFromNode(obsNode, opts.FromNodeGraphID)
-	// q and dq are created from the observer and inherit its numeric debug
-	// handle (torchao: the observer's from_node, and before that its handle).
-	handle := obsNode.Meta.NumericDebugHandle
+	// fromObserver gives q and dq the from_node record of nodes created from
+	// the observer and its numeric debug handle (torchao: the observer's
+	// from_node, and before that its handle); it returns dq.
+	fromObserver := func(q, dq *fxgraph.Node) *fxgraph.Node {
+		fromNode := observerFromNode(obsNode, opts.FromNodeGraphID)
+		handle := obsNode.Meta.NumericDebugHandle
+		q.Meta.FromNode, dq.Meta.FromNode = fromNode, fromNode
+		q.Meta.NumericDebugHandle, dq.Meta.NumericDebugHandle = handle, handle
+		return dq
+	}
 	var final *fxgraph.Node
 	switch plan.Kind {
 	case observers.PlanRemove:
@@ -205,9 +211,7 @@ func replaceObserver(g *fxgraph.Graph, obsNode *fxgraph.Node, o observers.Observ
 	case observers.PlanPerTensor:
 		q := g.Call(qPerTensor, x, plan.Scale, plan.ZeroPoint, plan.QuantMin, plan.QuantMax, plan.Dtype)
 		dq := g.CallKw(dqPerTensor, []ops.Value{q, plan.Scale, plan.ZeroPoint, plan.QuantMin, plan.QuantMax, plan.Dtype}, dqKw)
-		q.Meta.FromNode, dq.Meta.FromNode = fromNode, fromNode
-		q.Meta.NumericDebugHandle, dq.Meta.NumericDebugHandle = handle, handle
-		final = dq
+		final = fromObserver(q, dq)
 	case observers.PlanPerChannel:
 		scope := scopeOf(x)
 		sName := g.FreshAttrName(scope + "_scale_")
@@ -219,9 +223,7 @@ func replaceObserver(g *fxgraph.Graph, obsNode *fxgraph.Node, o observers.Observ
 		axis := int64(plan.Axis)
 		q := g.Call(qPerChannel, x, s, z, axis, plan.QuantMin, plan.QuantMax, plan.Dtype)
 		dq := g.CallKw(dqPerChannel, []ops.Value{q, s, z, axis, plan.QuantMin, plan.QuantMax, plan.Dtype}, dqKw)
-		q.Meta.FromNode, dq.Meta.FromNode = fromNode, fromNode
-		q.Meta.NumericDebugHandle, dq.Meta.NumericDebugHandle = handle, handle
-		final = dq
+		final = fromObserver(q, dq)
 	case observers.PlanDynamic:
 		choose := chooseQParams
 		if plan.Symmetric {
@@ -232,9 +234,7 @@ func replaceObserver(g *fxgraph.Graph, obsNode *fxgraph.Node, o observers.Observ
 		z := g.Call(ops.GetItem, cq, int64(1))
 		q := g.Call(qPerTensorTensor, x, s, z, plan.QuantMin, plan.QuantMax, plan.Dtype)
 		dq := g.CallKw(dqPerTensorTensor, []ops.Value{q, s, z, plan.QuantMin, plan.QuantMax, plan.Dtype}, dqKw)
-		q.Meta.FromNode, dq.Meta.FromNode = fromNode, fromNode
-		q.Meta.NumericDebugHandle, dq.Meta.NumericDebugHandle = handle, handle
-		final = dq
+		final = fromObserver(q, dq)
 	case observers.PlanFloat16:
 		a := g.Call(convertNoFuse, x, tensor.Float16)
 		final = g.Call(convertNoFuse, a, tensor.Float32)
