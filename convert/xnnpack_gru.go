@@ -63,19 +63,19 @@ func (q *xnnAnnotator) annotateGRUIOOnly(g *fxgraph.Graph, c *QuantizationConfig
 // positional arguments from outside it, get_attr nodes excepted (torch's
 // SourcePartition.input_nodes), in the order the partition uses them.
 func partitionInputs(nodes []*fxgraph.Node) []*fxgraph.Node {
-	in := make(map[*fxgraph.Node]bool, len(nodes))
+	// skip holds the partition's nodes and the inputs listed so far.
+	skip := make(map[*fxgraph.Node]bool, len(nodes))
 	for _, n := range nodes {
-		in[n] = true
+		skip[n] = true
 	}
 	var out []*fxgraph.Node
-	seen := map[*fxgraph.Node]bool{}
 	for _, n := range nodes {
 		for _, a := range n.Args() {
 			an, ok := a.(*fxgraph.Node)
-			if !ok || in[an] || seen[an] || an.Op() == fxgraph.GetAttr {
+			if !ok || skip[an] || an.Op() == fxgraph.GetAttr {
 				continue
 			}
-			seen[an] = true
+			skip[an] = true
 			out = append(out, an)
 		}
 	}
