@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -138,12 +139,7 @@ func init() {
 func registered[T any](m map[string]T) []string {
 	configRegistryMu.RLock()
 	defer configRegistryMu.RUnlock()
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Keys(m))
 }
 
 func lookup[T any](m map[string]T, name string) (T, bool) {
@@ -382,13 +378,12 @@ func parseConfig(v json.RawMessage, path string) (*QuantizationConfig, error) {
 	if err != nil {
 		return nil, err
 	}
-	names := strings.Join(registered(configFunctions), ", ")
 	if !ok {
-		return nil, fmt.Errorf("%s.function: missing; want the name of the function that makes the config (%s)", path, names)
+		return nil, fmt.Errorf("%s.function: missing; want the name of the function that makes the config (%s)", path, strings.Join(registered(configFunctions), ", "))
 	}
 	f, ok := lookup(configFunctions, fn)
 	if !ok {
-		return nil, fmt.Errorf("%s.function: unknown config function %q; want one of %s", path, fn, names)
+		return nil, fmt.Errorf("%s.function: unknown config function %q; want one of %s", path, fn, strings.Join(registered(configFunctions), ", "))
 	}
 	return f(args)
 }
