@@ -221,21 +221,14 @@ func TestComposableQuantizerConflicts(t *testing.T) {
 	}
 	// A later quantizer may mark an earlier annotation in place.
 	g, w, _ := embeddingGraph()
-	marker := recordingQuantizer{name: "m", log: new([]string), inner: markAll{}}
+	marker := funcQuantizer(func(g *fxgraph.Graph) error {
+		for n := range g.All() {
+			convert.MarkAnnotated(n)
+		}
+		return nil
+	})
 	require.NoError(t, convert.ComposableQuantizer{convert.EmbeddingQuantizer{}, marker}.Annotate(g))
 	assert.True(t, convert.IsAnnotated(w))
-}
-
-// markAll marks every node annotated in place.
-type markAll struct{}
-
-func (markAll) TransformForAnnotation(*fxgraph.Graph) error { return nil }
-func (markAll) Validate(*fxgraph.Graph) error               { return nil }
-func (markAll) Annotate(g *fxgraph.Graph) error {
-	for n := range g.All() {
-		convert.MarkAnnotated(n)
-	}
-	return nil
 }
 
 // gruGraph is an nn.GRU call as torch 2.14 exports it: aten.gru.input and
