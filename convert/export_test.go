@@ -12,3 +12,6 @@ func SetFailAt(k int) (restore func()) {
 
 // ErrInjected is the failure SetFailAt injects.
 var ErrInjected = errInjected
+
+// TensorTypeOf is the plain type of a tensor attribute's get_attr node.
+var TensorTypeOf = tensorTypeOf

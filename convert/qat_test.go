@@ -21,11 +21,7 @@ func fakeQuantGraph(t *testing.T, lo, hi float32, qmin, qmax int64, minFromPlace
 	g := fxgraph.New()
 	set := func(name string, v *tensor.Tensor) *fxgraph.Node {
 		g.SetAttr(name, v)
-		shape := make([]int64, v.Dim())
-		for i, d := range v.Shape() {
-			shape[i] = int64(d)
-		}
-		return g.GetAttr(name, ops.Plain(v.DType(), shape...))
+		return g.GetAttr(name, convert.TensorTypeOf(v))
 	}
 	on := set("fq.observer_enabled", tensor.MustFromData(tensor.Int64, []int{1}, []int64{1}))
 	fon := set("fq.fake_quant_enabled", tensor.MustFromData(tensor.Int64, []int{1}, []int64{1}))
