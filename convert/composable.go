@@ -13,7 +13,7 @@ import (
 // pointers) or that has disappeared is an error naming quantizer i and the
 // node.
 func recordAnnotations(g *fxgraph.Graph, seen map[*fxgraph.Node]*QuantizationAnnotation, i int, q Quantizer) error {
-	for _, n := range g.Nodes() {
+	for n := range g.All() {
 		a := Annotation(n)
 		prev, had := seen[n]
 		switch {
