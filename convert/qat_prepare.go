@@ -18,8 +18,10 @@ import (
 // form PyTorch trains.
 type FakeQuantize struct {
 	// Observer is the MovingAverageMinMaxObserver (per tensor) or
-	// MovingAveragePerChannelMinMaxObserver (per channel).
-	Observer observers.Observer
+	// MovingAveragePerChannelMinMaxObserver (per channel). FakeQuantize
+	// observes, computes qparams (FakeQuantize.calculate_qparams) and
+	// plans its convert as it does; only Class is its own.
+	observers.Observer
 	// QuantMin and QuantMax are the quant range.
 	QuantMin, QuantMax int64
 	// ChAxis is the channel axis, -1 for a per-tensor fake quantizer.
@@ -34,20 +36,6 @@ type FakeQuantize struct {
 }
 
 var _ observers.Observer = (*FakeQuantize)(nil)
-
-// Forward observes its one tensor argument and returns it.
-func (f *FakeQuantize) Forward(args []any) (any, error) { return f.Observer.Forward(args) }
-
-// Observe records x in the observer.
-func (f *FakeQuantize) Observe(x *tensor.Tensor) error { return f.Observer.Observe(x) }
-
-// CalculateQParams is FakeQuantize.calculate_qparams: the observer's.
-func (f *FakeQuantize) CalculateQParams() (observers.QParams, error) {
-	return f.Observer.CalculateQParams()
-}
-
-// Plan is the observer's convert plan.
-func (f *FakeQuantize) Plan() (observers.ConvertPlan, error) { return f.Observer.Plan() }
 
 // Class returns "FusedMovingAvgObsFakeQuantize".
 func (f *FakeQuantize) Class() string { return "FusedMovingAvgObsFakeQuantize" }
