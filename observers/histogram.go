@@ -471,21 +471,7 @@ func clamp0(v, hi float32) float32 {
 
 // floorDivPos32 is [floorDiv32] for a finite b > 0: the same float32
 // steps, with the exact remainder from [fmod32] instead of math.Mod.
-func floorDivPos32(a, b float32) float32 {
-	m := fmod32(a, b)
-	d := (a - m) / b
-	if m < 0 { // m != 0 and its sign differs from b's
-		d = d - 1
-	}
-	if d == 0 {
-		return float32(math.Copysign(0, float64(a/b)))
-	}
-	f := float32(math.Floor(float64(d)))
-	if d-f > 0.5 {
-		f = f + 1
-	}
-	return f
-}
+func floorDivPos32(a, b float32) float32 { return floorDivRem32(a, b, fmod32(a, b)) }
 
 // fmod32 is C's fmodf(a, b) for finite b > 0: the exact remainder a -
 // trunc(a/b)*b, with a's sign. For |a/b| < 2**28 the float64 quotient
@@ -509,7 +495,11 @@ func fmod32(a, b float32) float32 {
 
 // floorDiv32 is torch.div(a, b, rounding_mode="floor") on float32.
 func floorDiv32(a, b float32) float32 {
-	m := float32(math.Mod(float64(a), float64(b)))
+	return floorDivRem32(a, b, float32(math.Mod(float64(a), float64(b))))
+}
+
+// floorDivRem32 is floorDiv32's steps after fmod: m is fmod(a, b).
+func floorDivRem32(a, b, m float32) float32 {
 	d := (a - m) / b
 	if m != 0 && (b < 0) != (m < 0) {
 		d = d - 1

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fxquant/fxquant/fxgraph"
 	"github.com/fxquant/fxquant/ops/tensor"
 	"github.com/fxquant/fxquant/pt2"
 )
@@ -197,6 +198,23 @@ func oneEach(t *testing.T, fs []fixtureTensor) [][]*tensor.Tensor {
 		batches = append(batches, []*tensor.Tensor{mustTensor(t, &fs[i])})
 	}
 	return batches
+}
+
+// readUnlifted reads the .pt2 at path and returns its graph, unlifted.
+func readUnlifted(t *testing.T, path string) *fxgraph.Graph {
+	t.Helper()
+	_, g := readProgramUnlifted(t, path)
+	return g
+}
+
+// readProgramUnlifted reads the .pt2 at path and returns it and its graph, unlifted.
+func readProgramUnlifted(t *testing.T, path string) (*pt2.Program, *fxgraph.Graph) {
+	t.Helper()
+	p, err := pt2.ReadFile(path, nil)
+	require.NoError(t, err, path)
+	g, err := p.Unlifted()
+	require.NoError(t, err, path)
+	return p, g
 }
 
 // programInputs lays out the placeholder values of a program read by pt2:

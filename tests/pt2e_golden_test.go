@@ -20,7 +20,6 @@ import (
 	"github.com/fxquant/fxquant/observers"
 	"github.com/fxquant/fxquant/ops"
 	"github.com/fxquant/fxquant/ops/tensor"
-	"github.com/fxquant/fxquant/pt2"
 )
 
 // pgDir holds the real PyTorch 2.14 + torchao PT2E fixtures (README.md
@@ -162,11 +161,7 @@ func pgFileExists(p string) bool {
 // pgLoad reads a model's float program and unlifts it as .module() does.
 func pgLoad(t *testing.T, stem string) *fxgraph.Graph {
 	t.Helper()
-	p, err := pt2.ReadFile(filepath.Join(pgDir, stem+".float.pt2"), nil)
-	require.NoError(t, err)
-	g, err := p.Unlifted()
-	require.NoError(t, err)
-	return g
+	return readUnlifted(t, filepath.Join(pgDir, stem+".float.pt2"))
 }
 
 // pgListing reads a fixture listing without the _guards_fn node, a torch

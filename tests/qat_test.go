@@ -33,22 +33,6 @@ const qatDir = "testdata/qat"
 
 var qatModels = []string{"convbnrelu", "mlp"}
 
-func readUnlifted(t *testing.T, path string) *fxgraph.Graph {
-	t.Helper()
-	_, g := readProgramUnlifted(t, path)
-	return g
-}
-
-// readProgramUnlifted reads the .pt2 at path and returns it and its graph, unlifted.
-func readProgramUnlifted(t *testing.T, path string) (*pt2.Program, *fxgraph.Graph) {
-	t.Helper()
-	p, err := pt2.ReadFile(path, nil)
-	require.NoError(t, err, path)
-	g, err := p.Unlifted()
-	require.NoError(t, err, path)
-	return p, g
-}
-
 // writtenUnlifted writes g as a .pt2 with p's signature, reads it back and
 // returns its graph, unlifted.
 func writtenUnlifted(t *testing.T, p *pt2.Program, g *fxgraph.Graph) *fxgraph.Graph {

@@ -21,7 +21,6 @@ import (
 	"github.com/fxquant/fxquant/fxgraph"
 	"github.com/fxquant/fxquant/observers"
 	"github.com/fxquant/fxquant/ops/tensor"
-	"github.com/fxquant/fxquant/pt2"
 )
 
 // qcDir holds torchao's records for quantizer config files, the embedding
@@ -103,10 +102,7 @@ func runQuantCfgCase(t *testing.T, c string) {
 	q, err := convert.ReadQuantizerConfigFile(filepath.Join(qcDir, c+".config.json"))
 	require.NoError(t, err)
 
-	prog, err := pt2.ReadFile(filepath.Join(qcModelDir[stem], stem+".float.pt2"), nil)
-	require.NoError(t, err)
-	g, err := prog.Unlifted()
-	require.NoError(t, err)
+	g := readUnlifted(t, filepath.Join(qcModelDir[stem], stem+".float.pt2"))
 
 	if want.Error != "" {
 		// torchao: "RuntimeError: Quantizer EmbeddingQuantizer has changed annotations on node embedding".

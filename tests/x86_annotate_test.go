@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fxquant/fxquant/convert"
-	"github.com/fxquant/fxquant/pt2"
 )
 
 // TestX86InductorAnnotate runs X86InductorQuantizer.Annotate alone (no
@@ -51,10 +50,7 @@ func TestX86InductorAnnotate(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			rec, ok := e.Cases[name]
 			require.True(t, ok)
-			prog, err := pt2.ReadFile(filepath.Join(x86Dir, c.model+".float.pt2"), nil)
-			require.NoError(t, err)
-			g, err := prog.Unlifted()
-			require.NoError(t, err)
+			g := readUnlifted(t, filepath.Join(x86Dir, c.model+".float.pt2"))
 			err = convert.NewX86InductorQuantizer().SetGlobal(c.cfg).Annotate(g)
 			if rec.Error != "" {
 				require.Error(t, err, "torchao raised %s", rec.Error)

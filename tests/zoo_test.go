@@ -115,10 +115,7 @@ func zooQuantizer(mode string) convert.Quantizer {
 // (and opts).
 func zooQuantize(t *testing.T, stem string, q convert.Quantizer, opts convert.ConvertOptions, outs *fixtureOutputs) (*pt2.Program, *fxgraph.Graph) {
 	t.Helper()
-	prog, err := pt2.ReadFile(filepath.Join(zooDir, stem+".float.pt2"), nil)
-	require.NoError(t, err)
-	g, err := prog.Unlifted()
-	require.NoError(t, err)
+	prog, g := readProgramUnlifted(t, filepath.Join(zooDir, stem+".float.pt2"))
 	require.NoError(t, convert.Prepare(g, q))
 	require.NoError(t, convert.Calibrate(g, zooBatches(t, outs), nil))
 	require.NoError(t, convert.Convert(g, opts))

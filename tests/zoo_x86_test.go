@@ -23,7 +23,6 @@ import (
 	"github.com/fxquant/fxquant/ops"
 	"github.com/fxquant/fxquant/ops/kernels"
 	"github.com/fxquant/fxquant/ops/tensor"
-	"github.com/fxquant/fxquant/pt2"
 )
 
 // x86Dir holds torchao's X86InductorQuantizer records of the zoo models
@@ -282,10 +281,7 @@ func TestZooX86Inductor(t *testing.T) {
 func x86Check(t *testing.T, path string, q convert.Quantizer, rec x86Record, targets []string, batches [][]*tensor.Tensor, reg *ops.Registry) *fxgraph.Graph {
 	t.Helper()
 	require.Empty(t, rec.Error, "torchao failed")
-	prog, err := pt2.ReadFile(path, nil)
-	require.NoError(t, err)
-	g, err := prog.Unlifted()
-	require.NoError(t, err)
+	g := readUnlifted(t, path)
 	require.NoError(t, convert.Prepare(g, q))
 	wantAnn := map[string]any{}
 	for k, raw := range rec.Annotations {
