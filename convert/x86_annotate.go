@@ -253,9 +253,9 @@ func (a *x86Annotator) weighted(n *fxgraph.Node, annotateOutput bool, c *Quantiz
 	return nil
 }
 
-// binaryIndex is _get_input_idx_for_binary_node: which argument of the add
-// is the conv/linear output; ok is false when neither is.
-func binaryIndex(op, bin *fxgraph.Node) (opIdx int, extra *fxgraph.Node, ok bool, err error) {
+// binaryIndex is _get_input_idx_for_binary_node: the argument of the add
+// that is not the conv/linear output; ok is false when neither is.
+func binaryIndex(op, bin *fxgraph.Node) (extra *fxgraph.Node, ok bool, err error) {
 	arg := func(i int) (*fxgraph.Node, error) {
 		v, isNode := bin.Arg(i).(*fxgraph.Node)
 		if !isNode {
@@ -264,27 +264,40 @@ func binaryIndex(op, bin *fxgraph.Node) (opIdx int, extra *fxgraph.Node, ok bool
 		return v, nil
 	}
 	if len(bin.Args()) < 2 {
-		return 0, nil, false, fmt.Errorf("%w: node %q: a binary post-op needs two arguments", ErrAnnotation, bin.Name())
+		return nil, false, fmt.Errorf("%w: node %q: a binary post-op needs two arguments", ErrAnnotation, bin.Name())
 	}
 	a0, err := arg(0)
 	if err != nil {
-		return 0, nil, false, err
+		return nil, false, err
 	}
-	switch {
-	case a0.Op() == fxgraph.CallFunction && a0 == op:
-		opIdx = 0
-	default:
+	opIdx := 0
+	if a0.Op() != fxgraph.CallFunction || a0 != op {
 		a1, err := arg(1)
 		if err != nil {
-			return 0, nil, false, err
+			return nil, false, err
 		}
 		if a1.Op() != fxgraph.CallFunction || a1 != op {
-			return 0, nil, false, nil
+			return nil, false, nil
 		}
 		opIdx = 1
 	}
 	extra, err = arg(1 - opIdx)
-	return opIdx, extra, err == nil, err
+	return extra, err == nil, err
+}
+
+// binaryPostOp is the check the binary annotators share: pre (the conv or
+// linear, or the batch norm after a conv) has the add bin as its only user
+// and is one of its arguments, and anchor is a call of target. It returns
+// the add's other argument.
+func binaryPostOp(pre, bin, anchor *fxgraph.Node, target ops.Target) (extra *fxgraph.Node, ok bool, err error) {
+	if pre.NumUsers() != 1 {
+		return nil, false, nil
+	}
+	extra, ok, err = binaryIndex(pre, bin)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	return extra, anchor.Op() == fxgraph.CallFunction && anchor.Target() == target, nil
 }
 
 func (a *x86Annotator) conv2dFusion(c *QuantizationConfig) error {
@@ -293,40 +306,51 @@ func (a *x86Annotator) conv2dFusion(c *QuantizationConfig) error {
 			return err
 		}
 	}
-	for _, f := range []func(*QuantizationConfig) error{a.conv2dBinaryUnary, a.conv2dBinary, a.conv2dUnary, a.conv2d} {
-		if err := f(c); err != nil {
+	// _annotate_conv2d_binary_unary, then _annotate_conv2d_binary.
+	for _, withUnary := range []bool{true, false} {
+		if err := a.binaryFusion(c, false, withUnary); err != nil {
 			return err
 		}
 	}
-	return nil
+	if err := a.conv2dUnary(c); err != nil {
+		return err
+	}
+	return a.conv2d(c)
 }
 
-// convBinary is _annotate_conv2d_binary_unary (withUnary) and
-// _annotate_conv2d_binary.
-func (a *x86Annotator) convBinary(c *QuantizationConfig, withUnary bool) error {
-	types := []partType{ptConv2d, ptAdd}
+// binaryFusion is _annotate_conv2d_binary_unary / _annotate_conv2d_binary
+// (linear false) and _annotate_linear_binary_unary (linear true): a conv2d
+// or an nn.Linear, an add and, withUnary, a ReLU after. The linear skips
+// patterns with a multi-output partition, and its add's other input gets no
+// spec, where the conv's gets the input activation spec.
+func (a *x86Annotator) binaryFusion(c *QuantizationConfig, linear, withUnary bool) error {
+	opType, target := ptConv2d, x86Conv2d
+	if linear {
+		opType, target = ptLinear, linearDefault
+	}
+	types := []partType{opType, ptAdd}
 	if withUnary {
 		types = append(types, ptReLU)
 	}
 	for _, fp := range findSequentialPartitions(a.g, types...) {
+		if linear && multiOutput(fp) {
+			continue
+		}
 		outs, err := outputNodes(fp)
 		if err != nil {
 			return err
 		}
-		conv, bin := outs[0], outs[1]
-		if conv.NumUsers() != 1 {
-			continue
-		}
-		_, extra, ok, err := binaryIndex(conv, bin)
+		op, bin := outs[0], outs[1]
+		extra, ok, err := binaryPostOp(op, bin, op, target)
 		if err != nil {
 			return err
 		}
-		if !ok || conv.Op() != fxgraph.CallFunction || conv.Target() != x86Conv2d {
+		if !ok {
 			continue
 		}
-		nodes := []*fxgraph.Node{bin, conv}
+		nodes := []*fxgraph.Node{bin, op}
 		if withUnary {
-			nodes = []*fxgraph.Node{outs[2], bin, conv}
+			nodes = []*fxgraph.Node{outs[2], bin, op}
 		}
 		if s, err := a.skip(nodes...); err != nil {
 			return err
@@ -337,11 +361,13 @@ func (a *x86Annotator) convBinary(c *QuantizationConfig, withUnary bool) error {
 			a.notQuantize(nodes...)
 			continue
 		}
-		if err := a.weighted(conv, false, c); err != nil {
+		if err := a.weighted(op, false, c); err != nil {
 			return err
 		}
 		ann := &QuantizationAnnotation{}
-		ann.SetInput(extra, qs(c.InputActivation))
+		if !linear {
+			ann.SetInput(extra, qs(c.InputActivation))
+		}
 		a.set(bin, ann, !withUnary)
 		if withUnary {
 			a.set(outs[2], &QuantizationAnnotation{}, true)
@@ -349,9 +375,6 @@ func (a *x86Annotator) convBinary(c *QuantizationConfig, withUnary bool) error {
 	}
 	return nil
 }
-
-func (a *x86Annotator) conv2dBinaryUnary(c *QuantizationConfig) error { return a.convBinary(c, true) }
-func (a *x86Annotator) conv2dBinary(c *QuantizationConfig) error      { return a.convBinary(c, false) }
 
 // conv2dUnary is _annotate_conv2d_unary.
 func (a *x86Annotator) conv2dUnary(c *QuantizationConfig) error {
@@ -362,25 +385,36 @@ func (a *x86Annotator) conv2dUnary(c *QuantizationConfig) error {
 	} {
 		fused = append(fused, findSequentialPartitions(a.g, p[0], p[1])...)
 	}
+	return a.unaryFusion(c, fused, false, x86Conv2d, x86Conv1d)
+}
+
+// unaryFusion annotates the op + unary patterns of fused whose op is a call
+// of one of targets: the op as a weighted op, the unary post-op as the
+// pattern's output. skipMultiOutput drops patterns with a multi-output
+// partition (the linear annotator's check).
+func (a *x86Annotator) unaryFusion(c *QuantizationConfig, fused [][]sourcePartition, skipMultiOutput bool, targets ...ops.Target) error {
 	for _, fp := range fused {
+		if skipMultiOutput && multiOutput(fp) {
+			continue
+		}
 		outs, err := outputNodes(fp)
 		if err != nil {
 			return err
 		}
-		conv, unary := outs[0], outs[1]
-		if conv.Op() != fxgraph.CallFunction || (conv.Target() != x86Conv2d && conv.Target() != x86Conv1d) {
+		op, unary := outs[0], outs[1]
+		if op.Op() != fxgraph.CallFunction || !slices.Contains(targets, op.Target()) {
 			continue
 		}
-		if s, err := a.skip(unary, conv); err != nil {
+		if s, err := a.skip(unary, op); err != nil {
 			return err
 		} else if s {
 			continue
 		}
 		if c == nil {
-			a.notQuantize(conv, unary)
+			a.notQuantize(op, unary)
 			continue
 		}
-		if err := a.weighted(conv, false, c); err != nil {
+		if err := a.weighted(op, false, c); err != nil {
 			return err
 		}
 		a.set(unary, &QuantizationAnnotation{}, true)
@@ -414,49 +448,8 @@ func (a *x86Annotator) conv2d(c *QuantizationConfig) error {
 // an optional ReLU after; the add's other input gets no spec.
 func (a *x86Annotator) linearBinaryUnary(c *QuantizationConfig) error {
 	for _, withUnary := range []bool{true, false} {
-		types := []partType{ptLinear, ptAdd}
-		if withUnary {
-			types = append(types, ptReLU)
-		}
-		for _, fp := range findSequentialPartitions(a.g, types...) {
-			if multiOutput(fp) {
-				continue
-			}
-			outs, err := outputNodes(fp)
-			if err != nil {
-				return err
-			}
-			lin, bin := outs[0], outs[1]
-			if lin.NumUsers() != 1 {
-				continue
-			}
-			_, _, ok, err := binaryIndex(lin, bin)
-			if err != nil {
-				return err
-			}
-			if !ok || lin.Op() != fxgraph.CallFunction || lin.Target() != linearDefault {
-				continue
-			}
-			nodes := []*fxgraph.Node{bin, lin}
-			if withUnary {
-				nodes = []*fxgraph.Node{outs[2], bin, lin}
-			}
-			if s, err := a.skip(nodes...); err != nil {
-				return err
-			} else if s {
-				continue
-			}
-			if c == nil {
-				a.notQuantize(nodes...)
-				continue
-			}
-			if err := a.weighted(lin, false, c); err != nil {
-				return err
-			}
-			a.set(bin, &QuantizationAnnotation{}, !withUnary)
-			if withUnary {
-				a.set(outs[2], &QuantizationAnnotation{}, true)
-			}
+		if err := a.binaryFusion(c, true, withUnary); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -468,33 +461,7 @@ func (a *x86Annotator) linearUnary(c *QuantizationConfig) error {
 	for _, u := range []partType{ptReLU, ptLeakyReLU, ptTanh, ptGELU} {
 		fused = append(fused, findSequentialPartitions(a.g, ptLinear, u)...)
 	}
-	for _, fp := range fused {
-		if multiOutput(fp) {
-			continue
-		}
-		outs, err := outputNodes(fp)
-		if err != nil {
-			return err
-		}
-		lin, unary := outs[0], outs[1]
-		if lin.Op() != fxgraph.CallFunction || lin.Target() != linearDefault {
-			continue
-		}
-		if s, err := a.skip(unary, lin); err != nil {
-			return err
-		} else if s {
-			continue
-		}
-		if c == nil {
-			a.notQuantize(lin, unary)
-			continue
-		}
-		if err := a.weighted(lin, false, c); err != nil {
-			return err
-		}
-		a.set(unary, &QuantizationAnnotation{}, true)
-	}
-	return nil
+	return a.unaryFusion(c, fused, true, linearDefault)
 }
 
 // linear is _annotate_linear: every call site of an nn.Linear / F.linear

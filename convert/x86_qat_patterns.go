@@ -47,14 +47,11 @@ func (a *x86Annotator) qatConvBNBinary(c *QuantizationConfig, withUnary bool) er
 			return err
 		}
 		conv, bn, bin := outs[0], outs[1], outs[2]
-		if bn.NumUsers() != 1 {
-			continue
-		}
-		_, extra, ok, err := binaryIndex(bn, bin)
+		extra, ok, err := binaryPostOp(bn, bin, conv, x86Conv2d)
 		if err != nil {
 			return err
 		}
-		if !ok || conv.Op() != fxgraph.CallFunction || conv.Target() != x86Conv2d {
+		if !ok {
 			continue
 		}
 		nodes := []*fxgraph.Node{bin, bn, conv}
