@@ -50,39 +50,26 @@ func isMethodName(s string) bool { return !strings.Contains(s, ".") }
 //     entry.
 //
 // Sources and, within each, keys come in first-seen graph order, as
-// Python's dicts keep them.
+// Python's dicts keep them (see [partitionGroups]).
 func getSourcePartitions(g *fxgraph.Graph, wanted partType) []sourcePartition {
 	want := map[string]bool{}
 	for _, w := range wanted {
 		want[w] = true
 	}
-	var srcOrder []string
-	keyOrder := map[string][]string{}
-	groups := map[[2]string][]*fxgraph.Node{}
-	add := func(src, key string, n *fxgraph.Node) {
-		if _, ok := keyOrder[src]; !ok {
-			srcOrder = append(srcOrder, src)
-			keyOrder[src] = nil
-		}
-		k := [2]string{src, key}
-		if _, ok := groups[k]; !ok {
-			keyOrder[src] = append(keyOrder[src], key)
-		}
-		groups[k] = append(groups[k], n)
-	}
+	groups := newPartitionGroups[string]()
 	for _, n := range g.Nodes() {
 		m := n.Meta
 		if len(m.SourceFnStack) > 0 {
 			last := m.SourceFnStack[len(m.SourceFnStack)-1]
 			if want[last.Target] {
-				add(last.Target, last.Name, n)
+				groups.add(last.Target, last.Name, n)
 			}
 			continue
 		}
 		if len(m.TorchFn) == 2 {
 			parts := strings.Split(m.TorchFn[1], ".")
 			if len(parts) > 1 && isMethodName(parts[1]) && want[parts[1]] {
-				add(parts[1], m.TorchFn[0], n)
+				groups.add(parts[1], m.TorchFn[0], n)
 				continue
 			}
 		}
@@ -91,17 +78,10 @@ func getSourcePartitions(g *fxgraph.Graph, wanted partType) []sourcePartition {
 		}
 		inner := m.NNModuleStack[len(m.NNModuleStack)-1]
 		if want[inner.Type] && !isMethodName(inner.Type) {
-			add(inner.Type, inner.Path, n)
+			groups.add(inner.Type, inner.Path, n)
 		}
 	}
-	var out []sourcePartition
-	for _, src := range srcOrder {
-		for _, key := range keyOrder[src] {
-			nodes := groups[[2]string{src, key}]
-			out = append(out, sourcePartition{nodes: nodes, outputs: partitionOutputs(nodes)})
-		}
-	}
-	return out
+	return groups.partitions()
 }
 
 // subgraphsConnected is check_subgraphs_connected: some node of a has a
