@@ -100,10 +100,10 @@ func subgraphsConnected(a, b sourcePartition) bool {
 // findSequentialPartitions is torchao's find_sequential_partitions: the
 // tuples of the product of each type's partitions (in itertools.product
 // order) in which each partition feeds the next.
-func findSequentialPartitions(g *fxgraph.Graph, types ...partType) [][]sourcePartition {
+func (a *x86Annotator) findSequentialPartitions(types ...partType) [][]sourcePartition {
 	lists := make([][]sourcePartition, len(types))
 	for i, t := range types {
-		lists[i] = getSourcePartitions(g, t)
+		lists[i] = a.partitionsOf(t)
 	}
 	var out [][]sourcePartition
 	cur := make([]sourcePartition, 0, len(types))
@@ -159,6 +159,21 @@ type x86Annotator struct {
 	filter func(nodes []*fxgraph.Node) (bool, error)
 	// outPattern is _is_output_of_quantized_pattern of each annotation.
 	outPattern map[*fxgraph.Node]bool
+	// partitions caches getSourcePartitions by partType (joined): the
+	// annotators ask for the same types again for every pattern and config,
+	// and annotating does not change the graph.
+	partitions map[string][]sourcePartition
+}
+
+// partitionsOf is getSourcePartitions(a.g, t), computed once per type.
+func (a *x86Annotator) partitionsOf(t partType) []sourcePartition {
+	k := strings.Join(t, "\x00")
+	ps, ok := a.partitions[k]
+	if !ok {
+		ps = getSourcePartitions(a.g, t)
+		a.partitions[k] = ps
+	}
+	return ps
 }
 
 func (a *x86Annotator) set(n *fxgraph.Node, ann *QuantizationAnnotation, outPattern bool) {
@@ -312,7 +327,7 @@ func (a *x86Annotator) binaryFusion(c *QuantizationConfig, linear, withUnary boo
 	if withUnary {
 		types = append(types, ptReLU)
 	}
-	for _, fp := range findSequentialPartitions(a.g, types...) {
+	for _, fp := range a.findSequentialPartitions(types...) {
 		if linear && multiOutput(fp) {
 			continue
 		}
@@ -363,7 +378,7 @@ func (a *x86Annotator) conv2dUnary(c *QuantizationConfig) error {
 		{ptConv2d, ptReLU}, {ptConv2d, ptHardtanh}, {ptConv2d, ptHardswish},
 		{ptConv2d, ptReLU6}, {ptConv2d, ptSiLU}, {ptConv1d, ptReLU},
 	} {
-		fused = append(fused, findSequentialPartitions(a.g, p[0], p[1])...)
+		fused = append(fused, a.findSequentialPartitions(p[0], p[1])...)
 	}
 	return a.unaryFusion(c, fused, false, x86Conv2d, x86Conv1d)
 }
@@ -404,7 +419,7 @@ func (a *x86Annotator) unaryFusion(c *QuantizationConfig, fused [][]sourcePartit
 
 // conv2d is _annotate_conv2d.
 func (a *x86Annotator) conv2d(c *QuantizationConfig) error {
-	for _, p := range getSourcePartitions(a.g, ptConv2d) {
+	for _, p := range a.partitionsOf(ptConv2d) {
 		if len(p.outputs) != 1 {
 			return fmt.Errorf("%w: conv partition of %q has %d output nodes, want one", ErrAnnotation, p.nodes[0].Name(), len(p.outputs))
 		}
@@ -439,7 +454,7 @@ func (a *x86Annotator) linearBinaryUnary(c *QuantizationConfig) error {
 func (a *x86Annotator) linearUnary(c *QuantizationConfig) error {
 	var fused [][]sourcePartition
 	for _, u := range []partType{ptReLU, ptLeakyReLU, ptTanh, ptGELU} {
-		fused = append(fused, findSequentialPartitions(a.g, ptLinear, u)...)
+		fused = append(fused, a.findSequentialPartitions(ptLinear, u)...)
 	}
 	return a.unaryFusion(c, fused, true, linearDefault)
 }
@@ -447,7 +462,7 @@ func (a *x86Annotator) linearUnary(c *QuantizationConfig) error {
 // linear is _annotate_linear: every call site of an nn.Linear / F.linear
 // partition.
 func (a *x86Annotator) linear(c *QuantizationConfig) error {
-	for _, p := range getSourcePartitions(a.g, ptLinearF) {
+	for _, p := range a.partitionsOf(ptLinearF) {
 		for _, lin := range p.outputs {
 			if lin.Op() != fxgraph.CallFunction || lin.Target() != linearDefault {
 				return fmt.Errorf("%w: node %q is not an aten linear operator", ErrAnnotation, lin.Name())

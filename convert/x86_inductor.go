@@ -272,7 +272,7 @@ func (q *X86InductorQuantizer) Validate(*fxgraph.Graph) error { return nil }
 // with several outputs, a conv or linear partition ending in another op,
 // several default-quantizable ops in one pattern).
 func (q *X86InductorQuantizer) Annotate(g *fxgraph.Graph) error {
-	a := &x86Annotator{g: g, outPattern: map[*fxgraph.Node]bool{}}
+	a := &x86Annotator{g: g, outPattern: map[*fxgraph.Node]bool{}, partitions: map[string][]sourcePartition{}}
 	for _, e := range q.moduleName {
 		f := ModuleNameFilter(e.key)
 		a.filter = func(nodes []*fxgraph.Node) (bool, error) {

@@ -41,7 +41,7 @@ func (a *x86Annotator) qatConvBNBinary(c *QuantizationConfig, withUnary bool) er
 	if withUnary {
 		types = append(types, ptReLU)
 	}
-	for _, fp := range findSequentialPartitions(a.g, types...) {
+	for _, fp := range a.findSequentialPartitions(types...) {
 		outs, err := outputNodes(fp)
 		if err != nil {
 			return err
@@ -90,14 +90,14 @@ func (a *x86Annotator) qatConvBNBinary(c *QuantizationConfig, withUnary bool) er
 func (a *x86Annotator) qatConvBNUnary(c *QuantizationConfig) error {
 	var fused [][]sourcePartition
 	for _, u := range []partType{ptReLU, ptHardtanh, ptHardswish, ptReLU6, ptSiLU} {
-		fused = append(fused, findSequentialPartitions(a.g, ptConv2d, ptBN2d, u)...)
+		fused = append(fused, a.findSequentialPartitions(ptConv2d, ptBN2d, u)...)
 	}
 	return a.qatConvBNTail(c, fused)
 }
 
 // qatConvBN is _annotate_qat_conv2d_bn.
 func (a *x86Annotator) qatConvBN(c *QuantizationConfig) error {
-	return a.qatConvBNTail(c, findSequentialPartitions(a.g, ptConv2d, ptBN2d))
+	return a.qatConvBNTail(c, a.findSequentialPartitions(ptConv2d, ptBN2d))
 }
 
 // qatConvBNTail annotates conv + BatchNorm patterns that end in their last
