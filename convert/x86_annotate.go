@@ -231,19 +231,13 @@ func (a *x86Annotator) weighted(n *fxgraph.Node, annotateOutput bool, c *Quantiz
 		a.notQuantize(n)
 		return nil
 	}
-	in, ok1 := n.Arg(0).(*fxgraph.Node)
-	w, ok2 := n.Arg(1).(*fxgraph.Node)
+	_, ok1 := n.Arg(0).(*fxgraph.Node)
+	_, ok2 := n.Arg(1).(*fxgraph.Node)
 	if !ok1 || !ok2 {
 		return fmt.Errorf("%w: node %q: the input and weight must be nodes", ErrAnnotation, n.Name())
 	}
 	ann := &QuantizationAnnotation{}
-	ann.SetInput(in, qs(c.InputActivation))
-	ann.SetInput(w, qs(c.Weight))
-	if len(n.Args()) > 2 {
-		if b, ok := n.Arg(2).(*fxgraph.Node); ok {
-			ann.SetInput(b, qs(c.Bias))
-		}
-	}
+	weightedInputs(ann, n, c)
 	a.set(n, ann, annotateOutput)
 	return nil
 }
