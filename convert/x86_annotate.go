@@ -417,20 +417,24 @@ func (a *x86Annotator) conv2d(c *QuantizationConfig) error {
 		if len(p.outputs) != 1 {
 			return fmt.Errorf("%w: conv partition of %q has %d output nodes, want one", ErrAnnotation, p.nodes[0].Name(), len(p.outputs))
 		}
-		conv := p.outputs[0]
-		if conv.Op() != fxgraph.CallFunction || conv.Target() != x86Conv2d {
-			return fmt.Errorf("%w: node %q is not an aten conv2d operator", ErrAnnotation, conv.Name())
-		}
-		if s, err := a.skip(conv); err != nil {
-			return err
-		} else if s {
-			continue
-		}
-		if err := a.weighted(conv, true, c); err != nil {
+		if err := a.weightedAlone(c, p.outputs[0], x86Conv2d, "conv2d"); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// weightedAlone is the body _annotate_conv2d and _annotate_linear share:
+// n, which must be a call of target (an error naming what otherwise), is a
+// pattern of its own, annotated as a weighted op with the output spec.
+func (a *x86Annotator) weightedAlone(c *QuantizationConfig, n *fxgraph.Node, target ops.Target, what string) error {
+	if n.Op() != fxgraph.CallFunction || n.Target() != target {
+		return fmt.Errorf("%w: node %q is not an aten %s operator", ErrAnnotation, n.Name(), what)
+	}
+	if s, err := a.skip(n); err != nil || s {
+		return err
+	}
+	return a.weighted(n, true, c)
 }
 
 // linearBinaryUnary is _annotate_linear_binary_unary: linear + add, with
@@ -458,15 +462,7 @@ func (a *x86Annotator) linearUnary(c *QuantizationConfig) error {
 func (a *x86Annotator) linear(c *QuantizationConfig) error {
 	for _, p := range a.partitionsOf(ptLinearF) {
 		for _, lin := range p.outputs {
-			if lin.Op() != fxgraph.CallFunction || lin.Target() != linearDefault {
-				return fmt.Errorf("%w: node %q is not an aten linear operator", ErrAnnotation, lin.Name())
-			}
-			if s, err := a.skip(lin); err != nil {
-				return err
-			} else if s {
-				continue
-			}
-			if err := a.weighted(lin, true, c); err != nil {
+			if err := a.weightedAlone(c, lin, linearDefault, "linear"); err != nil {
 				return err
 			}
 		}
