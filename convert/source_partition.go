@@ -50,26 +50,19 @@ type sourcePartition struct {
 // as torchao's itertools.chain over the dict's values; the caller drops
 // those with a node its filter rejects.
 func sourcePartitions(g *fxgraph.Graph, wanted []source) []sourcePartition {
-	type key struct {
-		src  int
-		name string
+	// Sources come in wanted order: each index is registered up front.
+	srcs := make([]int, len(wanted))
+	for i := range srcs {
+		srcs[i] = i
 	}
-	order := make([][]key, len(wanted)) // per wanted source, its names in first-seen order
-	groups := map[key][]*fxgraph.Node{}
-	add := func(src int, name string, n *fxgraph.Node) {
-		k := key{src, name}
-		if _, ok := groups[k]; !ok {
-			order[src] = append(order[src], k)
-		}
-		groups[k] = append(groups[k], n)
-	}
+	groups := newPartitionGroups(srcs...)
 	for _, n := range g.Nodes() {
 		m := n.Meta
 		if len(m.SourceFnStack) > 0 {
 			last := m.SourceFnStack[len(m.SourceFnStack)-1]
 			for i, w := range wanted {
 				if (w.module != "" && last.Target == w.module) || (w.fn != "" && last.Target == w.fn) {
-					add(i, last.Name, n)
+					groups.add(i, last.Name, n)
 					break
 				}
 			}
@@ -81,15 +74,61 @@ func sourcePartitions(g *fxgraph.Graph, wanted []source) []sourcePartition {
 		inner := m.NNModuleStack[len(m.NNModuleStack)-1]
 		for i, w := range wanted {
 			if w.module != "" && inner.Type == w.module {
-				add(i, inner.Path, n)
+				groups.add(i, inner.Path, n)
 				break
 			}
 		}
 	}
+	return groups.partitions()
+}
+
+// partitionGroups collects get_source_partitions' nodes by source and then
+// by name (module path or call name), both in first-added order as
+// Python's dicts keep them, unless newPartitionGroups registered the
+// sources up front.
+type partitionGroups[S comparable] struct {
+	srcs  []S
+	names map[S][]string
+	nodes map[partitionKey[S]][]*fxgraph.Node
+}
+
+type partitionKey[S comparable] struct {
+	src  S
+	name string
+}
+
+// newPartitionGroups returns empty groups whose sources come in the order
+// of srcs, then any other source in first-added order.
+func newPartitionGroups[S comparable](srcs ...S) *partitionGroups[S] {
+	pg := &partitionGroups[S]{names: map[S][]string{}, nodes: map[partitionKey[S]][]*fxgraph.Node{}}
+	for _, s := range srcs {
+		pg.addSource(s)
+	}
+	return pg
+}
+
+func (pg *partitionGroups[S]) addSource(src S) {
+	if _, ok := pg.names[src]; !ok {
+		pg.srcs = append(pg.srcs, src)
+		pg.names[src] = nil
+	}
+}
+
+func (pg *partitionGroups[S]) add(src S, name string, n *fxgraph.Node) {
+	pg.addSource(src)
+	k := partitionKey[S]{src, name}
+	if _, ok := pg.nodes[k]; !ok {
+		pg.names[src] = append(pg.names[src], name)
+	}
+	pg.nodes[k] = append(pg.nodes[k], n)
+}
+
+// partitions lists the partitions, source by source.
+func (pg *partitionGroups[S]) partitions() []sourcePartition {
 	var out []sourcePartition
-	for _, keys := range order {
-		for _, k := range keys {
-			nodes := groups[k]
+	for _, src := range pg.srcs {
+		for _, name := range pg.names[src] {
+			nodes := pg.nodes[partitionKey[S]{src, name}]
 			out = append(out, sourcePartition{nodes: nodes, outputs: partitionOutputs(nodes)})
 		}
 	}

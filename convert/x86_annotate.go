@@ -50,39 +50,26 @@ func isMethodName(s string) bool { return !strings.Contains(s, ".") }
 //     entry.
 //
 // Sources and, within each, keys come in first-seen graph order, as
-// Python's dicts keep them.
+// Python's dicts keep them (see [partitionGroups]).
 func getSourcePartitions(g *fxgraph.Graph, wanted partType) []sourcePartition {
 	want := map[string]bool{}
 	for _, w := range wanted {
 		want[w] = true
 	}
-	var srcOrder []string
-	keyOrder := map[string][]string{}
-	groups := map[[2]string][]*fxgraph.Node{}
-	add := func(src, key string, n *fxgraph.Node) {
-		if _, ok := keyOrder[src]; !ok {
-			srcOrder = append(srcOrder, src)
-			keyOrder[src] = nil
-		}
-		k := [2]string{src, key}
-		if _, ok := groups[k]; !ok {
-			keyOrder[src] = append(keyOrder[src], key)
-		}
-		groups[k] = append(groups[k], n)
-	}
+	groups := newPartitionGroups[string]()
 	for _, n := range g.Nodes() {
 		m := n.Meta
 		if len(m.SourceFnStack) > 0 {
 			last := m.SourceFnStack[len(m.SourceFnStack)-1]
 			if want[last.Target] {
-				add(last.Target, last.Name, n)
+				groups.add(last.Target, last.Name, n)
 			}
 			continue
 		}
 		if len(m.TorchFn) == 2 {
 			parts := strings.Split(m.TorchFn[1], ".")
 			if len(parts) > 1 && isMethodName(parts[1]) && want[parts[1]] {
-				add(parts[1], m.TorchFn[0], n)
+				groups.add(parts[1], m.TorchFn[0], n)
 				continue
 			}
 		}
@@ -91,17 +78,10 @@ func getSourcePartitions(g *fxgraph.Graph, wanted partType) []sourcePartition {
 		}
 		inner := m.NNModuleStack[len(m.NNModuleStack)-1]
 		if want[inner.Type] && !isMethodName(inner.Type) {
-			add(inner.Type, inner.Path, n)
+			groups.add(inner.Type, inner.Path, n)
 		}
 	}
-	var out []sourcePartition
-	for _, src := range srcOrder {
-		for _, key := range keyOrder[src] {
-			nodes := groups[[2]string{src, key}]
-			out = append(out, sourcePartition{nodes: nodes, outputs: partitionOutputs(nodes)})
-		}
-	}
-	return out
+	return groups.partitions()
 }
 
 // subgraphsConnected is check_subgraphs_connected: some node of a has a
@@ -120,10 +100,10 @@ func subgraphsConnected(a, b sourcePartition) bool {
 // findSequentialPartitions is torchao's find_sequential_partitions: the
 // tuples of the product of each type's partitions (in itertools.product
 // order) in which each partition feeds the next.
-func findSequentialPartitions(g *fxgraph.Graph, types ...partType) [][]sourcePartition {
+func (a *x86Annotator) findSequentialPartitions(types ...partType) [][]sourcePartition {
 	lists := make([][]sourcePartition, len(types))
 	for i, t := range types {
-		lists[i] = getSourcePartitions(g, t)
+		lists[i] = a.partitionsOf(t)
 	}
 	var out [][]sourcePartition
 	cur := make([]sourcePartition, 0, len(types))
@@ -179,6 +159,21 @@ type x86Annotator struct {
 	filter func(nodes []*fxgraph.Node) (bool, error)
 	// outPattern is _is_output_of_quantized_pattern of each annotation.
 	outPattern map[*fxgraph.Node]bool
+	// partitions caches getSourcePartitions by partType (joined): the
+	// annotators ask for the same types again for every pattern and config,
+	// and annotating does not change the graph.
+	partitions map[string][]sourcePartition
+}
+
+// partitionsOf is getSourcePartitions(a.g, t), computed once per type.
+func (a *x86Annotator) partitionsOf(t partType) []sourcePartition {
+	k := strings.Join(t, "\x00")
+	ps, ok := a.partitions[k]
+	if !ok {
+		ps = getSourcePartitions(a.g, t)
+		a.partitions[k] = ps
+	}
+	return ps
 }
 
 func (a *x86Annotator) set(n *fxgraph.Node, ann *QuantizationAnnotation, outPattern bool) {
@@ -236,26 +231,20 @@ func (a *x86Annotator) weighted(n *fxgraph.Node, annotateOutput bool, c *Quantiz
 		a.notQuantize(n)
 		return nil
 	}
-	in, ok1 := n.Arg(0).(*fxgraph.Node)
-	w, ok2 := n.Arg(1).(*fxgraph.Node)
+	_, ok1 := n.Arg(0).(*fxgraph.Node)
+	_, ok2 := n.Arg(1).(*fxgraph.Node)
 	if !ok1 || !ok2 {
 		return fmt.Errorf("%w: node %q: the input and weight must be nodes", ErrAnnotation, n.Name())
 	}
 	ann := &QuantizationAnnotation{}
-	ann.SetInput(in, qs(c.InputActivation))
-	ann.SetInput(w, qs(c.Weight))
-	if len(n.Args()) > 2 {
-		if b, ok := n.Arg(2).(*fxgraph.Node); ok {
-			ann.SetInput(b, qs(c.Bias))
-		}
-	}
+	weightedInputs(ann, n, c)
 	a.set(n, ann, annotateOutput)
 	return nil
 }
 
-// binaryIndex is _get_input_idx_for_binary_node: which argument of the add
-// is the conv/linear output; ok is false when neither is.
-func binaryIndex(op, bin *fxgraph.Node) (opIdx int, extra *fxgraph.Node, ok bool, err error) {
+// binaryIndex is _get_input_idx_for_binary_node: the argument of the add
+// that is not the conv/linear output; ok is false when neither is.
+func binaryIndex(op, bin *fxgraph.Node) (extra *fxgraph.Node, ok bool, err error) {
 	arg := func(i int) (*fxgraph.Node, error) {
 		v, isNode := bin.Arg(i).(*fxgraph.Node)
 		if !isNode {
@@ -264,27 +253,40 @@ func binaryIndex(op, bin *fxgraph.Node) (opIdx int, extra *fxgraph.Node, ok bool
 		return v, nil
 	}
 	if len(bin.Args()) < 2 {
-		return 0, nil, false, fmt.Errorf("%w: node %q: a binary post-op needs two arguments", ErrAnnotation, bin.Name())
+		return nil, false, fmt.Errorf("%w: node %q: a binary post-op needs two arguments", ErrAnnotation, bin.Name())
 	}
 	a0, err := arg(0)
 	if err != nil {
-		return 0, nil, false, err
+		return nil, false, err
 	}
-	switch {
-	case a0.Op() == fxgraph.CallFunction && a0 == op:
-		opIdx = 0
-	default:
+	opIdx := 0
+	if a0.Op() != fxgraph.CallFunction || a0 != op {
 		a1, err := arg(1)
 		if err != nil {
-			return 0, nil, false, err
+			return nil, false, err
 		}
 		if a1.Op() != fxgraph.CallFunction || a1 != op {
-			return 0, nil, false, nil
+			return nil, false, nil
 		}
 		opIdx = 1
 	}
 	extra, err = arg(1 - opIdx)
-	return opIdx, extra, err == nil, err
+	return extra, err == nil, err
+}
+
+// binaryPostOp is the check the binary annotators share: pre (the conv or
+// linear, or the batch norm after a conv) has the add bin as its only user
+// and is one of its arguments, and anchor is a call of target. It returns
+// the add's other argument.
+func binaryPostOp(pre, bin, anchor *fxgraph.Node, target ops.Target) (extra *fxgraph.Node, ok bool, err error) {
+	if pre.NumUsers() != 1 {
+		return nil, false, nil
+	}
+	extra, ok, err = binaryIndex(pre, bin)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	return extra, anchor.Op() == fxgraph.CallFunction && anchor.Target() == target, nil
 }
 
 func (a *x86Annotator) conv2dFusion(c *QuantizationConfig) error {
@@ -293,40 +295,51 @@ func (a *x86Annotator) conv2dFusion(c *QuantizationConfig) error {
 			return err
 		}
 	}
-	for _, f := range []func(*QuantizationConfig) error{a.conv2dBinaryUnary, a.conv2dBinary, a.conv2dUnary, a.conv2d} {
-		if err := f(c); err != nil {
+	// _annotate_conv2d_binary_unary, then _annotate_conv2d_binary.
+	for _, withUnary := range []bool{true, false} {
+		if err := a.binaryFusion(c, false, withUnary); err != nil {
 			return err
 		}
 	}
-	return nil
+	if err := a.conv2dUnary(c); err != nil {
+		return err
+	}
+	return a.conv2d(c)
 }
 
-// convBinary is _annotate_conv2d_binary_unary (withUnary) and
-// _annotate_conv2d_binary.
-func (a *x86Annotator) convBinary(c *QuantizationConfig, withUnary bool) error {
-	types := []partType{ptConv2d, ptAdd}
+// binaryFusion is _annotate_conv2d_binary_unary / _annotate_conv2d_binary
+// (linear false) and _annotate_linear_binary_unary (linear true): a conv2d
+// or an nn.Linear, an add and, withUnary, a ReLU after. The linear skips
+// patterns with a multi-output partition, and its add's other input gets no
+// spec, where the conv's gets the input activation spec.
+func (a *x86Annotator) binaryFusion(c *QuantizationConfig, linear, withUnary bool) error {
+	opType, target := ptConv2d, x86Conv2d
+	if linear {
+		opType, target = ptLinear, linearDefault
+	}
+	types := []partType{opType, ptAdd}
 	if withUnary {
 		types = append(types, ptReLU)
 	}
-	for _, fp := range findSequentialPartitions(a.g, types...) {
+	for _, fp := range a.findSequentialPartitions(types...) {
+		if linear && multiOutput(fp) {
+			continue
+		}
 		outs, err := outputNodes(fp)
 		if err != nil {
 			return err
 		}
-		conv, bin := outs[0], outs[1]
-		if conv.NumUsers() != 1 {
-			continue
-		}
-		_, extra, ok, err := binaryIndex(conv, bin)
+		op, bin := outs[0], outs[1]
+		extra, ok, err := binaryPostOp(op, bin, op, target)
 		if err != nil {
 			return err
 		}
-		if !ok || conv.Op() != fxgraph.CallFunction || conv.Target() != x86Conv2d {
+		if !ok {
 			continue
 		}
-		nodes := []*fxgraph.Node{bin, conv}
+		nodes := []*fxgraph.Node{bin, op}
 		if withUnary {
-			nodes = []*fxgraph.Node{outs[2], bin, conv}
+			nodes = []*fxgraph.Node{outs[2], bin, op}
 		}
 		if s, err := a.skip(nodes...); err != nil {
 			return err
@@ -337,11 +350,13 @@ func (a *x86Annotator) convBinary(c *QuantizationConfig, withUnary bool) error {
 			a.notQuantize(nodes...)
 			continue
 		}
-		if err := a.weighted(conv, false, c); err != nil {
+		if err := a.weighted(op, false, c); err != nil {
 			return err
 		}
 		ann := &QuantizationAnnotation{}
-		ann.SetInput(extra, qs(c.InputActivation))
+		if !linear {
+			ann.SetInput(extra, qs(c.InputActivation))
+		}
 		a.set(bin, ann, !withUnary)
 		if withUnary {
 			a.set(outs[2], &QuantizationAnnotation{}, true)
@@ -350,9 +365,6 @@ func (a *x86Annotator) convBinary(c *QuantizationConfig, withUnary bool) error {
 	return nil
 }
 
-func (a *x86Annotator) conv2dBinaryUnary(c *QuantizationConfig) error { return a.convBinary(c, true) }
-func (a *x86Annotator) conv2dBinary(c *QuantizationConfig) error      { return a.convBinary(c, false) }
-
 // conv2dUnary is _annotate_conv2d_unary.
 func (a *x86Annotator) conv2dUnary(c *QuantizationConfig) error {
 	var fused [][]sourcePartition
@@ -360,27 +372,38 @@ func (a *x86Annotator) conv2dUnary(c *QuantizationConfig) error {
 		{ptConv2d, ptReLU}, {ptConv2d, ptHardtanh}, {ptConv2d, ptHardswish},
 		{ptConv2d, ptReLU6}, {ptConv2d, ptSiLU}, {ptConv1d, ptReLU},
 	} {
-		fused = append(fused, findSequentialPartitions(a.g, p[0], p[1])...)
+		fused = append(fused, a.findSequentialPartitions(p[0], p[1])...)
 	}
+	return a.unaryFusion(c, fused, false, x86Conv2d, x86Conv1d)
+}
+
+// unaryFusion annotates the op + unary patterns of fused whose op is a call
+// of one of targets: the op as a weighted op, the unary post-op as the
+// pattern's output. skipMultiOutput drops patterns with a multi-output
+// partition (the linear annotator's check).
+func (a *x86Annotator) unaryFusion(c *QuantizationConfig, fused [][]sourcePartition, skipMultiOutput bool, targets ...ops.Target) error {
 	for _, fp := range fused {
+		if skipMultiOutput && multiOutput(fp) {
+			continue
+		}
 		outs, err := outputNodes(fp)
 		if err != nil {
 			return err
 		}
-		conv, unary := outs[0], outs[1]
-		if conv.Op() != fxgraph.CallFunction || (conv.Target() != x86Conv2d && conv.Target() != x86Conv1d) {
+		op, unary := outs[0], outs[1]
+		if op.Op() != fxgraph.CallFunction || !slices.Contains(targets, op.Target()) {
 			continue
 		}
-		if s, err := a.skip(unary, conv); err != nil {
+		if s, err := a.skip(unary, op); err != nil {
 			return err
 		} else if s {
 			continue
 		}
 		if c == nil {
-			a.notQuantize(conv, unary)
+			a.notQuantize(op, unary)
 			continue
 		}
-		if err := a.weighted(conv, false, c); err != nil {
+		if err := a.weighted(op, false, c); err != nil {
 			return err
 		}
 		a.set(unary, &QuantizationAnnotation{}, true)
@@ -390,73 +413,36 @@ func (a *x86Annotator) conv2dUnary(c *QuantizationConfig) error {
 
 // conv2d is _annotate_conv2d.
 func (a *x86Annotator) conv2d(c *QuantizationConfig) error {
-	for _, p := range getSourcePartitions(a.g, ptConv2d) {
+	for _, p := range a.partitionsOf(ptConv2d) {
 		if len(p.outputs) != 1 {
 			return fmt.Errorf("%w: conv partition of %q has %d output nodes, want one", ErrAnnotation, p.nodes[0].Name(), len(p.outputs))
 		}
-		conv := p.outputs[0]
-		if conv.Op() != fxgraph.CallFunction || conv.Target() != x86Conv2d {
-			return fmt.Errorf("%w: node %q is not an aten conv2d operator", ErrAnnotation, conv.Name())
-		}
-		if s, err := a.skip(conv); err != nil {
-			return err
-		} else if s {
-			continue
-		}
-		if err := a.weighted(conv, true, c); err != nil {
+		if err := a.weightedAlone(c, p.outputs[0], x86Conv2d, "conv2d"); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// weightedAlone is the body _annotate_conv2d and _annotate_linear share:
+// n, which must be a call of target (an error naming what otherwise), is a
+// pattern of its own, annotated as a weighted op with the output spec.
+func (a *x86Annotator) weightedAlone(c *QuantizationConfig, n *fxgraph.Node, target ops.Target, what string) error {
+	if n.Op() != fxgraph.CallFunction || n.Target() != target {
+		return fmt.Errorf("%w: node %q is not an aten %s operator", ErrAnnotation, n.Name(), what)
+	}
+	if s, err := a.skip(n); err != nil || s {
+		return err
+	}
+	return a.weighted(n, true, c)
+}
+
 // linearBinaryUnary is _annotate_linear_binary_unary: linear + add, with
 // an optional ReLU after; the add's other input gets no spec.
 func (a *x86Annotator) linearBinaryUnary(c *QuantizationConfig) error {
 	for _, withUnary := range []bool{true, false} {
-		types := []partType{ptLinear, ptAdd}
-		if withUnary {
-			types = append(types, ptReLU)
-		}
-		for _, fp := range findSequentialPartitions(a.g, types...) {
-			if multiOutput(fp) {
-				continue
-			}
-			outs, err := outputNodes(fp)
-			if err != nil {
-				return err
-			}
-			lin, bin := outs[0], outs[1]
-			if lin.NumUsers() != 1 {
-				continue
-			}
-			_, _, ok, err := binaryIndex(lin, bin)
-			if err != nil {
-				return err
-			}
-			if !ok || lin.Op() != fxgraph.CallFunction || lin.Target() != linearDefault {
-				continue
-			}
-			nodes := []*fxgraph.Node{bin, lin}
-			if withUnary {
-				nodes = []*fxgraph.Node{outs[2], bin, lin}
-			}
-			if s, err := a.skip(nodes...); err != nil {
-				return err
-			} else if s {
-				continue
-			}
-			if c == nil {
-				a.notQuantize(nodes...)
-				continue
-			}
-			if err := a.weighted(lin, false, c); err != nil {
-				return err
-			}
-			a.set(bin, &QuantizationAnnotation{}, !withUnary)
-			if withUnary {
-				a.set(outs[2], &QuantizationAnnotation{}, true)
-			}
+		if err := a.binaryFusion(c, true, withUnary); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -466,51 +452,17 @@ func (a *x86Annotator) linearBinaryUnary(c *QuantizationConfig) error {
 func (a *x86Annotator) linearUnary(c *QuantizationConfig) error {
 	var fused [][]sourcePartition
 	for _, u := range []partType{ptReLU, ptLeakyReLU, ptTanh, ptGELU} {
-		fused = append(fused, findSequentialPartitions(a.g, ptLinear, u)...)
+		fused = append(fused, a.findSequentialPartitions(ptLinear, u)...)
 	}
-	for _, fp := range fused {
-		if multiOutput(fp) {
-			continue
-		}
-		outs, err := outputNodes(fp)
-		if err != nil {
-			return err
-		}
-		lin, unary := outs[0], outs[1]
-		if lin.Op() != fxgraph.CallFunction || lin.Target() != linearDefault {
-			continue
-		}
-		if s, err := a.skip(unary, lin); err != nil {
-			return err
-		} else if s {
-			continue
-		}
-		if c == nil {
-			a.notQuantize(lin, unary)
-			continue
-		}
-		if err := a.weighted(lin, false, c); err != nil {
-			return err
-		}
-		a.set(unary, &QuantizationAnnotation{}, true)
-	}
-	return nil
+	return a.unaryFusion(c, fused, true, linearDefault)
 }
 
 // linear is _annotate_linear: every call site of an nn.Linear / F.linear
 // partition.
 func (a *x86Annotator) linear(c *QuantizationConfig) error {
-	for _, p := range getSourcePartitions(a.g, ptLinearF) {
+	for _, p := range a.partitionsOf(ptLinearF) {
 		for _, lin := range p.outputs {
-			if lin.Op() != fxgraph.CallFunction || lin.Target() != linearDefault {
-				return fmt.Errorf("%w: node %q is not an aten linear operator", ErrAnnotation, lin.Name())
-			}
-			if s, err := a.skip(lin); err != nil {
-				return err
-			} else if s {
-				continue
-			}
-			if err := a.weighted(lin, true, c); err != nil {
+			if err := a.weightedAlone(c, lin, linearDefault, "linear"); err != nil {
 				return err
 			}
 		}

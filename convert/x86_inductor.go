@@ -22,16 +22,13 @@ type X86InductorConfigOptions struct {
 	ReduceRange bool
 }
 
-// x86Eps is the eps of every observer of the x86 configs: 2**-12.
-const x86Eps = 0.000244140625
-
 // X86InductorQuantizationConfig is torchao's
 // get_default_x86_inductor_quantization_config: uint8 per_tensor_affine
 // activations (0..255, or 0..127 with ReduceRange) observed by a
 // HistogramObserver (static) or a PlaceholderObserver (dynamic), the same
 // spec for inputs and outputs, int8 per_channel_symmetric weights
 // (-128..127, axis 0) observed by a PerChannelMinMaxObserver, no bias spec
-// and eps 2**-12 everywhere.
+// and eps 2**-12 everywhere (xnnpackEps, the XNNPACK configs' eps).
 //
 // With QAT (is_qat=True) the same specs are observed by
 // FusedMovingAvgObsFakeQuantize (FusedFakeQuantizeCtor): a
@@ -52,20 +49,20 @@ func X86InductorQuantizationConfig(o X86InductorConfigOptions) (*QuantizationCon
 	}
 	switch {
 	case o.QAT:
-		act.Observer = FusedFakeQuantizeCtor(observers.Config{Eps: x86Eps})
+		act.Observer = FusedFakeQuantizeCtor(observers.Config{Eps: xnnpackEps})
 	case o.Dynamic:
-		act.Observer = PlaceholderObserverCtor(observers.PlaceholderConfig{Eps: x86Eps})
+		act.Observer = PlaceholderObserverCtor(observers.PlaceholderConfig{Eps: xnnpackEps})
 	default:
-		act.Observer = HistogramObserverCtor(observers.Config{Eps: x86Eps})
+		act.Observer = HistogramObserverCtor(observers.Config{Eps: xnnpackEps})
 	}
 	zero := 0
 	w := &QuantizationSpec{
 		DType: observers.Int8, QuantMin: observers.Int(-128), QuantMax: observers.Int(127),
 		QScheme: observers.PerChannelSymmetric, ChAxis: &zero,
-		Observer: PerChannelMinMaxObserverCtor(observers.Config{Eps: x86Eps}),
+		Observer: PerChannelMinMaxObserverCtor(observers.Config{Eps: xnnpackEps}),
 	}
 	if o.QAT {
-		w.Observer = FusedFakeQuantizeCtor(observers.Config{Eps: x86Eps})
+		w.Observer = FusedFakeQuantizeCtor(observers.Config{Eps: xnnpackEps})
 	}
 	return &QuantizationConfig{InputActivation: act, OutputActivation: act, Weight: w, IsQAT: o.QAT}, nil
 }
@@ -275,7 +272,7 @@ func (q *X86InductorQuantizer) Validate(*fxgraph.Graph) error { return nil }
 // with several outputs, a conv or linear partition ending in another op,
 // several default-quantizable ops in one pattern).
 func (q *X86InductorQuantizer) Annotate(g *fxgraph.Graph) error {
-	a := &x86Annotator{g: g, outPattern: map[*fxgraph.Node]bool{}}
+	a := &x86Annotator{g: g, outPattern: map[*fxgraph.Node]bool{}, partitions: map[string][]sourcePartition{}}
 	for _, e := range q.moduleName {
 		f := ModuleNameFilter(e.key)
 		a.filter = func(nodes []*fxgraph.Node) (bool, error) {

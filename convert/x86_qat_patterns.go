@@ -41,20 +41,17 @@ func (a *x86Annotator) qatConvBNBinary(c *QuantizationConfig, withUnary bool) er
 	if withUnary {
 		types = append(types, ptReLU)
 	}
-	for _, fp := range findSequentialPartitions(a.g, types...) {
+	for _, fp := range a.findSequentialPartitions(types...) {
 		outs, err := outputNodes(fp)
 		if err != nil {
 			return err
 		}
 		conv, bn, bin := outs[0], outs[1], outs[2]
-		if bn.NumUsers() != 1 {
-			continue
-		}
-		_, extra, ok, err := binaryIndex(bn, bin)
+		extra, ok, err := binaryPostOp(bn, bin, conv, x86Conv2d)
 		if err != nil {
 			return err
 		}
-		if !ok || conv.Op() != fxgraph.CallFunction || conv.Target() != x86Conv2d {
+		if !ok {
 			continue
 		}
 		nodes := []*fxgraph.Node{bin, bn, conv}
@@ -93,14 +90,14 @@ func (a *x86Annotator) qatConvBNBinary(c *QuantizationConfig, withUnary bool) er
 func (a *x86Annotator) qatConvBNUnary(c *QuantizationConfig) error {
 	var fused [][]sourcePartition
 	for _, u := range []partType{ptReLU, ptHardtanh, ptHardswish, ptReLU6, ptSiLU} {
-		fused = append(fused, findSequentialPartitions(a.g, ptConv2d, ptBN2d, u)...)
+		fused = append(fused, a.findSequentialPartitions(ptConv2d, ptBN2d, u)...)
 	}
 	return a.qatConvBNTail(c, fused)
 }
 
 // qatConvBN is _annotate_qat_conv2d_bn.
 func (a *x86Annotator) qatConvBN(c *QuantizationConfig) error {
-	return a.qatConvBNTail(c, findSequentialPartitions(a.g, ptConv2d, ptBN2d))
+	return a.qatConvBNTail(c, a.findSequentialPartitions(ptConv2d, ptBN2d))
 }
 
 // qatConvBNTail annotates conv + BatchNorm patterns that end in their last
