@@ -375,6 +375,25 @@ g4done:
 	CMPQ R12, AX; \
 	CMOVQGT AX, R12
 
+// The four vectors of a dwPlanes group at byte offsets BX, R10, R14, R12
+// from base: set a..d to src, fuse the input vectors times w into a..d,
+// store a..d.
+#define DWSET4(src, a, b, c, d) \
+	VMOVAPS src, a; \
+	VMOVAPS src, b; \
+	VMOVAPS src, c; \
+	VMOVAPS src, d
+#define DWFMA4(base, w, a, b, c, d) \
+	VFMADD231PS (base)(BX*1), w, a; \
+	VFMADD231PS (base)(R10*1), w, b; \
+	VFMADD231PS (base)(R14*1), w, c; \
+	VFMADD231PS (base)(R12*1), w, d
+#define DWSTORE4(base, a, b, c, d) \
+	VMOVUPS a, (base)(BX*1); \
+	VMOVUPS b, (base)(R10*1); \
+	VMOVUPS c, (base)(R14*1); \
+	VMOVUPS d, (base)(R12*1)
+
 // func dwPlanes(x, w, bias, out *float32, taps *int64, ntaps, npos, nch, xcs, ocs int)
 //
 // Depthwise convolution of nch channels on channel-first data, for npos
@@ -417,14 +436,8 @@ d2group:
 	JGE  d2next
 	SUBQ $32, AX
 	DWCLAMP
-	VMOVAPS Y8, Y0
-	VMOVAPS Y8, Y1
-	VMOVAPS Y8, Y2
-	VMOVAPS Y8, Y3
-	VMOVAPS Y9, Y4
-	VMOVAPS Y9, Y5
-	VMOVAPS Y9, Y6
-	VMOVAPS Y9, Y7
+	DWSET4(Y8, Y0, Y1, Y2, Y3)
+	DWSET4(Y9, Y4, Y5, Y6, Y7)
 	MOVQ taps+32(FP), R11
 	MOVQ ntaps+40(FP), CX
 
@@ -438,29 +451,17 @@ d2gt:
 	LEAQ  (SI)(R9*4), R9
 	VBROADCASTSS (R9), Y14
 	VBROADCASTSS 4(R9), Y13
-	VFMADD231PS (AX)(BX*1), Y14, Y0
-	VFMADD231PS (AX)(R10*1), Y14, Y1
-	VFMADD231PS (AX)(R14*1), Y14, Y2
-	VFMADD231PS (AX)(R12*1), Y14, Y3
-	VFMADD231PS (R8)(BX*1), Y13, Y4
-	VFMADD231PS (R8)(R10*1), Y13, Y5
-	VFMADD231PS (R8)(R14*1), Y13, Y6
-	VFMADD231PS (R8)(R12*1), Y13, Y7
+	DWFMA4(AX, Y14, Y0, Y1, Y2, Y3)
+	DWFMA4(R8, Y13, Y4, Y5, Y6, Y7)
 	ADDQ $16, R11
 	DECQ CX
 	JMP  d2gt
 
 d2gs:
-	VMOVUPS Y0, (DX)(BX*1)
-	VMOVUPS Y1, (DX)(R10*1)
-	VMOVUPS Y2, (DX)(R14*1)
-	VMOVUPS Y3, (DX)(R12*1)
+	DWSTORE4(DX, Y0, Y1, Y2, Y3)
 	MOVQ ocs+72(FP), AX
 	LEAQ (DX)(AX*4), AX
-	VMOVUPS Y4, (AX)(BX*1)
-	VMOVUPS Y5, (AX)(R10*1)
-	VMOVUPS Y6, (AX)(R14*1)
-	VMOVUPS Y7, (AX)(R12*1)
+	DWSTORE4(AX, Y4, Y5, Y6, Y7)
 	ADDQ $128, BX
 	JMP  d2group
 
@@ -529,10 +530,7 @@ dpgroup:
 	JGE  dpdone
 	SUBQ $32, AX
 	DWCLAMP
-	VMOVAPS Y15, Y0
-	VMOVAPS Y15, Y1
-	VMOVAPS Y15, Y2
-	VMOVAPS Y15, Y3
+	DWSET4(Y15, Y0, Y1, Y2, Y3)
 	MOVQ taps+32(FP), R11
 	MOVQ ntaps+40(FP), CX
 
@@ -543,19 +541,13 @@ dpgt:
 	LEAQ  (DI)(AX*4), AX
 	MOVQ  8(R11), R9
 	VBROADCASTSS (SI)(R9*4), Y14
-	VFMADD231PS (AX)(BX*1), Y14, Y0
-	VFMADD231PS (AX)(R10*1), Y14, Y1
-	VFMADD231PS (AX)(R14*1), Y14, Y2
-	VFMADD231PS (AX)(R12*1), Y14, Y3
+	DWFMA4(AX, Y14, Y0, Y1, Y2, Y3)
 	ADDQ $16, R11
 	DECQ CX
 	JMP  dpgt
 
 dpgs:
-	VMOVUPS Y0, (DX)(BX*1)
-	VMOVUPS Y1, (DX)(R10*1)
-	VMOVUPS Y2, (DX)(R14*1)
-	VMOVUPS Y3, (DX)(R12*1)
+	DWSTORE4(DX, Y0, Y1, Y2, Y3)
 	ADDQ $128, BX
 	JMP  dpgroup
 
