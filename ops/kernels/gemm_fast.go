@@ -190,13 +190,7 @@ func convNativeVec(g conv2dGeom, xd, wd, bd []float32) []float32 {
 			})
 			dst := out[(b*g.O+gi*Og)*P : (b*g.O+(gi+1)*Og)*P]
 			if bd != nil {
-				for o := 0; o < Og; o++ {
-					bv := bd[gi*Og+o]
-					r := dst[o*P : (o+1)*P]
-					for i := range r {
-						r[i] = bv
-					}
-				}
+				fillRows(dst, bd[gi*Og:(gi+1)*Og], P)
 			}
 			dotPanels(Og, P, K, wd[gi*Og*K:(gi+1)*Og*K], bp, dst, P)
 		}
