@@ -162,9 +162,8 @@ func convDirectVec(impl ConvImpl, isa ConvISA, g conv2dGeom, xd, wd, bd []float3
 	}
 	// wp[((gi*nOB+ob)*Cg + c0)*KT*16 + (t*bs + c-c0)*16 + lane] is the
 	// weight of output channel gi*Og+ob*16+lane, input channel c, tap t,
-	// for the block [c0, c0+bs) holding c; lanes past Og are zero.
-	// wp holds the packed weights; a pooled buffer, so padding lanes are
-	// cleared below.
+	// for the block [c0, c0+bs) holding c; lanes past Og are zero (wp is
+	// a pooled buffer, so they are cleared below).
 	wp := getF32(g.G * nOB * perOB)
 	defer putF32(wp)
 	// dstOf[c*KT+t] is the 16-float row of (channel c, tap t) in a packed
@@ -189,9 +188,8 @@ func convDirectVec(impl ConvImpl, isa ConvISA, g conv2dGeom, xd, wd, bd []float3
 			src := wd[(gi*Og+ob*16)*Cg*KT : (gi*Og+ob*16+lanes)*Cg*KT]
 			// Eight lanes by eight (channel, tap) entries at a time in
 			// registers (packT8x8), then the rest 64 entries of every
-			// lane at a time: each
-			// source row's piece copied in order to tmp, then each
-			// destination row written whole.
+			// lane at a time: each source row's piece copied in order to
+			// tmp, then each destination row written whole.
 			n, e := Cg*KT, 0
 			if lanes == 16 {
 				for ; e+8 <= n; e += 8 {
