@@ -47,19 +47,10 @@
 	op(256(DX), 288(DX), Y8, Y9); \
 	op(320(DX), 352(DX), Y10, Y11)
 
-// The arguments of convTile16xN but pstride and fresh.
-#define T16ARGS \
-	MOVQ x+0(FP), DI; \
-	MOVQ w+8(FP), SI; \
-	MOVQ acc+16(FP), DX; \
-	MOVQ taps+24(FP), R11; \
-	MOVQ ntaps+32(FP), R12; \
-	MOVQ nc+40(FP), R13
-
 // Start convTile16xN's sums (ACC, a T16ACC): from acc, or from zero when
-// fresh is not 0; with nc = 0, go to done.
+// fresh (in AX) is not 0; with nc = 0, go to done. Arguments are loaded
+// outside the macros, where go vet checks their frame offsets.
 #define T16START(ACC) \
-	MOVQ fresh+56(FP), AX; \
 	TESTQ AX, AX; \
 	JNZ zero; \
 	ACC(PAIRLOAD); \
@@ -70,11 +61,9 @@ start: \
 	TESTQ R13, R13; \
 	JZ done
 
-// End convTile16xN at done: add acc to the sums when fresh is not 0,
+// End convTile16xN: add acc to the sums when fresh (in AX) is not 0,
 // then store them to acc.
 #define T16FINISH(ACC) \
-done: \
-	MOVQ fresh+56(FP), AX; \
 	TESTQ AX, AX; \
 	JZ store; \
 	ACC(PAIRADD); \
@@ -93,10 +82,16 @@ store: \
 //   s[p*16+o] = fma(x[taps[2t]+p*pstride+c], w[taps[2t+1]+c*16+o], s[p*16+o]);
 // then acc[p*16+o] = s[p*16+o] (or, when fresh, s[p*16+o] + acc[p*16+o]).
 TEXT ·convTile16x6(SB), NOSPLIT, $0-64
-	T16ARGS
+	MOVQ x+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ acc+16(FP), DX
+	MOVQ taps+24(FP), R11
+	MOVQ ntaps+32(FP), R12
+	MOVQ nc+40(FP), R13
 	MOVQ pstride+48(FP), R10
 	SHLQ $2, R10
 	LEAQ (R10)(R10*2), R14
+	MOVQ fresh+56(FP), AX
 	T16START(T16ACC6)
 
 tap:
@@ -128,15 +123,23 @@ chan:
 	DECQ R12
 	JMP  tap
 
+done:
+	MOVQ fresh+56(FP), AX
 	T16FINISH(T16ACC6)
 
 // func convTile16x3(x, w, acc *float32, taps *int64, ntaps, nc, pstride, fresh int)
 //
 // convTile16x6 for three positions.
 TEXT ·convTile16x3(SB), NOSPLIT, $0-64
-	T16ARGS
+	MOVQ x+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ acc+16(FP), DX
+	MOVQ taps+24(FP), R11
+	MOVQ ntaps+32(FP), R12
+	MOVQ nc+40(FP), R13
 	MOVQ pstride+48(FP), R10
 	SHLQ $2, R10
+	MOVQ fresh+56(FP), AX
 	T16START(T16ACC3)
 
 tap:
@@ -163,13 +166,21 @@ chan:
 	DECQ R12
 	JMP  tap
 
+done:
+	MOVQ fresh+56(FP), AX
 	T16FINISH(T16ACC3)
 
 // func convTile16x1(x, w, acc *float32, taps *int64, ntaps, nc, pstride, fresh int)
 //
 // convTile16x6 for one position (pstride unused).
 TEXT ·convTile16x1(SB), NOSPLIT, $0-64
-	T16ARGS
+	MOVQ x+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ acc+16(FP), DX
+	MOVQ taps+24(FP), R11
+	MOVQ ntaps+32(FP), R12
+	MOVQ nc+40(FP), R13
+	MOVQ fresh+56(FP), AX
 	T16START(T16ACC1)
 
 tap:
@@ -194,6 +205,8 @@ chan:
 	DECQ R12
 	JMP  tap
 
+done:
+	MOVQ fresh+56(FP), AX
 	T16FINISH(T16ACC1)
 
 // func dwRun(x, w, bias, out *float32, taps *int64, ntaps, nvec, npos, xstride, ostride int)
