@@ -222,13 +222,7 @@ func ConvolutionWith(input, weight, bias *tensor.Tensor, p ConvParams, opt ConvO
 			}
 			dst := out[(b*O+gi*Og)*P : (b*O+(gi+1)*Og)*P]
 			if bd != nil {
-				for o := 0; o < Og; o++ {
-					bv := bd[gi*Og+o]
-					r := dst[o*P : (o+1)*P]
-					for i := range r {
-						r[i] = bv
-					}
-				}
+				fillRows(dst, bd[gi*Og:(gi+1)*Og], P)
 			}
 			// slow_conv2d's sgemm('N', 'N') with beta = 1: each output
 			// starts from its bias and adds the products in (c, kh, kw)
@@ -237,6 +231,17 @@ func ConvolutionWith(input, weight, bias *tensor.Tensor, p ConvParams, opt ConvO
 		}
 	}
 	return fromFloat32(input.DType(), outShape, out), nil
+}
+
+// fillRows sets row o of dst (rows of length P) to v[o], for every o <
+// len(v): the bias each output of slow_conv2d's sgemm starts from.
+func fillRows(dst, v []float32, P int) {
+	for o, bv := range v {
+		r := dst[o*P : (o+1)*P]
+		for i := range r {
+			r[i] = bv
+		}
+	}
 }
 
 // conv2dGeom is the geometry of a convolution seen as 2-D (a 1-D one has

@@ -95,6 +95,23 @@ func columnRuns(g conv2dGeom) []colRun {
 	return runs
 }
 
+// dwWeights packs the depthwise weights wd (KT taps of each of C
+// channels) tap-major, w[t*Cp+c], and the bias bd (nil for none) into
+// b[c], both zero for the channels C <= c < Cp.
+func dwWeights(wd, bd []float32, C, Cp, KT int) (w, b []float32) {
+	w = make([]float32, KT*Cp)
+	for c := 0; c < C; c++ {
+		for t := 0; t < KT; t++ {
+			w[t*Cp+c] = wd[c*KT+t]
+		}
+	}
+	b = make([]float32, Cp)
+	if bd != nil {
+		copy(b, bd[:C])
+	}
+	return w, b
+}
+
 // convDWPlanes is convOneDNN for ConvJitDW with column stride 1 on the
 // assembly kernel dwPlanes, reading and writing channel-first data in
 // place: 32 consecutive output columns of two channels a step,
@@ -107,17 +124,7 @@ func convDWPlanes(g conv2dGeom, xd, wd, bd []float32) []float32 {
 	if len(out) == 0 {
 		return out
 	}
-	bp := make([]float32, C)
-	if bd != nil {
-		copy(bp, bd[:C])
-	}
-	// Tap-major weights: wt[t*C+c].
-	wt := make([]float32, KT*C)
-	for c := 0; c < C; c++ {
-		for t := 0; t < KT; t++ {
-			wt[t*C+c] = wd[c*KT+t]
-		}
-	}
+	wt, bp := dwWeights(wd, bd, C, C, KT)
 	runs := columnRuns(g)
 	splitWork(g.B*g.Ho, 2, func(lo, hi int) {
 		var taps []int64
@@ -155,9 +162,8 @@ func convDirectVec(impl ConvImpl, isa ConvISA, g conv2dGeom, xd, wd, bd []float3
 	}
 	// wp[((gi*nOB+ob)*Cg + c0)*KT*16 + (t*bs + c-c0)*16 + lane] is the
 	// weight of output channel gi*Og+ob*16+lane, input channel c, tap t,
-	// for the block [c0, c0+bs) holding c; lanes past Og are zero.
-	// wp holds the packed weights; a pooled buffer, so padding lanes are
-	// cleared below.
+	// for the block [c0, c0+bs) holding c; lanes past Og are zero (wp is
+	// a pooled buffer, so they are cleared below).
 	wp := getF32(g.G * nOB * perOB)
 	defer putF32(wp)
 	// dstOf[c*KT+t] is the 16-float row of (channel c, tap t) in a packed
@@ -182,9 +188,8 @@ func convDirectVec(impl ConvImpl, isa ConvISA, g conv2dGeom, xd, wd, bd []float3
 			src := wd[(gi*Og+ob*16)*Cg*KT : (gi*Og+ob*16+lanes)*Cg*KT]
 			// Eight lanes by eight (channel, tap) entries at a time in
 			// registers (packT8x8), then the rest 64 entries of every
-			// lane at a time: each
-			// source row's piece copied in order to tmp, then each
-			// destination row written whole.
+			// lane at a time: each source row's piece copied in order to
+			// tmp, then each destination row written whole.
 			n, e := Cg*KT, 0
 			if lanes == 16 {
 				for ; e+8 <= n; e += 8 {
@@ -219,6 +224,7 @@ func convDirectVec(impl ConvImpl, isa ConvISA, g conv2dGeom, xd, wd, bd []float3
 	HW := g.H * g.W
 	xp := getF32(HW * Cg)
 	defer putF32(xp)
+	runs := columnRuns(g)
 	for b := 0; b < g.B; b++ {
 		for gi := 0; gi < g.G; gi++ {
 			// Channel-last input of the group: xp[(y*W+x)*Cg + c].
@@ -231,7 +237,6 @@ func convDirectVec(impl ConvImpl, isa ConvISA, g conv2dGeom, xd, wd, bd []float3
 					}
 				}
 			})
-			runs := columnRuns(g)
 			// Work items are an output row and a group of up to four
 			// 16-channel blocks; one-position tiles run the group's
 			// blocks together (convTile64x1) to hide FMA latency.
@@ -373,18 +378,10 @@ func convDWVec(g conv2dGeom, xd, wd, bd []float32) []float32 {
 	if len(out) == 0 {
 		return out
 	}
-	wp := make([]float32, KT*Cp)
-	for c := 0; c < C; c++ {
-		for t := 0; t < KT; t++ {
-			wp[t*Cp+c] = wd[c*KT+t]
-		}
-	}
-	bp := make([]float32, Cp)
-	if bd != nil {
-		copy(bp, bd[:C])
-	}
+	wp, bp := dwWeights(wd, bd, C, Cp, KT)
 	xp := make([]float32, HW*Cp)
 	op := make([]float32, HWo*Cp)
+	runs := columnRuns(g)
 	for b := 0; b < g.B; b++ {
 		src := xd[b*C*HW:]
 		splitWork(g.H, 4, func(lo, hi int) {
@@ -401,27 +398,18 @@ func convDWVec(g conv2dGeom, xd, wd, bd []float32) []float32 {
 			var taps []int64
 			for oy := lo; oy < hi; oy++ {
 				iLo, iHi := validRange(oy, g.sh, g.pt, g.dh, g.kh, g.H)
-				for ox := 0; ox < g.Wo; {
-					jLo, jHi := validRange(ox, g.sw, g.pl, g.dw, g.kw, g.W)
-					end := ox + 1
-					for end < g.Wo {
-						if l, h := validRange(end, g.sw, g.pl, g.dw, g.kw, g.W); l != jLo || h != jHi {
-							break
-						}
-						end++
-					}
+				for _, r := range runs {
 					taps = taps[:0]
 					for i := iLo; i < iHi; i++ {
 						y := oy*g.sh - g.pt + i*g.dh
-						for j := jLo; j < jHi; j++ {
-							x := ox*g.sw - g.pl + j*g.dw
+						for j := r.jLo; j < r.jHi; j++ {
+							x := r.ox*g.sw - g.pl + j*g.dw
 							taps = append(taps, int64((y*g.W+x)*Cp), int64((i*g.kw+j)*Cp))
 						}
 					}
 					ntaps := len(taps) / 2
 					taps = append(taps, 0, 0)
-					dwRun(&xp[0], &wp[0], &bp[0], &op[(oy*g.Wo+ox)*Cp], &taps[0], ntaps, Cp/8, end-ox, g.sw*Cp, Cp)
-					ox = end
+					dwRun(&xp[0], &wp[0], &bp[0], &op[(oy*g.Wo+r.ox)*Cp], &taps[0], ntaps, Cp/8, r.end-r.ox, g.sw*Cp, Cp)
 				}
 			}
 		})

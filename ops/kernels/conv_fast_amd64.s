@@ -17,6 +17,61 @@
 	VFMADD231PS Y12, bc, a0; \
 	VFMADD231PS Y13, bc, a1
 
+// Operations on a pair of accumulators a0, a1 held at addresses m0, m1:
+// load, clear, add the values in memory, store.
+#define PAIRLOAD(m0, m1, a0, a1) \
+	VMOVUPS m0, a0; \
+	VMOVUPS m1, a1
+#define PAIRZERO(m0, m1, a0, a1) \
+	VXORPS a0, a0, a0; \
+	VXORPS a1, a1, a1
+#define PAIRADD(m0, m1, a0, a1) \
+	VADDPS m0, a0, a0; \
+	VADDPS m1, a1, a1
+#define PAIRSTORE(m0, m1, a0, a1) \
+	VMOVUPS a0, m0; \
+	VMOVUPS a1, m1
+
+// The accumulators of convTile16x1, x3 and x6, a pair per position in
+// order: position p's sixteen sums are Y(2p), Y(2p+1), stored at acc (DX)
+// + 64p bytes. op is one of the PAIR operations.
+#define T16ACC1(op) \
+	op(0(DX), 32(DX), Y0, Y1)
+#define T16ACC3(op) \
+	T16ACC1(op); \
+	op(64(DX), 96(DX), Y2, Y3); \
+	op(128(DX), 160(DX), Y4, Y5)
+#define T16ACC6(op) \
+	T16ACC3(op); \
+	op(192(DX), 224(DX), Y6, Y7); \
+	op(256(DX), 288(DX), Y8, Y9); \
+	op(320(DX), 352(DX), Y10, Y11)
+
+// Start convTile16xN's sums (ACC, a T16ACC): from acc, or from zero when
+// fresh (in AX) is not 0; with nc = 0, go to done. Arguments are loaded
+// outside the macros, where go vet checks their frame offsets.
+#define T16START(ACC) \
+	TESTQ AX, AX; \
+	JNZ zero; \
+	ACC(PAIRLOAD); \
+	JMP start; \
+zero: \
+	ACC(PAIRZERO); \
+start: \
+	TESTQ R13, R13; \
+	JZ done
+
+// End convTile16xN: add acc to the sums when fresh (in AX) is not 0,
+// then store them to acc.
+#define T16FINISH(ACC) \
+	TESTQ AX, AX; \
+	JZ store; \
+	ACC(PAIRADD); \
+store: \
+	ACC(PAIRSTORE); \
+	VZEROUPPER; \
+	RET
+
 // func convTile16x6(x, w, acc *float32, taps *int64, ntaps, nc, pstride, fresh int)
 //
 // For six output positions and sixteen output channels, with s[p*16+o]
@@ -37,43 +92,11 @@ TEXT ·convTile16x6(SB), NOSPLIT, $0-64
 	SHLQ $2, R10
 	LEAQ (R10)(R10*2), R14
 	MOVQ fresh+56(FP), AX
-	TESTQ AX, AX
-	JNZ t6zero
-	VMOVUPS 0(DX), Y0
-	VMOVUPS 32(DX), Y1
-	VMOVUPS 64(DX), Y2
-	VMOVUPS 96(DX), Y3
-	VMOVUPS 128(DX), Y4
-	VMOVUPS 160(DX), Y5
-	VMOVUPS 192(DX), Y6
-	VMOVUPS 224(DX), Y7
-	VMOVUPS 256(DX), Y8
-	VMOVUPS 288(DX), Y9
-	VMOVUPS 320(DX), Y10
-	VMOVUPS 352(DX), Y11
-	JMP t6start
+	T16START(T16ACC6)
 
-t6zero:
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-
-t6start:
-	TESTQ R13, R13
-	JZ   t6done
-
-t6tap:
+tap:
 	TESTQ R12, R12
-	JZ    t6done
+	JZ    done
 	MOVQ  0(R11), AX
 	MOVQ  8(R11), BX
 	LEAQ  (DI)(AX*4), R8
@@ -81,7 +104,7 @@ t6tap:
 	LEAQ  (SI)(BX*4), BX
 	MOVQ  R13, CX
 
-t6chan:
+chan:
 	VMOVUPS 0(BX), Y12
 	VMOVUPS 32(BX), Y13
 	FMA2((R8), Y14, Y0, Y1)
@@ -94,44 +117,15 @@ t6chan:
 	ADDQ $4, R9
 	ADDQ $64, BX
 	DECQ CX
-	JNZ  t6chan
+	JNZ  chan
 
 	ADDQ $16, R11
 	DECQ R12
-	JMP  t6tap
+	JMP  tap
 
-t6done:
+done:
 	MOVQ fresh+56(FP), AX
-	TESTQ AX, AX
-	JZ t6store
-	VADDPS 0(DX), Y0, Y0
-	VADDPS 32(DX), Y1, Y1
-	VADDPS 64(DX), Y2, Y2
-	VADDPS 96(DX), Y3, Y3
-	VADDPS 128(DX), Y4, Y4
-	VADDPS 160(DX), Y5, Y5
-	VADDPS 192(DX), Y6, Y6
-	VADDPS 224(DX), Y7, Y7
-	VADDPS 256(DX), Y8, Y8
-	VADDPS 288(DX), Y9, Y9
-	VADDPS 320(DX), Y10, Y10
-	VADDPS 352(DX), Y11, Y11
-
-t6store:
-	VMOVUPS Y0, 0(DX)
-	VMOVUPS Y1, 32(DX)
-	VMOVUPS Y2, 64(DX)
-	VMOVUPS Y3, 96(DX)
-	VMOVUPS Y4, 128(DX)
-	VMOVUPS Y5, 160(DX)
-	VMOVUPS Y6, 192(DX)
-	VMOVUPS Y7, 224(DX)
-	VMOVUPS Y8, 256(DX)
-	VMOVUPS Y9, 288(DX)
-	VMOVUPS Y10, 320(DX)
-	VMOVUPS Y11, 352(DX)
-	VZEROUPPER
-	RET
+	T16FINISH(T16ACC6)
 
 // func convTile16x3(x, w, acc *float32, taps *int64, ntaps, nc, pstride, fresh int)
 //
@@ -146,38 +140,18 @@ TEXT ·convTile16x3(SB), NOSPLIT, $0-64
 	MOVQ pstride+48(FP), R10
 	SHLQ $2, R10
 	MOVQ fresh+56(FP), AX
-	TESTQ AX, AX
-	JNZ t3zero
-	VMOVUPS 0(DX), Y0
-	VMOVUPS 32(DX), Y1
-	VMOVUPS 64(DX), Y2
-	VMOVUPS 96(DX), Y3
-	VMOVUPS 128(DX), Y4
-	VMOVUPS 160(DX), Y5
-	JMP t3start
+	T16START(T16ACC3)
 
-t3zero:
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-
-t3start:
-	TESTQ R13, R13
-	JZ   t3done
-
-t3tap:
+tap:
 	TESTQ R12, R12
-	JZ    t3done
+	JZ    done
 	MOVQ  0(R11), AX
 	MOVQ  8(R11), BX
 	LEAQ  (DI)(AX*4), R8
 	LEAQ  (SI)(BX*4), BX
 	MOVQ  R13, CX
 
-t3chan:
+chan:
 	VMOVUPS 0(BX), Y12
 	VMOVUPS 32(BX), Y13
 	FMA2((R8), Y14, Y0, Y1)
@@ -186,32 +160,15 @@ t3chan:
 	ADDQ $4, R8
 	ADDQ $64, BX
 	DECQ CX
-	JNZ  t3chan
+	JNZ  chan
 
 	ADDQ $16, R11
 	DECQ R12
-	JMP  t3tap
+	JMP  tap
 
-t3done:
+done:
 	MOVQ fresh+56(FP), AX
-	TESTQ AX, AX
-	JZ t3store
-	VADDPS 0(DX), Y0, Y0
-	VADDPS 32(DX), Y1, Y1
-	VADDPS 64(DX), Y2, Y2
-	VADDPS 96(DX), Y3, Y3
-	VADDPS 128(DX), Y4, Y4
-	VADDPS 160(DX), Y5, Y5
-
-t3store:
-	VMOVUPS Y0, 0(DX)
-	VMOVUPS Y1, 32(DX)
-	VMOVUPS Y2, 64(DX)
-	VMOVUPS Y3, 96(DX)
-	VMOVUPS Y4, 128(DX)
-	VMOVUPS Y5, 160(DX)
-	VZEROUPPER
-	RET
+	T16FINISH(T16ACC3)
 
 // func convTile16x1(x, w, acc *float32, taps *int64, ntaps, nc, pstride, fresh int)
 //
@@ -224,54 +181,33 @@ TEXT ·convTile16x1(SB), NOSPLIT, $0-64
 	MOVQ ntaps+32(FP), R12
 	MOVQ nc+40(FP), R13
 	MOVQ fresh+56(FP), AX
-	TESTQ AX, AX
-	JNZ t1zero
-	VMOVUPS 0(DX), Y0
-	VMOVUPS 32(DX), Y1
-	JMP t1start
+	T16START(T16ACC1)
 
-t1zero:
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-
-t1start:
-	TESTQ R13, R13
-	JZ   t1done
-
-t1tap:
+tap:
 	TESTQ R12, R12
-	JZ    t1done
+	JZ    done
 	MOVQ  0(R11), AX
 	MOVQ  8(R11), BX
 	LEAQ  (DI)(AX*4), R8
 	LEAQ  (SI)(BX*4), BX
 	MOVQ  R13, CX
 
-t1chan:
+chan:
 	VMOVUPS 0(BX), Y12
 	VMOVUPS 32(BX), Y13
 	FMA2((R8), Y14, Y0, Y1)
 	ADDQ $4, R8
 	ADDQ $64, BX
 	DECQ CX
-	JNZ  t1chan
+	JNZ  chan
 
 	ADDQ $16, R11
 	DECQ R12
-	JMP  t1tap
+	JMP  tap
 
-t1done:
+done:
 	MOVQ fresh+56(FP), AX
-	TESTQ AX, AX
-	JZ t1store
-	VADDPS 0(DX), Y0, Y0
-	VADDPS 32(DX), Y1, Y1
-
-t1store:
-	VMOVUPS Y0, 0(DX)
-	VMOVUPS Y1, 32(DX)
-	VZEROUPPER
-	RET
+	T16FINISH(T16ACC1)
 
 // func dwRun(x, w, bias, out *float32, taps *int64, ntaps, nvec, npos, xstride, ostride int)
 //
@@ -389,6 +325,15 @@ dwdone:
 	VMULPS Y9, Y10, Y12; \
 	VADDPS Y12, a1, a1
 
+// The sums of gemmTile4x16, a pair per row: row r's are Y(2r), Y(2r+1)
+// at c (DX) + r*ldc floats (R11 bytes; R12 = DX + 2*R11). op is one of
+// the PAIR operations.
+#define G4ACC(op) \
+	op(0(DX), 32(DX), Y0, Y1); \
+	op(0(DX)(R11*1), 32(DX)(R11*1), Y2, Y3); \
+	op(0(R12), 32(R12), Y4, Y5); \
+	op(0(R12)(R11*1), 32(R12)(R11*1), Y6, Y7)
+
 // func gemmTile4x16(a *float32, lda int, b *float32, k int, c *float32, ldc int)
 //
 // For rows r < 4 and columns q < 16: for l = 0 .. k-1 in order,
@@ -406,14 +351,7 @@ TEXT ·gemmTile4x16(SB), NOSPLIT, $0-48
 	SHLQ $2, R11
 	LEAQ (DX)(R11*2), R12
 	LEAQ (DI)(R10*2), R9
-	VMOVUPS 0(DX), Y0
-	VMOVUPS 32(DX), Y1
-	VMOVUPS 0(DX)(R11*1), Y2
-	VMOVUPS 32(DX)(R11*1), Y3
-	VMOVUPS 0(R12), Y4
-	VMOVUPS 32(R12), Y5
-	VMOVUPS 0(R12)(R11*1), Y6
-	VMOVUPS 32(R12)(R11*1), Y7
+	G4ACC(PAIRLOAD)
 	TESTQ CX, CX
 	JZ    g4done
 
@@ -431,14 +369,7 @@ g4loop:
 	JNZ  g4loop
 
 g4done:
-	VMOVUPS Y0, 0(DX)
-	VMOVUPS Y1, 32(DX)
-	VMOVUPS Y2, 0(DX)(R11*1)
-	VMOVUPS Y3, 32(DX)(R11*1)
-	VMOVUPS Y4, 0(R12)
-	VMOVUPS Y5, 32(R12)
-	VMOVUPS Y6, 0(R12)(R11*1)
-	VMOVUPS Y7, 32(R12)(R11*1)
+	G4ACC(PAIRSTORE)
 	VZEROUPPER
 	RET
 
@@ -456,6 +387,25 @@ g4done:
 	LEAQ 96(BX), R12; \
 	CMPQ R12, AX; \
 	CMOVQGT AX, R12
+
+// The four vectors of a dwPlanes group at byte offsets BX, R10, R14, R12
+// from base: set a..d to src, fuse the input vectors times w into a..d,
+// store a..d.
+#define DWSET4(src, a, b, c, d) \
+	VMOVAPS src, a; \
+	VMOVAPS src, b; \
+	VMOVAPS src, c; \
+	VMOVAPS src, d
+#define DWFMA4(base, w, a, b, c, d) \
+	VFMADD231PS (base)(BX*1), w, a; \
+	VFMADD231PS (base)(R10*1), w, b; \
+	VFMADD231PS (base)(R14*1), w, c; \
+	VFMADD231PS (base)(R12*1), w, d
+#define DWSTORE4(base, a, b, c, d) \
+	VMOVUPS a, (base)(BX*1); \
+	VMOVUPS b, (base)(R10*1); \
+	VMOVUPS c, (base)(R14*1); \
+	VMOVUPS d, (base)(R12*1)
 
 // func dwPlanes(x, w, bias, out *float32, taps *int64, ntaps, npos, nch, xcs, ocs int)
 //
@@ -499,14 +449,8 @@ d2group:
 	JGE  d2next
 	SUBQ $32, AX
 	DWCLAMP
-	VMOVAPS Y8, Y0
-	VMOVAPS Y8, Y1
-	VMOVAPS Y8, Y2
-	VMOVAPS Y8, Y3
-	VMOVAPS Y9, Y4
-	VMOVAPS Y9, Y5
-	VMOVAPS Y9, Y6
-	VMOVAPS Y9, Y7
+	DWSET4(Y8, Y0, Y1, Y2, Y3)
+	DWSET4(Y9, Y4, Y5, Y6, Y7)
 	MOVQ taps+32(FP), R11
 	MOVQ ntaps+40(FP), CX
 
@@ -520,29 +464,17 @@ d2gt:
 	LEAQ  (SI)(R9*4), R9
 	VBROADCASTSS (R9), Y14
 	VBROADCASTSS 4(R9), Y13
-	VFMADD231PS (AX)(BX*1), Y14, Y0
-	VFMADD231PS (AX)(R10*1), Y14, Y1
-	VFMADD231PS (AX)(R14*1), Y14, Y2
-	VFMADD231PS (AX)(R12*1), Y14, Y3
-	VFMADD231PS (R8)(BX*1), Y13, Y4
-	VFMADD231PS (R8)(R10*1), Y13, Y5
-	VFMADD231PS (R8)(R14*1), Y13, Y6
-	VFMADD231PS (R8)(R12*1), Y13, Y7
+	DWFMA4(AX, Y14, Y0, Y1, Y2, Y3)
+	DWFMA4(R8, Y13, Y4, Y5, Y6, Y7)
 	ADDQ $16, R11
 	DECQ CX
 	JMP  d2gt
 
 d2gs:
-	VMOVUPS Y0, (DX)(BX*1)
-	VMOVUPS Y1, (DX)(R10*1)
-	VMOVUPS Y2, (DX)(R14*1)
-	VMOVUPS Y3, (DX)(R12*1)
+	DWSTORE4(DX, Y0, Y1, Y2, Y3)
 	MOVQ ocs+72(FP), AX
 	LEAQ (DX)(AX*4), AX
-	VMOVUPS Y4, (AX)(BX*1)
-	VMOVUPS Y5, (AX)(R10*1)
-	VMOVUPS Y6, (AX)(R14*1)
-	VMOVUPS Y7, (AX)(R12*1)
+	DWSTORE4(AX, Y4, Y5, Y6, Y7)
 	ADDQ $128, BX
 	JMP  d2group
 
@@ -611,10 +543,7 @@ dpgroup:
 	JGE  dpdone
 	SUBQ $32, AX
 	DWCLAMP
-	VMOVAPS Y15, Y0
-	VMOVAPS Y15, Y1
-	VMOVAPS Y15, Y2
-	VMOVAPS Y15, Y3
+	DWSET4(Y15, Y0, Y1, Y2, Y3)
 	MOVQ taps+32(FP), R11
 	MOVQ ntaps+40(FP), CX
 
@@ -625,19 +554,13 @@ dpgt:
 	LEAQ  (DI)(AX*4), AX
 	MOVQ  8(R11), R9
 	VBROADCASTSS (SI)(R9*4), Y14
-	VFMADD231PS (AX)(BX*1), Y14, Y0
-	VFMADD231PS (AX)(R10*1), Y14, Y1
-	VFMADD231PS (AX)(R14*1), Y14, Y2
-	VFMADD231PS (AX)(R12*1), Y14, Y3
+	DWFMA4(AX, Y14, Y0, Y1, Y2, Y3)
 	ADDQ $16, R11
 	DECQ CX
 	JMP  dpgt
 
 dpgs:
-	VMOVUPS Y0, (DX)(BX*1)
-	VMOVUPS Y1, (DX)(R10*1)
-	VMOVUPS Y2, (DX)(R14*1)
-	VMOVUPS Y3, (DX)(R12*1)
+	DWSTORE4(DX, Y0, Y1, Y2, Y3)
 	ADDQ $128, BX
 	JMP  dpgroup
 
@@ -674,40 +597,15 @@ dpdone:
 	VZEROUPPER
 	RET
 
-// Load or store (op) the eight accumulators of convTile64x1: two vectors
-// at DX + k*astride bytes (AX) for k < 4; BX is clobbered.
+// The eight accumulators of convTile64x1, a pair per block: block k's
+// are Y(2k), Y(2k+1) at acc (DX) + k*astride bytes (AX); BX is clobbered.
+// op is one of the PAIR operations.
 #define ACC64(op) \
-	op 0(DX), Y0; \
-	op 32(DX), Y1; \
-	op 0(DX)(AX*1), Y2; \
-	op 32(DX)(AX*1), Y3; \
-	op 0(DX)(AX*2), Y4; \
-	op 32(DX)(AX*2), Y5; \
+	op(0(DX), 32(DX), Y0, Y1); \
+	op(0(DX)(AX*1), 32(DX)(AX*1), Y2, Y3); \
+	op(0(DX)(AX*2), 32(DX)(AX*2), Y4, Y5); \
 	LEAQ (DX)(AX*2), BX; \
-	op 0(BX)(AX*1), Y6; \
-	op 32(BX)(AX*1), Y7
-
-#define ACC64ADD \
-	VADDPS 0(DX), Y0, Y0; \
-	VADDPS 32(DX), Y1, Y1; \
-	VADDPS 0(DX)(AX*1), Y2, Y2; \
-	VADDPS 32(DX)(AX*1), Y3, Y3; \
-	VADDPS 0(DX)(AX*2), Y4, Y4; \
-	VADDPS 32(DX)(AX*2), Y5, Y5; \
-	LEAQ (DX)(AX*2), BX; \
-	VADDPS 0(BX)(AX*1), Y6, Y6; \
-	VADDPS 32(BX)(AX*1), Y7, Y7
-
-#define ACC64STORE \
-	VMOVUPS Y0, 0(DX); \
-	VMOVUPS Y1, 32(DX); \
-	VMOVUPS Y2, 0(DX)(AX*1); \
-	VMOVUPS Y3, 32(DX)(AX*1); \
-	VMOVUPS Y4, 0(DX)(AX*2); \
-	VMOVUPS Y5, 32(DX)(AX*2); \
-	LEAQ (DX)(AX*2), BX; \
-	VMOVUPS Y6, 0(BX)(AX*1); \
-	VMOVUPS Y7, 32(BX)(AX*1)
+	op(0(BX)(AX*1), 32(BX)(AX*1), Y6, Y7)
 
 // func convTile64x1(x, w, acc *float32, taps *int64, ntaps, nc, wstride, astride, fresh int)
 //
@@ -729,7 +627,7 @@ TEXT ·convTile64x1(SB), NOSPLIT, $0-72
 	MOVQ fresh+64(FP), CX
 	TESTQ CX, CX
 	JNZ  q1zero
-	ACC64(VMOVUPS)
+	ACC64(PAIRLOAD)
 	JMP  q1start
 
 q1zero:
@@ -781,10 +679,10 @@ q1done:
 	MOVQ fresh+64(FP), CX
 	TESTQ CX, CX
 	JZ   q1store
-	ACC64ADD
+	ACC64(PAIRADD)
 
 q1store:
-	ACC64STORE
+	ACC64(PAIRSTORE)
 	VZEROUPPER
 	RET
 

@@ -41,12 +41,7 @@ func dotAccumulateVec(m, n, k int, a, b, c []float32, ldc int) {
 				cols := min(16, n-j0)
 				for ig := range groups {
 					i0 := ig * 4
-					rows := min(4, m-i0)
-					if rows == 4 && cols == 16 {
-						gemmTile4x16(&ap[i0*k], k, panel, k, &c[i0*ldc+j0], ldc)
-						continue
-					}
-					partialTile(&ap[i0*k], k, panel, c, ldc, i0, j0, rows, cols, &tile)
+					gemmTile(&ap[i0*k], k, panel, c, ldc, i0, j0, min(4, m-i0), cols, &tile)
 				}
 			}
 		}
@@ -134,20 +129,20 @@ func dotPanels(m, n, k int, a, bp, c []float32, ldc int) {
 		for it := lo; it < hi; it++ {
 			jp, ig := it/groups, it%groups
 			i0, j0 := ig*4, jp*16
-			rows, cols := min(4, m-i0), min(16, n-j0)
-			if rows == 4 && cols == 16 {
-				gemmTile4x16(&ap[i0*k], k, &bp[jp*k*16], k, &c[i0*ldc+j0], ldc)
-				continue
-			}
-			partialTile(&ap[i0*k], k, &bp[jp*k*16], c, ldc, i0, j0, rows, cols, &tile)
+			gemmTile(&ap[i0*k], k, &bp[jp*k*16], c, ldc, i0, j0, min(4, m-i0), min(16, n-j0), &tile)
 		}
 	})
 }
 
-// partialTile runs gemmTile4x16 (rows of a at a, panel packed) on an
-// edge tile of c whose rows < 4 or cols < 16: through tile, so that the
-// kernel's full 4x16 stores stay inside it.
-func partialTile(a *float32, k int, panel *float32, c []float32, ldc, i0, j0, rows, cols int, tile *[4 * 16]float32) {
+// gemmTile runs gemmTile4x16 (rows of a at a, panel packed) on the tile
+// of c at row i0, column j0 of rows <= 4 by cols <= 16: in place when it
+// is whole, else (an edge tile) through tile, so that the kernel's full
+// 4x16 stores stay inside it.
+func gemmTile(a *float32, k int, panel *float32, c []float32, ldc, i0, j0, rows, cols int, tile *[4 * 16]float32) {
+	if rows == 4 && cols == 16 {
+		gemmTile4x16(a, k, panel, k, &c[i0*ldc+j0], ldc)
+		return
+	}
 	for r := 0; r < rows; r++ {
 		copy(tile[r*16:r*16+cols], c[(i0+r)*ldc+j0:(i0+r)*ldc+j0+cols])
 	}
@@ -195,13 +190,7 @@ func convNativeVec(g conv2dGeom, xd, wd, bd []float32) []float32 {
 			})
 			dst := out[(b*g.O+gi*Og)*P : (b*g.O+(gi+1)*Og)*P]
 			if bd != nil {
-				for o := 0; o < Og; o++ {
-					bv := bd[gi*Og+o]
-					r := dst[o*P : (o+1)*P]
-					for i := range r {
-						r[i] = bv
-					}
-				}
+				fillRows(dst, bd[gi*Og:(gi+1)*Og], P)
 			}
 			dotPanels(Og, P, K, wd[gi*Og*K:(gi+1)*Og*K], bp, dst, P)
 		}
