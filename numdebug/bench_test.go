@@ -2,6 +2,7 @@ package numdebug_test
 
 import (
 	"math/rand/v2"
+	"strconv"
 	"testing"
 
 	"github.com/fxquant/fxquant/convert"
@@ -36,7 +37,7 @@ func quantizedMLP(tb testing.TB, layers int) (float, quant *fxgraph.Graph, batch
 // about 5,000 nodes): time per op should grow 5x, linear in nodes.
 func BenchmarkCompare(b *testing.B) {
 	for _, layers := range []int{100, 500} {
-		b.Run("layers="+itoa(layers), func(b *testing.B) {
+		b.Run("layers="+strconv.Itoa(layers), func(b *testing.B) {
 			float, quant, batches := quantizedMLP(b, layers)
 			for b.Loop() {
 				c, err := numdebug.Compare(float, quant, batches)

@@ -6,17 +6,6 @@ import (
 	"github.com/fxquant/fxquant/fxgraph"
 )
 
-// Metadata keys, as torchao names them: a handle is stored in
-// node.meta[CustomKey][HandleKey] (fxgraph.Meta.NumericDebugHandle; the
-// pt2 package reads and writes it inside the "custom" entry), and
-// FromNodeKey is the provenance record torchao's current debugger matches
-// nodes by.
-const (
-	HandleKey   = "numeric_debug_handle" // torchao's NUMERIC_DEBUG_HANDLE_KEY
-	CustomKey   = "custom"               // torchao's CUSTOM_KEY
-	FromNodeKey = "from_node"            // torchao's FROM_NODE_KEY
-)
-
 // takesHandle reports whether GenerateHandles gives n a handle: every node
 // but placeholders and the output, as torchao's bfs_trace_with_node_process
 // visits them, and but get_attr nodes: torchao numbers the nodes of the

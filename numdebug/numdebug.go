@@ -214,19 +214,8 @@ func Compare(float, quant *fxgraph.Graph, batches [][]*tensor.Tensor) (*Comparis
 		if skip[i] || !seen[i] {
 			continue
 		}
-		a := &acc[i]
 		fn := lastF[h]
-		r := Result{
-			Handle: h, FloatNode: fn.Name(), QuantNode: lastQ[h].Name(), Target: fn.TargetName(),
-			SQNR: sqnr(a.sig, a.noise), MaxAbsErr: a.maxAbs, Min: a.min, Max: a.max,
-			BatchSQNR: a.batch, Numel: a.numel,
-		}
-		if a.nan {
-			r.SQNR, r.MaxAbsErr = math.NaN(), math.NaN()
-		}
-		if fn.Op() == fxgraph.CallFunction {
-			r.Target = fn.Target().String()
-		}
+		r := acc[i].result(h, fn.Name(), lastQ[h].Name(), fn.TargetName())
 		if us := fn.Users(); len(us) == 1 {
 			if hu := us[0].Meta.NumericDebugHandle; hu != 0 && lastQ[hu] == nil {
 				r.Note = fmt.Sprintf("the quantized node also computes %s (handle %d), which is not in the quantized graph (folded into it): the SQNR measures the fold too", us[0].Name(), hu)
@@ -256,12 +245,8 @@ func Compare(float, quant *fxgraph.Graph, batches [][]*tensor.Tensor) (*Comparis
 	}
 	c.WorstGrowth = worstGrowth(c.Results)
 	if outSeen {
-		c.Output = &Result{FloatNode: "output", QuantNode: "output", Target: "output",
-			SQNR: sqnr(out.sig, out.noise), MaxAbsErr: out.maxAbs, Min: out.min, Max: out.max,
-			BatchSQNR: out.batch, Numel: out.numel}
-		if out.nan {
-			c.Output.SQNR, c.Output.MaxAbsErr = math.NaN(), math.NaN()
-		}
+		r := out.result(0, "output", "output", "output")
+		c.Output = &r
 	}
 	return c, nil
 }
@@ -340,6 +325,20 @@ func sqnr(sig, noise float64) float64 {
 		return math.Inf(1)
 	}
 	return 10 * math.Log10(sig/noise)
+}
+
+// result is the Result of the accumulated statistics: SQNR and MaxAbsErr
+// are NaN when a difference was.
+func (a *accum) result(handle int, floatNode, quantNode, target string) Result {
+	r := Result{
+		Handle: handle, FloatNode: floatNode, QuantNode: quantNode, Target: target,
+		SQNR: sqnr(a.sig, a.noise), MaxAbsErr: a.maxAbs, Min: a.min, Max: a.max,
+		BatchSQNR: a.batch, Numel: a.numel,
+	}
+	if a.nan {
+		r.SQNR, r.MaxAbsErr = math.NaN(), math.NaN()
+	}
+	return r
 }
 
 // add accumulates one batch's values of a handle.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -38,8 +39,8 @@ func buildMLP(rng *rand.Rand, layers, width, batch int) *fxgraph.Graph {
 	}
 	var ws, bs []*fxgraph.Node
 	for i := range layers {
-		ws = append(ws, param("fc"+itoa(i)+".weight", width, width))
-		bs = append(bs, param("fc"+itoa(i)+".bias", width))
+		ws = append(ws, param("fc"+strconv.Itoa(i)+".weight", width, width))
+		bs = append(bs, param("fc"+strconv.Itoa(i)+".bias", width))
 	}
 	h := g.Placeholder("x", ops.Plain(tensor.Float32, int64(batch), int64(width)))
 	for i := range layers {
@@ -52,24 +53,9 @@ func buildMLP(rng *rand.Rand, layers, width, batch int) *fxgraph.Graph {
 	return g
 }
 
-func itoa(i int) string {
-	const digits = "0123456789"
-	if i < 10 {
-		return digits[i : i+1]
-	}
-	return itoa(i/10) + digits[i%10:i%10+1]
-}
-
+// randomBatches are n batches of one f32[batch, width] input.
 func randomBatches(rng *rand.Rand, n, batch, width int) [][]*tensor.Tensor {
-	var out [][]*tensor.Tensor
-	for range n {
-		v := make([]float32, batch*width)
-		for i := range v {
-			v[i] = float32(rng.NormFloat64())
-		}
-		out = append(out, []*tensor.Tensor{tensor.MustFromData(tensor.Float32, []int{batch, width}, v)})
-	}
-	return out
+	return randomShaped(rng, n, []int{batch, width})
 }
 
 func xnnpack() convert.Quantizer {
@@ -87,7 +73,7 @@ func TestGenerateHandles(t *testing.T) {
 	assert.Equal(t, 4, numdebug.GenerateHandles(g))
 	var got []string
 	for n := range g.All() {
-		got = append(got, n.Name()+"="+itoa(n.Meta.NumericDebugHandle))
+		got = append(got, n.Name()+"="+strconv.Itoa(n.Meta.NumericDebugHandle))
 	}
 	assert.Equal(t, []string{"fc0_weight=0", "fc0_bias=0", "fc1_weight=0", "fc1_bias=0", "x=0",
 		"linear_default=1", "relu_default=2", "linear_default_1=3", "relu_default_1=4", "output=0"}, got)
@@ -103,7 +89,7 @@ func TestGenerateHandles(t *testing.T) {
 	got = got[:0]
 	for n := range g.All() {
 		if n.Op() == fxgraph.CallFunction {
-			got = append(got, n.Name()+"="+itoa(n.Meta.NumericDebugHandle))
+			got = append(got, n.Name()+"="+strconv.Itoa(n.Meta.NumericDebugHandle))
 		}
 	}
 	assert.Equal(t, []string{"linear_default=8", "relu_default=7", "linear_default_1=9", "relu_default_1=10"}, got)

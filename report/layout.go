@@ -129,10 +129,7 @@ func layoutGraph(g *fxgraph.Graph, width, height func(i int) float64) *layout {
 	for i := range nodes {
 		verts[i] = vertex{w: width(i), layer: layer[i], side: constant[i]}
 	}
-	type edge struct {
-		chain []int // vertices from source to target
-	}
-	var edges []edge
+	var chains [][]int // per edge, its vertices from source to target
 	for i := range nodes {
 		for _, s := range succs[i] {
 			span := layer[s] - layer[i]
@@ -151,7 +148,7 @@ func layoutGraph(g *fxgraph.Graph, width, height func(i int) float64) *layout {
 					verts[b].up = append(verts[b].up, a)
 				}
 			}
-			edges = append(edges, edge{chain: chain})
+			chains = append(chains, chain)
 		}
 	}
 
@@ -173,14 +170,19 @@ func layoutGraph(g *fxgraph.Graph, width, height func(i int) float64) *layout {
 		setPos(l)
 	}
 
+	// neighbours are v's neighbours in the layer above (up) or below.
+	neighbours := func(v int, up bool) []int {
+		if up {
+			return verts[v].up
+		}
+		return verts[v].down
+	}
+
 	// Crossing reduction: barycenter sweeps, stable for determinism.
 	key := make([]float64, len(verts))
 	sortLayer := func(l int, up bool) {
 		for _, v := range order[l] {
-			nb := verts[v].down
-			if up {
-				nb = verts[v].up
-			}
+			nb := neighbours(v, up)
 			if len(nb) == 0 {
 				key[v] = pos[v]
 				continue
@@ -236,10 +238,7 @@ func layoutGraph(g *fxgraph.Graph, width, height func(i int) float64) *layout {
 			return
 		}
 		for _, v := range vs {
-			nb := verts[v].down
-			if up {
-				nb = verts[v].up
-			}
+			nb := neighbours(v, up)
 			s, k := 0.0, 0
 			for _, u := range nb {
 				if !verts[u].side || verts[v].side {
@@ -346,11 +345,11 @@ func layoutGraph(g *fxgraph.Graph, width, height func(i int) float64) *layout {
 		// Centre the box vertically in its layer.
 		L.y[i] = round1(layerY[layer[i]] + (layerH[layer[i]]-L.h[i])/2)
 	}
-	for _, e := range edges {
-		s, t := e.chain[0], e.chain[len(e.chain)-1]
-		pts := make([]point, 0, len(e.chain))
+	for _, chain := range chains {
+		s, t := chain[0], chain[len(chain)-1]
+		pts := make([]point, 0, len(chain))
 		pts = append(pts, point{L.x[s] + L.w[s]/2, L.y[s] + L.h[s]})
-		for _, v := range e.chain[1 : len(e.chain)-1] {
+		for _, v := range chain[1 : len(chain)-1] {
 			pts = append(pts, point{round1(cx[v] + off), round1(layerY[verts[v].layer] + layerH[verts[v].layer]/2)})
 		}
 		pts = append(pts, point{L.x[t] + L.w[t]/2, L.y[t]})

@@ -116,8 +116,8 @@ func HTML(p *Page) ([]byte, error) {
 type graphView struct {
 	key    string // "f" or "q"
 	title  string
-	g      *fxgraph.Graph
 	lay    *layout
+	bandOf []int    // per node: its band (set by graph)
 	result []int    // per node: index into Comparison.Results, or -1
 	hist   []string // per node: histogram key, or ""
 	qdq    []string // per node: "q", "dq", "cq" (choose_qparams) or ""
@@ -134,13 +134,12 @@ type renderer struct {
 	buf      bytes.Buffer
 	cur      *bytes.Buffer       // where w writes: buf, or a band's markup
 	bands    map[string][]string // per graph key, each band's SVG markup
-	bandOf   map[string][]int    // per graph key, each node's band
 	// byObserver maps an observer node's name to its histogram's key.
 	byObserver map[string]string
 }
 
 func newRenderer(p *Page) *renderer {
-	r := &renderer{p: p, bands: map[string][]string{}, bandOf: map[string][]int{}, byObserver: map[string]string{}}
+	r := &renderer{p: p, bands: map[string][]string{}, byObserver: map[string]string{}}
 	r.cur = &r.buf
 	for k, h := range p.Histograms {
 		if h != nil && h.Observer != "" {
@@ -171,7 +170,7 @@ func newRenderer(p *Page) *renderer {
 
 // view collects what the page shows of g's nodes and lays g out.
 func (r *renderer) view(key, title string, g *fxgraph.Graph, byName map[string]int) *graphView {
-	v := &graphView{key: key, title: title, g: g}
+	v := &graphView{key: key, title: title}
 	for n := range g.All() {
 		// A node is coloured by its comparison; a node that holds a
 		// compared handle without being the compared node (the node a
@@ -497,13 +496,12 @@ func (r *renderer) graph(v *graphView) {
 		return max(k, 0)
 	}
 	nodes := make([][]int, len(tops))
-	bandOf := make([]int, len(L.nodes))
+	v.bandOf = make([]int, len(L.nodes))
 	for i := range L.nodes {
 		k := band(L.y[i])
 		nodes[k] = append(nodes[k], i)
-		bandOf[i] = k
+		v.bandOf[i] = k
 	}
-	r.bandOf[v.key] = bandOf
 	paths := make([]strings.Builder, len(tops))
 	for _, pts := range L.edges {
 		lo, hi := pts[0].y, pts[0].y
@@ -668,7 +666,7 @@ func (r *renderer) data() ([]byte, error) {
 	for gi, v := range r.views {
 		nodes := make([]jsonNode, len(v.lay.nodes))
 		for i, n := range v.lay.nodes {
-			nodes[i] = jsonNode{Name: n.Name(), Line: fxgraph.FormatNode(n), R: v.result[i], H: v.hist[i], B: r.bandOf[v.key][i]}
+			nodes[i] = jsonNode{Name: n.Name(), Line: fxgraph.FormatNode(n), R: v.result[i], H: v.hist[i], B: v.bandOf[i]}
 			nodeIndex[gi][n.Name()] = i
 		}
 		d.Graphs[v.key] = nodes

@@ -214,7 +214,13 @@ func loadBatches(file string, specs []inputSpec) ([][]*tensor.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
+	return decodeBatches(file, data, specs)
+}
+
+// decodeBatches is loadBatches on file's contents, data.
+func decodeBatches(file string, data []byte, specs []inputSpec) ([][]*tensor.Tensor, error) {
 	var batches [][]*tensor.Tensor
+	var err error
 	if strings.EqualFold(filepath.Ext(file), ".npy") || bytes.HasPrefix(data, npyMagic) {
 		if len(specs) != 1 {
 			return nil, fmt.Errorf("%s: a .npy file holds batches for one input, but the program has %d user inputs", file, len(specs))

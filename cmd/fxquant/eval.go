@@ -89,7 +89,7 @@ func loadEvalBatches(file string, specs []inputSpec) ([][]*tensor.Tensor, error)
 	}
 	trimmed := bytes.TrimSpace(data)
 	if !bytes.HasPrefix(trimmed, []byte("{")) || json.Unmarshal(data, &f) != nil || len(f.Inputs.Eval) == 0 {
-		return loadBatches(file, specs)
+		return decodeBatches(file, data, specs)
 	}
 	batches, err := readJSONBatches(f.Inputs.Eval)
 	if err != nil {

@@ -98,14 +98,14 @@ func cmdPrepareQAT(e *env, args []string) error {
 			buffers = append(buffers, s.Target)
 		}
 	}
-	before := countOps(g)
+	floatNodes := g.Len()
 	if err := convert.PrepareQAT(g, q,
 		convert.QATOptions{PrepareOptions: convert.PrepareOptions{Buffers: buffers}, PresizePerChannel: c.presize}); err != nil {
 		return stageError(in.name, "prepare qat", err)
 	}
 	fq := len(g.FindNodes(fxgraph.CallFunction, convert.FusedFakeQuantize))
 	fmt.Fprintf(e.stdout, "%s: prepared for QAT (%s): %d nodes (float: %d), %d fake quantizers\n",
-		in.name, desc, g.Len(), sumCounts(before), fq)
+		in.name, desc, g.Len(), floatNodes, fq)
 	writeOpCounts(e.stdout, countOps(g))
 	return writeQAT(e, in, g, c)
 }
@@ -119,6 +119,11 @@ func cmdConvertQAT(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	return convertQAT(e, c)
+}
+
+// convertQAT is convert-qat on the parsed command line c.
+func convertQAT(e *env, c *qatConfig) error {
 	in, g, err := loadQATInput(c, e.stderr)
 	if err != nil {
 		return err
@@ -166,14 +171,6 @@ func writeQAT(e *env, in *input, g *fxgraph.Graph, c *qatConfig) error {
 	return nil
 }
 
-func sumCounts(m map[string]int) int {
-	n := 0
-	for _, v := range m {
-		n += v
-	}
-	return n
-}
-
 // writeOpCounts prints "  op: count" lines, most frequent first.
 func writeOpCounts(w io.Writer, m map[string]int) {
 	keys := make([]string, 0, len(m))
@@ -216,20 +213,11 @@ func checkFromQAT(c *runConfig, fs *flag.FlagSet, pos []string) error {
 	return nil
 }
 
-// runFromQAT is "run --from-qat FILE": convert-qat on FILE.
+// runFromQAT is "run --from-qat FILE": convert-qat on FILE. checkFromQAT
+// left c only the flags convert-qat takes.
 func runFromQAT(e *env, c *runConfig) error {
-	args := []string{c.file}
-	if c.out != "" {
-		args = append(args, "-o", c.out)
+	if err := checkOutputs(c); err != nil {
+		return err
 	}
-	if c.reference {
-		args = append(args, "--reference")
-	}
-	if c.force {
-		args = append(args, "--force")
-	}
-	if c.allowOpaque {
-		args = append(args, "--allow-opaque")
-	}
-	return cmdConvertQAT(e, args)
+	return convertQAT(e, &qatConfig{file: c.file, out: c.out, reference: c.reference, force: c.force, allowOpaque: c.allowOpaque})
 }

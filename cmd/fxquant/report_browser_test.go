@@ -17,24 +17,7 @@ import (
 
 	"github.com/fxquant/fxquant/fxgraph"
 	"github.com/fxquant/fxquant/numdebug"
-	"github.com/fxquant/fxquant/ops/tensor"
 )
-
-// withComparison records the comparisons the report got.
-func withComparison(t testing.TB) *[]*numdebug.Comparison {
-	t.Helper()
-	var got []*numdebug.Comparison
-	old := compareGraphs
-	compareGraphs = func(f, q *fxgraph.Graph, b [][]*tensor.Tensor) (*numdebug.Comparison, error) {
-		c, err := numdebug.Compare(f, q, b)
-		if err == nil {
-			got = append(got, c)
-		}
-		return c, err
-	}
-	t.Cleanup(func() { compareGraphs = old })
-	return &got
-}
 
 // pipelineGraphs reruns the pipeline of args (deterministic) for the
 // expected node counts.

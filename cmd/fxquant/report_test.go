@@ -14,6 +14,29 @@ import (
 	"github.com/fxquant/fxquant/ops/tensor"
 )
 
+// stubCompare makes compare the per-node comparison of run and report
+// for the test.
+func stubCompare(t testing.TB, compare func(f, q *fxgraph.Graph, b [][]*tensor.Tensor) (*numdebug.Comparison, error)) {
+	t.Helper()
+	old := compareGraphs
+	compareGraphs = compare
+	t.Cleanup(func() { compareGraphs = old })
+}
+
+// withComparison records the comparisons the report got.
+func withComparison(t testing.TB) *[]*numdebug.Comparison {
+	t.Helper()
+	var got []*numdebug.Comparison
+	stubCompare(t, func(f, q *fxgraph.Graph, b [][]*tensor.Tensor) (*numdebug.Comparison, error) {
+		c, err := numdebug.Compare(f, q, b)
+		if err == nil {
+			got = append(got, c)
+		}
+		return c, err
+	})
+	return &got
+}
+
 // "fxquant report" with no argument reports on the embedded model and
 // writes report.html in the current directory; a second run writes the
 // same bytes.
@@ -54,11 +77,9 @@ func TestReportDefault(t *testing.T) {
 // A failing comparison still gives a page, uncoloured, that says why; the
 // command warns and succeeds.
 func TestReportComparisonFails(t *testing.T) {
-	old := compareGraphs
-	compareGraphs = func(*fxgraph.Graph, *fxgraph.Graph, [][]*tensor.Tensor) (*numdebug.Comparison, error) {
+	stubCompare(t, func(*fxgraph.Graph, *fxgraph.Graph, [][]*tensor.Tensor) (*numdebug.Comparison, error) {
 		return nil, errors.New("no handles")
-	}
-	t.Cleanup(func() { compareGraphs = old })
+	})
 	out := filepath.Join(t.TempDir(), "r.html")
 	var stdout, stderr bytes.Buffer
 	if code := run([]string{"report", "--no-progress", "-o", out}, strings.NewReader(""), &stdout, &stderr); code != 0 {
