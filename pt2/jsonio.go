@@ -63,8 +63,8 @@ func objectEntries(raw json.RawMessage, path string) ([]kv, error) {
 			var key string
 			if plain {
 				key = internKey(raw[j+1 : end-1])
-			} else if err := json.Unmarshal(raw[j:end], &key); err != nil {
-				return nil, pathErr(path, err)
+			} else {
+				key = unquoteJSON(raw[j:end]) // scanString checked it
 			}
 			j = skipSpace(raw, end)
 			if j >= len(raw) {
