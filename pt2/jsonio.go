@@ -471,12 +471,9 @@ func (w *pyWriter) sep() {
 	}
 }
 
-func (w *pyWriter) beginObject() { w.beginObjectValue() }
-func (w *pyWriter) endObject()   { w.first = w.first[:len(w.first)-1]; w.b = append(w.b, '}') }
-func (w *pyWriter) beginArray()  { w.beginArrayValue() }
-func (w *pyWriter) endArray()    { w.first = w.first[:len(w.first)-1]; w.b = append(w.b, ']') }
+func (w *pyWriter) endObject() { w.first = w.first[:len(w.first)-1]; w.b = append(w.b, '}') }
+func (w *pyWriter) endArray()  { w.first = w.first[:len(w.first)-1]; w.b = append(w.b, ']') }
 
-// key writes an object key; the next value call writes its value.
 // oneKey writes the one-key object {k: value}, value written by value:
 // a union such as {"as_int": 3}, or a TensorArgument {"name": "x"}.
 func (w *pyWriter) oneKey(k string, value func()) {
@@ -507,6 +504,7 @@ func (w *pyWriter) keyLit(k string) {
 	w.pendingKey = true
 }
 
+// key writes an object key; the next value call writes its value.
 func (w *pyWriter) key(k string) {
 	w.sep()
 	w.b = appendPyString(w.b, k)
@@ -578,7 +576,7 @@ func (w *pyWriter) raw(raw json.RawMessage) error {
 func (w *pyWriter) rawScanned(data []byte, i int) int {
 	switch data[i] {
 	case '{':
-		w.beginObjectValue()
+		w.beginObject()
 		j := skipSpace(data, i+1)
 		for data[j] != '}' {
 			end, plain, _ := scanString(data, j)
@@ -598,7 +596,7 @@ func (w *pyWriter) rawScanned(data []byte, i int) int {
 		w.endObject()
 		return j + 1
 	case '[':
-		w.beginArrayValue()
+		w.beginArray()
 		j := skipSpace(data, i+1)
 		for data[j] != ']' {
 			j = skipSpace(data, w.rawScanned(data, j))
@@ -661,7 +659,7 @@ func (w *pyWriter) rawValue(dec *json.Decoder) error {
 	case json.Delim:
 		switch t {
 		case '{':
-			w.beginObjectValue()
+			w.beginObject()
 			for dec.More() {
 				k, err := dec.Token()
 				if err != nil {
@@ -681,7 +679,7 @@ func (w *pyWriter) rawValue(dec *json.Decoder) error {
 			}
 			w.endObject()
 		case '[':
-			w.beginArrayValue()
+			w.beginArray()
 			for dec.More() {
 				if err := w.rawValue(dec); err != nil {
 					return err
@@ -707,13 +705,13 @@ func (w *pyWriter) rawValue(dec *json.Decoder) error {
 	return nil
 }
 
-func (w *pyWriter) beginObjectValue() {
+func (w *pyWriter) beginObject() {
 	w.valuePrefix()
 	w.b = append(w.b, '{')
 	w.first = append(w.first, true)
 }
 
-func (w *pyWriter) beginArrayValue() {
+func (w *pyWriter) beginArray() {
 	w.valuePrefix()
 	w.b = append(w.b, '[')
 	w.first = append(w.first, true)
