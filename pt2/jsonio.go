@@ -27,8 +27,13 @@ type kv struct {
 // each value is a slice of raw. A duplicate key is an error (Python would
 // keep the last one silently; a program with one is malformed).
 func objectEntries(raw json.RawMessage, path string) ([]kv, error) {
+	return objectEntriesIx(raw, path, nil)
+}
+
+// objectEntriesIx is objectEntries, splitting with ix in fast mode.
+func objectEntriesIx(raw json.RawMessage, path string, ix bigIndex) ([]kv, error) {
 	if path == fastPath {
-		if out, ok := splitObject(raw, nil); ok {
+		if out, ok := splitObject(raw, ix); ok {
 			return out, nil
 		}
 	}
@@ -102,36 +107,6 @@ func objectEntries(raw json.RawMessage, path string) ([]kv, error) {
 	return out, nil
 }
 
-// decodeObjectIx is decodeObject, splitting with ix in fast mode.
-func decodeObjectIx(raw json.RawMessage, path string, ix bigIndex) (*object, error) {
-	if path == fastPath {
-		if e, ok := splitObject(raw, ix); ok {
-			return &object{path: path, entries: e}, nil
-		}
-	}
-	return decodeObject(raw, path)
-}
-
-// objectEntriesIx is objectEntries, splitting with ix in fast mode.
-func objectEntriesIx(raw json.RawMessage, path string, ix bigIndex) ([]kv, error) {
-	if path == fastPath {
-		if e, ok := splitObject(raw, ix); ok {
-			return e, nil
-		}
-	}
-	return objectEntries(raw, path)
-}
-
-// decodeArrayIx is decodeArray, splitting with ix in fast mode.
-func decodeArrayIx(raw json.RawMessage, path string, ix bigIndex) ([]json.RawMessage, error) {
-	if path == fastPath {
-		if items, ok := splitArray(raw, ix); ok {
-			return items, nil
-		}
-	}
-	return decodeArray(raw, path)
-}
-
 // keySet finds duplicate keys: a scan of the few keys an object of the
 // format has, then a map once there are many (tensor_values, the weights
 // config).
@@ -170,7 +145,12 @@ type object struct {
 }
 
 func decodeObject(raw json.RawMessage, path string) (*object, error) {
-	e, err := objectEntries(raw, path)
+	return decodeObjectIx(raw, path, nil)
+}
+
+// decodeObjectIx is decodeObject, splitting with ix in fast mode.
+func decodeObjectIx(raw json.RawMessage, path string, ix bigIndex) (*object, error) {
+	e, err := objectEntriesIx(raw, path, ix)
 	if err != nil {
 		return nil, err
 	}
@@ -290,8 +270,13 @@ func union(raw json.RawMessage, path string) (string, json.RawMessage, error) {
 }
 
 func decodeArray(raw json.RawMessage, path string) ([]json.RawMessage, error) {
+	return decodeArrayIx(raw, path, nil)
+}
+
+// decodeArrayIx is decodeArray, splitting with ix in fast mode.
+func decodeArrayIx(raw json.RawMessage, path string, ix bigIndex) ([]json.RawMessage, error) {
 	if path == fastPath {
-		if items, ok := splitArray(raw, nil); ok {
+		if items, ok := splitArray(raw, ix); ok {
 			return items, nil
 		}
 	}
