@@ -373,11 +373,8 @@ func parseModuleStack(s string) ([]fxgraph.ModuleStackEntry, bool) {
 		}
 		out = append(out, fxgraph.ModuleStackEntry{Key: p[0], Path: p[1], Type: p[2]})
 	}
-	return out, formatModuleStack(out) == s
-}
-
-func formatModuleStack(st []fxgraph.ModuleStackEntry) string {
-	return string(appendModuleStack(nil, st))
+	// the text must be the one the writer gives back
+	return out, string(appendModuleStack(make([]byte, 0, len(s)), out)) == s
 }
 
 // appendModuleStack appends the nn_module_stack text of st:
@@ -401,11 +398,8 @@ func parseSourceFnStack(s string) ([]fxgraph.SourceFn, bool) {
 		}
 		out = append(out, fxgraph.SourceFn{Name: p[0], Target: p[1]})
 	}
-	return out, formatSourceFnStack(out) == s
-}
-
-func formatSourceFnStack(st []fxgraph.SourceFn) string {
-	return string(appendSourceFnStack(nil, st))
+	// the text must be the one the writer gives back
+	return out, string(appendSourceFnStack(make([]byte, 0, len(s)), out)) == s
 }
 
 // appendSourceFnStack appends the source_fn_stack text of st:
