@@ -499,12 +499,9 @@ func tensorFromPayload(m tensorMeta, raw []byte, shared bool) (*tensor.Tensor, e
 		}
 		return viewOf(z, m)
 	}
-	strides := make([]int, len(m.Strides))
-	for i, s := range m.Strides {
-		if s < -maxRecord || s > maxRecord {
-			return nil, fmt.Errorf("tensor_meta.strides[%d] %d out of range", i, s)
-		}
-		strides[i] = int(s)
+	strides, err := strideInts(m.Strides)
+	if err != nil {
+		return nil, err
 	}
 	if len(m.Strides) == 0 && len(shape) > 0 {
 		strides = nil
@@ -536,12 +533,8 @@ func viewOf(base *tensor.Tensor, m tensorMeta) (*tensor.Tensor, error) {
 	}
 	var strides []int
 	if len(m.Strides) == len(shape) {
-		strides = make([]int, len(shape))
-		for i, s := range m.Strides {
-			if s < -maxRecord || s > maxRecord {
-				return nil, fmt.Errorf("tensor_meta.strides[%d] %d out of range", i, s)
-			}
-			strides[i] = int(s)
+		if strides, err = strideInts(m.Strides); err != nil {
+			return nil, err
 		}
 	} else {
 		strides = tensor.ContiguousStrides(shape)
@@ -550,6 +543,19 @@ func viewOf(base *tensor.Tensor, m tensorMeta) (*tensor.Tensor, error) {
 		return nil, err
 	}
 	return base.NewView(shape, strides, int(m.StorageOffset))
+}
+
+// strideInts converts the strides of a TensorMeta, each within the bound
+// of a record.
+func strideInts(st []int64) ([]int, error) {
+	out := make([]int, len(st))
+	for i, s := range st {
+		if s < -maxRecord || s > maxRecord {
+			return nil, fmt.Errorf("tensor_meta.strides[%d] %d out of range", i, s)
+		}
+		out[i] = int(s)
+	}
+	return out, nil
 }
 
 // checkWeights checks each stored tensor against its placeholder's type.

@@ -27,8 +27,13 @@ type kv struct {
 // each value is a slice of raw. A duplicate key is an error (Python would
 // keep the last one silently; a program with one is malformed).
 func objectEntries(raw json.RawMessage, path string) ([]kv, error) {
+	return objectEntriesIx(raw, path, nil)
+}
+
+// objectEntriesIx is objectEntries, splitting with ix in fast mode.
+func objectEntriesIx(raw json.RawMessage, path string, ix bigIndex) ([]kv, error) {
 	if path == fastPath {
-		if out, ok := splitObject(raw, nil); ok {
+		if out, ok := splitObject(raw, ix); ok {
 			return out, nil
 		}
 	}
@@ -63,8 +68,8 @@ func objectEntries(raw json.RawMessage, path string) ([]kv, error) {
 			var key string
 			if plain {
 				key = internKey(raw[j+1 : end-1])
-			} else if err := json.Unmarshal(raw[j:end], &key); err != nil {
-				return nil, pathErr(path, err)
+			} else {
+				key = unquoteJSON(raw[j:end]) // scanString checked it
 			}
 			j = skipSpace(raw, end)
 			if j >= len(raw) {
@@ -100,36 +105,6 @@ func objectEntries(raw json.RawMessage, path string) ([]kv, error) {
 		return nil, pathErr(path, fmt.Errorf("trailing data after the object: %d bytes starting %q", len(rest), rest[:min(len(rest), 16)]))
 	}
 	return out, nil
-}
-
-// decodeObjectIx is decodeObject, splitting with ix in fast mode.
-func decodeObjectIx(raw json.RawMessage, path string, ix bigIndex) (*object, error) {
-	if path == fastPath {
-		if e, ok := splitObject(raw, ix); ok {
-			return &object{path: path, entries: e}, nil
-		}
-	}
-	return decodeObject(raw, path)
-}
-
-// objectEntriesIx is objectEntries, splitting with ix in fast mode.
-func objectEntriesIx(raw json.RawMessage, path string, ix bigIndex) ([]kv, error) {
-	if path == fastPath {
-		if e, ok := splitObject(raw, ix); ok {
-			return e, nil
-		}
-	}
-	return objectEntries(raw, path)
-}
-
-// decodeArrayIx is decodeArray, splitting with ix in fast mode.
-func decodeArrayIx(raw json.RawMessage, path string, ix bigIndex) ([]json.RawMessage, error) {
-	if path == fastPath {
-		if items, ok := splitArray(raw, ix); ok {
-			return items, nil
-		}
-	}
-	return decodeArray(raw, path)
 }
 
 // keySet finds duplicate keys: a scan of the few keys an object of the
@@ -170,7 +145,12 @@ type object struct {
 }
 
 func decodeObject(raw json.RawMessage, path string) (*object, error) {
-	e, err := objectEntries(raw, path)
+	return decodeObjectIx(raw, path, nil)
+}
+
+// decodeObjectIx is decodeObject, splitting with ix in fast mode.
+func decodeObjectIx(raw json.RawMessage, path string, ix bigIndex) (*object, error) {
+	e, err := objectEntriesIx(raw, path, ix)
 	if err != nil {
 		return nil, err
 	}
@@ -290,8 +270,13 @@ func union(raw json.RawMessage, path string) (string, json.RawMessage, error) {
 }
 
 func decodeArray(raw json.RawMessage, path string) ([]json.RawMessage, error) {
+	return decodeArrayIx(raw, path, nil)
+}
+
+// decodeArrayIx is decodeArray, splitting with ix in fast mode.
+func decodeArrayIx(raw json.RawMessage, path string, ix bigIndex) ([]json.RawMessage, error) {
 	if path == fastPath {
-		if items, ok := splitArray(raw, nil); ok {
+		if items, ok := splitArray(raw, ix); ok {
 			return items, nil
 		}
 	}
@@ -471,12 +456,9 @@ func (w *pyWriter) sep() {
 	}
 }
 
-func (w *pyWriter) beginObject() { w.beginObjectValue() }
-func (w *pyWriter) endObject()   { w.first = w.first[:len(w.first)-1]; w.b = append(w.b, '}') }
-func (w *pyWriter) beginArray()  { w.beginArrayValue() }
-func (w *pyWriter) endArray()    { w.first = w.first[:len(w.first)-1]; w.b = append(w.b, ']') }
+func (w *pyWriter) endObject() { w.first = w.first[:len(w.first)-1]; w.b = append(w.b, '}') }
+func (w *pyWriter) endArray()  { w.first = w.first[:len(w.first)-1]; w.b = append(w.b, ']') }
 
-// key writes an object key; the next value call writes its value.
 // oneKey writes the one-key object {k: value}, value written by value:
 // a union such as {"as_int": 3}, or a TensorArgument {"name": "x"}.
 func (w *pyWriter) oneKey(k string, value func()) {
@@ -507,6 +489,7 @@ func (w *pyWriter) keyLit(k string) {
 	w.pendingKey = true
 }
 
+// key writes an object key; the next value call writes its value.
 func (w *pyWriter) key(k string) {
 	w.sep()
 	w.b = appendPyString(w.b, k)
@@ -578,7 +561,7 @@ func (w *pyWriter) raw(raw json.RawMessage) error {
 func (w *pyWriter) rawScanned(data []byte, i int) int {
 	switch data[i] {
 	case '{':
-		w.beginObjectValue()
+		w.beginObject()
 		j := skipSpace(data, i+1)
 		for data[j] != '}' {
 			end, plain, _ := scanString(data, j)
@@ -598,7 +581,7 @@ func (w *pyWriter) rawScanned(data []byte, i int) int {
 		w.endObject()
 		return j + 1
 	case '[':
-		w.beginArrayValue()
+		w.beginArray()
 		j := skipSpace(data, i+1)
 		for data[j] != ']' {
 			j = skipSpace(data, w.rawScanned(data, j))
@@ -661,7 +644,7 @@ func (w *pyWriter) rawValue(dec *json.Decoder) error {
 	case json.Delim:
 		switch t {
 		case '{':
-			w.beginObjectValue()
+			w.beginObject()
 			for dec.More() {
 				k, err := dec.Token()
 				if err != nil {
@@ -681,7 +664,7 @@ func (w *pyWriter) rawValue(dec *json.Decoder) error {
 			}
 			w.endObject()
 		case '[':
-			w.beginArrayValue()
+			w.beginArray()
 			for dec.More() {
 				if err := w.rawValue(dec); err != nil {
 					return err
@@ -707,13 +690,13 @@ func (w *pyWriter) rawValue(dec *json.Decoder) error {
 	return nil
 }
 
-func (w *pyWriter) beginObjectValue() {
+func (w *pyWriter) beginObject() {
 	w.valuePrefix()
 	w.b = append(w.b, '{')
 	w.first = append(w.first, true)
 }
 
-func (w *pyWriter) beginArrayValue() {
+func (w *pyWriter) beginArray() {
 	w.valuePrefix()
 	w.b = append(w.b, '[')
 	w.first = append(w.first, true)

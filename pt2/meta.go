@@ -275,12 +275,7 @@ func (w *pyWriter) staticMeta(d tensor.DType, sizes, strides []int64, offset int
 	b = strconv.AppendInt(b, int64(d.SerdeCode()), 10)
 	b = appendAsInts(append(b, `, "sizes": `...), sizes)
 	b = strconv.AppendBool(append(b, `, "requires_grad": `...), requiresGrad)
-	b = appendPyString(append(b, `, "device": {"type": `...), devType)
-	if devIdx == nil {
-		b = append(b, `, "index": null}`...)
-	} else {
-		b = append(strconv.AppendInt(append(b, `, "index": `...), *devIdx, 10), '}')
-	}
+	b = appendDevice(append(b, `, "device": `...), devType, devIdx)
 	b = appendAsInts(append(b, `, "strides": `...), strides)
 	b = append(strconv.AppendInt(append(b, `, "storage_offset": {"as_int": `...), offset, 10), '}')
 	b = append(strconv.AppendInt(append(b, `, "layout": `...), layout, 10), '}')
@@ -311,17 +306,19 @@ func contiguousStrides(dst, shape []int64) []int64 {
 	return dst
 }
 
+// device writes the Device {"type": typ, "index": idx}.
 func (w *pyWriter) device(typ string, idx *int64) {
-	w.beginObject()
-	w.keyLit("type")
-	w.str(typ)
-	w.keyLit("index")
+	w.valuePrefix()
+	w.b = appendDevice(w.b, typ, idx)
+}
+
+// appendDevice appends the Device {"type": typ, "index": idx}.
+func appendDevice(b []byte, typ string, idx *int64) []byte {
+	b = appendPyString(append(b, `{"type": `...), typ)
 	if idx == nil {
-		w.null()
-	} else {
-		w.int(*idx)
+		return append(b, `, "index": null}`...)
 	}
-	w.endObject()
+	return append(strconv.AppendInt(append(b, `, "index": `...), *idx, 10), '}')
 }
 
 // symInts writes a list of SymInts: v's ints, or the expressions of syms
@@ -376,11 +373,8 @@ func parseModuleStack(s string) ([]fxgraph.ModuleStackEntry, bool) {
 		}
 		out = append(out, fxgraph.ModuleStackEntry{Key: p[0], Path: p[1], Type: p[2]})
 	}
-	return out, formatModuleStack(out) == s
-}
-
-func formatModuleStack(st []fxgraph.ModuleStackEntry) string {
-	return string(appendModuleStack(nil, st))
+	// the text must be the one the writer gives back
+	return out, string(appendModuleStack(make([]byte, 0, len(s)), out)) == s
 }
 
 // appendModuleStack appends the nn_module_stack text of st:
@@ -404,11 +398,8 @@ func parseSourceFnStack(s string) ([]fxgraph.SourceFn, bool) {
 		}
 		out = append(out, fxgraph.SourceFn{Name: p[0], Target: p[1]})
 	}
-	return out, formatSourceFnStack(out) == s
-}
-
-func formatSourceFnStack(st []fxgraph.SourceFn) string {
-	return string(appendSourceFnStack(nil, st))
+	// the text must be the one the writer gives back
+	return out, string(appendSourceFnStack(make([]byte, 0, len(s)), out)) == s
 }
 
 // appendSourceFnStack appends the source_fn_stack text of st:

@@ -23,11 +23,7 @@ type cursor struct {
 	i int
 }
 
-func (c *cursor) space() {
-	for c.i < len(c.b) && isJSONSpace(c.b[c.i]) {
-		c.i++
-	}
-}
+func (c *cursor) space() { c.i = skipSpace(c.b, c.i) }
 
 // eat consumes ch, after spaces, when it comes next.
 func (c *cursor) eat(ch byte) bool {

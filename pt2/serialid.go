@@ -130,8 +130,8 @@ func (s *stdStringSet) needRehash(elems uint64) (uint64, bool) {
 }
 
 // rehash is _M_rehash_aux for unique keys: nodes are taken in list order;
-// the first node of a bucket goes to the list front, later ones right
-// after their bucket's first node.
+// the first node of a bucket goes to the list front, later ones to the
+// start of their bucket (see link).
 func (s *stdStringSet) rehash(n uint64) {
 	p := s.head
 	s.head, s.before, s.buckets = noNode, make([]int32, n), n
@@ -156,8 +156,8 @@ func (s *stdStringSet) insert(name string) {
 }
 
 // link puts node p in the list as an insert (and a rehash, node by node)
-// does: first in its bucket at the list front, else right after its
-// bucket's first node.
+// does: the first of its bucket at the list front, else at the start of
+// its bucket, right after the node before the bucket's first.
 func (s *stdStringSet) link(p int32) {
 	b := s.hash[p] % s.buckets
 	switch prev := s.before[b]; prev {

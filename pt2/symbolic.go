@@ -662,20 +662,21 @@ func (b *builder) symScalarNode(o *object, op string) error {
 	if len(outs) != 1 {
 		return pathErrf(o.sub("outputs"), "_operator.%s has one output, got %d", op, len(outs))
 	}
-	tag, v, err := union(outs[0], catPath(o.sub("outputs"), "[0]"))
+	out0 := catPath(o.sub("outputs"), "[0]")
+	tag, v, err := union(outs[0], out0)
 	if err != nil {
 		return err
 	}
 	if tag != "as_sym_int" {
-		return pathErrf(catPath(o.sub("outputs"), "[0]"), "output of _operator.%s: want as_sym_int, got %s", op, tag)
+		return pathErrf(out0, "output of _operator.%s: want as_sym_int, got %s", op, tag)
 	}
-	name, typ, err := b.namedValue(tag, v, catPath(o.sub("outputs"), "[0].as_sym_int"))
+	name, typ, err := b.namedValue(tag, v, dotPath(out0, "as_sym_int"))
 	if err != nil {
 		return err
 	}
 	n := b.g.CreateNode(fxgraph.CallFunction, ops.Callable{Module: "operator", Name: op}, "", args, nil, name, typ)
 	*n.Meta = meta
-	return b.define(name, n, catPath(o.sub("outputs"), "[0]"))
+	return b.define(name, n, out0)
 }
 
 // symScalarNode writes a node of an operator-module function on SymInts

@@ -46,16 +46,20 @@ const fieldAlignment = 64
 // the serialization id and the headers.
 func writeContainer(w io.Writer, root string, recs []record, crcs []uint32) error {
 	type entry struct {
-		name   string // below root/
-		size   uint32
-		offset uint32
-		pad    int
+		name    string // below root/
+		nameLen int    // of root/name, as the headers write it
+		size    uint32
+		offset  uint32
+		pad     int
+	}
+	appendName := func(b []byte, e entry) []byte {
+		return append(append(append(b, root...), '/'), e.name...)
 	}
 	// First the layout, so that an archive over the limits is refused
 	// before anything is written; then each record streams to w, its
 	// data as it is (no copy of the archive is built in memory).
 	entries := make([]entry, 0, len(recs))
-	pos := 0
+	pos, cdLen := 0, 0
 	for _, r := range recs {
 		nameLen := len(root) + 1 + len(r.name)
 		if nameLen > math.MaxUint16 {
@@ -67,12 +71,9 @@ func writeContainer(w io.Writer, root string, recs []record, crcs []uint32) erro
 		if int64(end) >= math.MaxUint32 {
 			return fmt.Errorf("record %q: archives of 4 GiB or more are not supported", r.name)
 		}
-		entries = append(entries, entry{name: r.name, size: uint32(len(r.data)), offset: uint32(pos), pad: pad})
+		entries = append(entries, entry{name: r.name, nameLen: nameLen, size: uint32(len(r.data)), offset: uint32(pos), pad: pad})
 		pos = end
-	}
-	cdLen := 0
-	for _, e := range entries {
-		cdLen += 46 + len(root) + 1 + len(e.name)
+		cdLen += 46 + nameLen
 	}
 	if int64(pos+cdLen) >= math.MaxUint32 || len(entries) >= math.MaxUint16 {
 		return fmt.Errorf("archives of 4 GiB or %d records or more are not supported", math.MaxUint16)
@@ -91,9 +92,9 @@ func writeContainer(w io.Writer, root string, recs []record, crcs []uint32) erro
 		out = binary.LittleEndian.AppendUint32(out, 0)      // crc (in the descriptor)
 		out = binary.LittleEndian.AppendUint32(out, 0)      // compressed size
 		out = binary.LittleEndian.AppendUint32(out, 0)      // uncompressed size
-		out = binary.LittleEndian.AppendUint16(out, uint16(len(root)+1+len(e.name)))
+		out = binary.LittleEndian.AppendUint16(out, uint16(e.nameLen))
 		out = binary.LittleEndian.AppendUint16(out, uint16(4+e.pad))
-		out = append(append(append(out, root...), '/'), e.name...)
+		out = appendName(out, e)
 		out = append(out, 'F', 'B')
 		out = binary.LittleEndian.AppendUint16(out, uint16(e.pad))
 		for range e.pad {
@@ -128,14 +129,14 @@ func writeContainer(w io.Writer, root string, recs []record, crcs []uint32) erro
 		out = binary.LittleEndian.AppendUint32(out, crcs[i])
 		out = binary.LittleEndian.AppendUint32(out, e.size)
 		out = binary.LittleEndian.AppendUint32(out, e.size)
-		out = binary.LittleEndian.AppendUint16(out, uint16(len(root)+1+len(e.name)))
+		out = binary.LittleEndian.AppendUint16(out, uint16(e.nameLen))
 		out = binary.LittleEndian.AppendUint16(out, 0) // extra
 		out = binary.LittleEndian.AppendUint16(out, 0) // comment
 		out = binary.LittleEndian.AppendUint16(out, 0) // disk
 		out = binary.LittleEndian.AppendUint16(out, 0) // internal attributes
 		out = binary.LittleEndian.AppendUint32(out, 0) // external attributes
 		out = binary.LittleEndian.AppendUint32(out, e.offset)
-		out = append(append(append(out, root...), '/'), e.name...)
+		out = appendName(out, e)
 	}
 	cdSize := len(out)
 	z64 := cdStart + cdSize
