@@ -79,6 +79,10 @@ func (r *runner) evalDeferred(n *fxgraph.Node) (ops.Value, error) {
 	if err != nil {
 		return nil, &deferredError{err}
 	}
+	// The run's loop skips n, so it releases here what n used last: a
+	// deferred constant that only n reads (a chain of them) would
+	// otherwise stay until the run ends.
+	r.releaseInputs(n, r.position[n.ID()])
 	return v, nil
 }
 

@@ -152,6 +152,9 @@ type runner struct {
 	env      *env
 	cur      *fxgraph.Node
 	deferred []bool // by node ID: constant nodes not computed yet (see deferred.go)
+	// With Release, by node ID: each node's position in the run and the
+	// position of its last user.
+	position, lastUse []int32
 }
 
 func run(g *fxgraph.Graph, bind func([]*fxgraph.Node) (map[*fxgraph.Node]ops.Value, error), opts Options) (outs []ops.Value, err error) {
@@ -186,14 +189,15 @@ func run(g *fxgraph.Graph, bind func([]*fxgraph.Node) (map[*fxgraph.Node]ops.Val
 		return nil, err
 	}
 	r.env = newEnv(nodes)
-	// Position of each node's last user, by node ID, for Release.
-	var lastUse []int32
+	// Position of each node and of its last user, by node ID, for Release.
 	if opts.Release {
-		lastUse = make([]int32, len(r.env.vals))
+		r.lastUse = make([]int32, len(r.env.vals))
+		r.position = make([]int32, len(r.env.vals))
 		for i, n := range nodes {
+			r.position[n.ID()] = int32(i)
 			n.VisitInputs(func(in *fxgraph.Node) {
 				if k, ok := r.env.slot(in); ok {
-					lastUse[k] = int32(i)
+					r.lastUse[k] = int32(i)
 				}
 			})
 		}
@@ -232,11 +236,7 @@ func run(g *fxgraph.Graph, bind func([]*fxgraph.Node) (map[*fxgraph.Node]ops.Val
 			return nil, err
 		}
 		if opts.Release {
-			n.VisitInputs(func(in *fxgraph.Node) {
-				if k, ok := r.env.slot(in); ok && lastUse[k] == int32(i) {
-					r.env.del(in)
-				}
-			})
+			r.releaseInputs(n, int32(i))
 			if n.NumUses() == 0 {
 				r.env.del(n)
 			}
@@ -244,6 +244,16 @@ func run(g *fxgraph.Graph, bind func([]*fxgraph.Node) (map[*fxgraph.Node]ops.Val
 	}
 	r.cur = nil
 	return nil, &NodeError{Node: "<graph>", Target: "output", Err: fmt.Errorf("%w: graph has no output node", ErrUnsupported)}
+}
+
+// releaseInputs drops the values of n's inputs whose last user is n, at
+// position i.
+func (r *runner) releaseInputs(n *fxgraph.Node, i int32) {
+	n.VisitInputs(func(in *fxgraph.Node) {
+		if k, ok := r.env.slot(in); ok && r.lastUse[k] == i {
+			r.env.del(in)
+		}
+	})
 }
 
 // compute runs node n (neither a placeholder nor the output) and records

@@ -3,7 +3,10 @@ package interp_test
 import (
 	"errors"
 	"math"
+	"runtime"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -556,4 +559,43 @@ func TestHookAnyOrder(t *testing.T) {
 	}
 	assert.Equal(t, []string{"mul_scalar", "relu_default", "add_tensor"}, order(false))
 	assert.Equal(t, []string{"relu_default", "mul_scalar", "add_tensor"}, order(true))
+}
+
+// TestReleaseDeferredChain: with Release, a deferred constant read only
+// by another deferred constant (c1 = w * 2, c2 = c1 * 3) is dropped once
+// c2 is computed, not kept to the end of the run: by the time the last
+// node runs, c1's tensor has been collected.
+func TestReleaseDeferredChain(t *testing.T) {
+	g := fxgraph.New()
+	x := g.Placeholder("x", nil)
+	g.SetAttr("w", tensor.F32([]int{1024}, make([]float32, 1024)...))
+	wn := g.GetAttr("w", nil)
+	c1 := g.Call(ops.MustOverload("aten.mul.Scalar"), wn, 2.0)
+	c2 := g.Call(ops.MustOverload("aten.mul.Scalar"), c1, 3.0)
+	a := g.Call(ops.MustOverload("aten.add.Tensor"), x, c2)
+	last := g.Call(ops.MustOverload("aten.relu.default"), a)
+	g.SetOutput(ops.Tuple{last})
+
+	var collected atomic.Bool
+	released := false
+	_, err := interp.Run(g, []*tensor.Tensor{tensor.F32([]int{1024}, make([]float32, 1024)...)}, interp.Options{
+		Release: true, HookAnyOrder: true,
+		Hook: func(n *fxgraph.Node, v ops.Value) error {
+			switch n {
+			case c1:
+				runtime.SetFinalizer(v.(*tensor.Tensor), func(*tensor.Tensor) { collected.Store(true) })
+			case last:
+				for range 200 {
+					runtime.GC()
+					if collected.Load() {
+						released = true
+						break
+					}
+					time.Sleep(time.Millisecond)
+				}
+			}
+			return nil
+		}})
+	require.NoError(t, err)
+	assert.True(t, released, "c1's value was still held when the run's last node ran")
 }
