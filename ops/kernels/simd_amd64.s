@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "simd_amd64.h"
 
 // AVX2+FMA kernels selected by useAVX2 (simd_amd64.go). Every lane runs
 // the float32 operations of the Go code it replaces, in the same order;
@@ -231,17 +232,7 @@ TEXT ·layerNormOutAVX2(SB), NOSPLIT, $0-48
 	JZ lndone
 
 lnloop:
-	VMOVUPS (SI), Y0
-	VSUBPS Y14, Y0, Y0        // x - m
-	VMULPS Y15, Y0, Y0        // * rstd
-	VMOVUPS (R8), Y1
-	VFMADD213PS (R9), Y1, Y0  // t*w + b
-	VMOVUPS Y0, (DI)
-	ADDQ $32, SI
-	ADDQ $32, DI
-	ADDQ $32, R8
-	ADDQ $32, R9
-	SUBQ $8, CX
+	LNOUTSTEP(VMOVUPS)
 	JNZ lnloop
 
 lndone:
@@ -647,13 +638,7 @@ TEXT ·subSubAVX2(SB), NOSPLIT, $0-32
 	JZ ssdone
 
 ssloop:
-	VMOVUPS (SI), Y0
-	VSUBPS Y14, Y0, Y0
-	VSUBPS Y15, Y0, Y0
-	VMOVUPS Y0, (DI)
-	ADDQ $32, SI
-	ADDQ $32, DI
-	SUBQ $8, CX
+	SUBSUBSTEP(VMOVUPS)
 	JNZ ssloop
 
 ssdone:
