@@ -90,7 +90,7 @@ func LayerNorm(input *tensor.Tensor, normalizedShape []int, weight, bias *tensor
 	}
 	wd, bd = wd[:inner], bd[:inner]
 	// Rows are independent: split them across cores (same bits).
-	splitWork(rows, max(1, parallelGrain/max(inner, 1)), func(r0, r1 int) {
+	splitRows(rows, inner, func(r0, r1 int) {
 		layerNormRows(xd, y, ms, rs, wd, bd, inner, e, r0, r1)
 	})
 	statShape := append([]int(nil), shape[:len(shape)-k]...)

@@ -53,7 +53,7 @@ func softmaxImpl(op string, x *tensor.Tensor, dim int, logOut bool) (*tensor.Ten
 			}
 		case d == len(shape)-1:
 			// rows are independent: split them across cores (same bits)
-			splitWork(outer, max(1, parallelGrain/max(D, 1)), func(o0, o1 int) {
+			splitRows(outer, D, func(o0, o1 int) {
 				softmaxRows(y, xd, D, o0, o1, logOut)
 			})
 		case logOut:
@@ -287,7 +287,7 @@ func reduceAllSum(data []float32) float32 {
 
 func softmaxInner(y, x []float32, outer, D, inner int) {
 	// outer slices are independent: split them across cores (same bits)
-	splitWork(outer, max(1, parallelGrain/max(D*inner, 1)), func(o0, o1 int) {
+	splitRows(outer, D*inner, func(o0, o1 int) {
 		softmaxInnerRange(y, x, D, inner, o0, o1)
 	})
 }
@@ -346,7 +346,7 @@ func softmaxInnerRange(y, x []float32, D, inner, o0, o1 int) {
 
 func logSoftmaxInner(y, x []float32, outer, D, inner int) {
 	// outer slices are independent: split them across cores (same bits)
-	splitWork(outer, max(1, parallelGrain/max(D*inner, 1)), func(o0, o1 int) {
+	splitRows(outer, D*inner, func(o0, o1 int) {
 		logSoftmaxInnerRange(y, x, D, inner, o0, o1)
 	})
 }
