@@ -3,6 +3,7 @@ package kernels
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/fxquant/fxquant/ops/tensor"
 )
@@ -283,18 +284,10 @@ func vecGroups(groups, sw int, offs []int32, avail int) int {
 	if sw != 2 || groups == 0 {
 		return groups
 	}
-	if int(slicesMax(offs))+16*groups > avail-1 {
+	if int(slices.Max(offs))+16*groups > avail-1 {
 		groups--
 	}
 	return groups
-}
-
-func slicesMax(s []int32) int32 {
-	m := s[0]
-	for _, v := range s[1:] {
-		m = max(m, v)
-	}
-	return m
 }
 
 // maxPoolRangeAVX2 is maxPoolRange on float32 with the outputs whose
