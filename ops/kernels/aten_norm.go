@@ -90,7 +90,7 @@ func LayerNorm(input *tensor.Tensor, normalizedShape []int, weight, bias *tensor
 	}
 	wd, bd = wd[:inner], bd[:inner]
 	// Rows are independent: split them across cores (same bits).
-	splitWork(rows, max(1, parallelGrain/max(inner, 1)), func(r0, r1 int) {
+	splitRows(rows, inner, func(r0, r1 int) {
 		layerNormRows(xd, y, ms, rs, wd, bd, inner, e, r0, r1)
 	})
 	statShape := append([]int(nil), shape[:len(shape)-k]...)
@@ -414,27 +414,20 @@ func layerNormRows(xd, y, ms, rs, wd, bd []float32, inner int, e float32, r0, r1
 		}
 		rstdv := 1 / float32(math.Sqrt(float64(v+e)))
 		ms[r], rs[r] = m, rstdv
-		yr := y[r*inner : (r+1)*inner]
+		yr, w, b := y[r*inner:(r+1)*inner], wd, bd
 		if n8 := inner &^ 7; useAVX2 && n8 > 0 {
 			if nt && uintptr(unsafe.Pointer(&yr[0]))%32 == 0 {
 				layerNormOutNTAVX2(&yr[0], &row[0], &wd[0], &bd[0], n8, m, rstdv)
 			} else {
 				layerNormOutAVX2(&yr[0], &row[0], &wd[0], &bd[0], n8, m, rstdv)
 			}
-			row = row[n8:]
-			yr = yr[n8:]
-			wd, bd := wd[n8:], bd[n8:]
-			for i, x := range row {
-				t := float32((x - m) * rstdv)
-				yr[i] = FMA32(t, wd[i], bd[i])
-			}
-			continue
+			row, yr, w, b = row[n8:], yr[n8:], wd[n8:], bd[n8:]
 		}
 		for i, x := range row {
 			t := float32((x - m) * rstdv)
-			o, ok := fma32Try(t, wd[i], bd[i])
+			o, ok := fma32Try(t, w[i], b[i])
 			if !ok {
-				o = FMA32(t, wd[i], bd[i])
+				o = FMA32(t, w[i], b[i])
 			}
 			yr[i] = o
 		}

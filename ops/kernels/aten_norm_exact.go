@@ -39,10 +39,9 @@ func FMA32(x, y, z float32) float32 {
 	// the exact sum when the float64 sum is a float32 halfway point (a
 	// float64 nearer the exact sum than a midpoint between them would be
 	// that midpoint) or lies in float32's subnormal range; everything
-	// else, infinities and NaN included, is settled here, inlined.
-	s := float64(x)*float64(y) + float64(z)
-	if b := math.Float64bits(s); b&0x1fffffff != 0x10000000 && b&0x7ff0000000000000 >= 0x3810000000000000 {
-		return float32(s)
+	// else, infinities and NaN included, is settled by fma32Try, inlined.
+	if r, ok := fma32Try(x, y, z); ok {
+		return r
 	}
 	return fma32RoundToOdd(x, y, z)
 }

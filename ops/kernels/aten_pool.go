@@ -3,6 +3,7 @@ package kernels
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/fxquant/fxquant/ops/tensor"
 )
@@ -118,7 +119,7 @@ func MaxPool2d(x *tensor.Tensor, kernel, stride, padding, dilation []int, ceil b
 		}
 		y := make([]int32, p.N*p.C*p.Ho*p.Wo)
 		idx := make([]int64, len(y))
-		splitWork(p.N*p.C, max(1, parallelGrain/max(p.H*p.W, 1)), func(pl0, pl1 int) {
+		splitRows(p.N*p.C, p.H*p.W, func(pl0, pl1 int) {
 			maxPoolRangeVec(p, xd, math.MinInt32, 0, y, idx, pl0, pl1, maxPoolI32AVX2)
 		})
 		return tensor.MustFromData(tensor.Int32, shape, y), tensor.MustFromData(tensor.Int64, shape, idx), nil
@@ -160,7 +161,7 @@ func maxPoolPlanes[T float32 | int64](p pool2d, xd []T, lowest T) ([]T, []int64)
 func maxPoolInto[T float32 | int64](p pool2d, xd []T, lowest T, y []T, idx []int64) {
 	planes := p.N * p.C
 	// planes are independent: split them across cores (same bits)
-	splitWork(planes, max(1, parallelGrain/max(p.H*p.W, 1)), func(pl0, pl1 int) {
+	splitRows(planes, p.H*p.W, func(pl0, pl1 int) {
 		if xf, ok := any(xd).([]float32); ok && p.vecOK() {
 			maxPoolRangeAVX2(p, xf, any(y).([]float32), idx, pl0, pl1)
 			return
@@ -283,18 +284,10 @@ func vecGroups(groups, sw int, offs []int32, avail int) int {
 	if sw != 2 || groups == 0 {
 		return groups
 	}
-	if int(slicesMax(offs))+16*groups > avail-1 {
+	if int(slices.Max(offs))+16*groups > avail-1 {
 		groups--
 	}
 	return groups
-}
-
-func slicesMax(s []int32) int32 {
-	m := s[0]
-	for _, v := range s[1:] {
-		m = max(m, v)
-	}
-	return m
 }
 
 // maxPoolRangeAVX2 is maxPoolRange on float32 with the outputs whose
@@ -360,7 +353,7 @@ func AvgPool2d(x *tensor.Tensor, kernel, stride, padding []int, ceil, countInclu
 // avgPoolInto is AvgPool2d's arithmetic on contiguous float32 planes.
 func avgPoolInto(p pool2d, xd, y []float32, countIncludePad bool, divisorOverride int) {
 	// planes are independent: split them across cores (same bits)
-	splitWork(p.N*p.C, max(1, parallelGrain/max(p.H*p.W, 1)), func(pl0, pl1 int) {
+	splitRows(p.N*p.C, p.H*p.W, func(pl0, pl1 int) {
 		if p.vecOK() {
 			avgPoolRangeAVX2(p, xd, y, pl0, pl1, countIncludePad, divisorOverride)
 			return
@@ -517,7 +510,7 @@ func AdaptiveAvgPool2d(x *tensor.Tensor, outputSize []int) (*tensor.Tensor, erro
 // mean()'s order: cascadeSum, then / hw.
 func meanPlanesInto(xd, y []float32, hw int) {
 	div := float32(hw)
-	splitWork(len(y), max(1, parallelGrain/max(hw, 1)), func(pl0, pl1 int) {
+	splitRows(len(y), hw, func(pl0, pl1 int) {
 		if useAVX2 && hw >= avx2Lanes && hw < 64*avx2Lanes {
 			meanPlanesAVX2(&xd[pl0*hw], hw, pl1-pl0, &y[pl0], div)
 			return

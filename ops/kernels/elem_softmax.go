@@ -53,7 +53,7 @@ func softmaxImpl(op string, x *tensor.Tensor, dim int, logOut bool) (*tensor.Ten
 			}
 		case d == len(shape)-1:
 			// rows are independent: split them across cores (same bits)
-			splitWork(outer, max(1, parallelGrain/max(D, 1)), func(o0, o1 int) {
+			splitRows(outer, D, func(o0, o1 int) {
 				softmaxRows(y, xd, D, o0, o1, logOut)
 			})
 		case logOut:
@@ -228,18 +228,11 @@ func reduceLanesMax(a lanes) float32 {
 	return vecMaximum(vecMaximum(b0, b2), vecMaximum(b1, b3))
 }
 
-// expSubInto sets y[i] = softmaxExp(x[i] - m), whole vectors of 8 with the
-// AVX2 kernel when the CPU has it.
+// expSubInto sets y[i] = softmaxExp(x[i] - m): softmaxLastDim's path
+// without AVX2 or for rows under 8 (with AVX2, expSumVec runs instead).
 func expSubInto(y, x []float32, m float32) {
 	y = y[:len(x)]
-	i := 0
-	if useAVX2 {
-		if n8 := len(x) &^ 7; n8 > 0 {
-			expSubAVX2(&y[0], &x[0], n8, m)
-			i = n8
-		}
-	}
-	for ; i < len(x); i++ {
+	for i := range x {
 		y[i] = softmaxExp(x[i] - m)
 	}
 }
@@ -278,17 +271,12 @@ func reduceAllSum(data []float32) float32 {
 		return reduceAll(data, identity, vecAdd)
 	}
 	var acc [8]float32
+	copy(acc[:], data[:8])
 	d := 8
-	if nv := n / 8; useAVX2 {
-		sumLanesAVX2(&data[0], nv, (*lanes)(&acc))
-		d = nv * 8
-	} else {
-		copy(acc[:], data[:8])
-		for ; d < n-n%8; d += 8 {
-			v := data[d : d+8]
-			for l := range acc {
-				acc[l] += v[l]
-			}
+	for ; d < n-n%8; d += 8 {
+		v := data[d : d+8]
+		for l := range acc {
+			acc[l] += v[l]
 		}
 	}
 	for l := 0; l < n-d; l++ {
@@ -299,7 +287,7 @@ func reduceAllSum(data []float32) float32 {
 
 func softmaxInner(y, x []float32, outer, D, inner int) {
 	// outer slices are independent: split them across cores (same bits)
-	splitWork(outer, max(1, parallelGrain/max(D*inner, 1)), func(o0, o1 int) {
+	splitRows(outer, D*inner, func(o0, o1 int) {
 		softmaxInnerRange(y, x, D, inner, o0, o1)
 	})
 }
@@ -358,7 +346,7 @@ func softmaxInnerRange(y, x []float32, D, inner, o0, o1 int) {
 
 func logSoftmaxInner(y, x []float32, outer, D, inner int) {
 	// outer slices are independent: split them across cores (same bits)
-	splitWork(outer, max(1, parallelGrain/max(D*inner, 1)), func(o0, o1 int) {
+	splitRows(outer, D*inner, func(o0, o1 int) {
 		logSoftmaxInnerRange(y, x, D, inner, o0, o1)
 	})
 }

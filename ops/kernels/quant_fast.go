@@ -45,6 +45,12 @@ func splitWork(n, grain int, fn func(lo, hi int)) {
 	wg.Wait()
 }
 
+// splitRows is splitWork over n rows of rowLen elements each, at least
+// parallelGrain elements (and one row) per piece.
+func splitRows(n, rowLen int, fn func(lo, hi int)) {
+	splitWork(n, max(1, parallelGrain/max(rowLen, 1)), fn)
+}
+
 // rowBase returns the index of the first qparam of row r (the rows are
 // the row-major vectors along the last dim).
 func (l *qLayout) rowBase(r int) int {
@@ -78,7 +84,7 @@ func (l *qLayout) forRuns(fn func(a, b, k int), fnVec func(a, b, k int)) {
 	nd := len(l.shape)
 	last, lb := l.shape[nd-1], l.block[nd-1]
 	rows := total / last
-	splitWork(rows, max(1, parallelGrain/last), func(r0, r1 int) {
+	splitRows(rows, last, func(r0, r1 int) {
 		for r := r0; r < r1; r++ {
 			base, pos := l.rowBase(r), r*last
 			if lb == 1 && fnVec != nil {

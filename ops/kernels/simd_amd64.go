@@ -9,11 +9,6 @@ package kernels
 // both and compare. Building with -tags purego leaves only the Go code.
 var useAVX2 = haveFMA32x8
 
-// expSubAVX2 sets dst[i] = sleefExpf(src[i] - m) for i < n, n a multiple of 8.
-//
-//go:noescape
-func expSubAVX2(dst, src *float32, n int, m float32)
-
 // welfordAVX2 runs cnt Welford updates of rowwiseMoments on the 8 lanes
 // m1, m2: for vector j of v, d = v - m1, m1 = fma(d, c[j], m1),
 // m2 = fma(d, v - m1, m2).
@@ -40,20 +35,14 @@ func quantizeAVX2(dst *byte, src *float32, n int, inv, zp, lo, hi float32, unsig
 //go:noescape
 func dequantizeAVX2(dst *float32, src *byte, n int, zp, scale float32, unsigned bool)
 
-// sumLanesAVX2 sets acc to x[0:8] plus, lane by lane in order, the
-// vectors x[8k:8k+8] for 0 < k < nvec (nvec >= 1).
-//
-//go:noescape
-func sumLanesAVX2(x *float32, nvec int, acc *lanes)
-
 // scaleAVX2 multiplies y[i] by r for i < n, n a multiple of 8.
 //
 //go:noescape
 func scaleAVX2(y *float32, n int, r float32)
 
-// expSumAVX2 is expSubAVX2 (n a positive multiple of 8) fused with
-// sumLanesAVX2 over its results: acc = dst[0:8] + dst[8:16] + ..., lane
-// by lane in that order.
+// expSumAVX2 sets dst[i] = sleefExpf(src[i] - m) for i < n, n a positive
+// multiple of 8, and sums the results: acc = dst[0:8] + dst[8:16] + ...,
+// lane by lane in that order.
 //
 //go:noescape
 func expSumAVX2(dst, src *float32, n int, m float32, acc *lanes)

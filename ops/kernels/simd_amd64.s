@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "simd_amd64.h"
 
 // AVX2+FMA kernels selected by useAVX2 (simd_amd64.go). Every lane runs
 // the float32 operations of the Go code it replaces, in the same order;
@@ -136,58 +137,6 @@ DATA expc<>+440(SB)/4, $0x0000007f
 DATA expc<>+444(SB)/4, $0x0000007f
 GLOBL expc<>(SB), RODATA|NOPTR, $448
 
-// func expSubAVX2(dst, src *float32, n int, m float32)
-TEXT ·expSubAVX2(SB), NOSPLIT, $0-28
-	MOVQ dst+0(FP), DI
-	MOVQ src+8(FP), SI
-	MOVQ n+16(FP), CX
-	VBROADCASTSS m+24(FP), Y15
-	TESTQ CX, CX
-	JZ expdone
-
-exploop:
-	VMOVUPS (SI), Y0
-	VSUBPS Y15, Y0, Y0                 // d = x - m
-	VMULPS expc<>+0(SB), Y0, Y1        // d * rln2
-	VCVTPS2DQ Y1, Y1                   // q (nearest even)
-	VCVTDQ2PS Y1, Y2                   // qf
-	VMOVAPS Y0, Y3
-	VFMADD231PS expc<>+32(SB), Y2, Y3  // s = qf*(-l2u) + d
-	VFMADD231PS expc<>+64(SB), Y2, Y3  // s = qf*(-l2l) + s
-	VMOVUPS expc<>+96(SB), Y4          // u = c0
-	VFMADD213PS expc<>+128(SB), Y3, Y4 // u = s*u + c1
-	VFMADD213PS expc<>+160(SB), Y3, Y4
-	VFMADD213PS expc<>+192(SB), Y3, Y4
-	VFMADD213PS expc<>+224(SB), Y3, Y4
-	VFMADD213PS expc<>+256(SB), Y3, Y4 // u = s*u + 0.5
-	VMULPS Y3, Y3, Y5                  // t = s*s
-	VFMADD213PS Y3, Y5, Y4             // u = t*u + s
-	VADDPS expc<>+288(SB), Y4, Y4      // u = 1 + u
-	VPSRAD $1, Y1, Y5                  // q1 = q >> 1
-	VPSUBD Y5, Y1, Y6                  // q2 = q - q1
-	VPADDD expc<>+416(SB), Y5, Y5
-	VPSLLD $23, Y5, Y5                 // 2^q1
-	VPADDD expc<>+416(SB), Y6, Y6
-	VPSLLD $23, Y6, Y6                 // 2^q2
-	VMULPS Y5, Y4, Y4
-	VMULPS Y6, Y4, Y4                  // u * 2^q1 * 2^q2
-	VCMPPS $1, expc<>+320(SB), Y0, Y7  // d < -104
-	VANDNPS Y4, Y7, Y4                 // -> 0
-	VMOVUPS expc<>+352(SB), Y8
-	VCMPPS $1, Y0, Y8, Y7              // 100 < d
-	VBLENDVPS Y7, expc<>+384(SB), Y4, Y4 // -> +inf
-	VCMPPS $3, Y0, Y0, Y7              // d is NaN
-	VBLENDVPS Y7, Y0, Y4, Y4           // -> d
-	VMOVUPS Y4, (DI)
-	ADDQ $32, SI
-	ADDQ $32, DI
-	SUBQ $8, CX
-	JNZ exploop
-
-expdone:
-	VZEROUPPER
-	RET
-
 // func welfordAVX2(v *float32, cnt int, c *float32, m1, m2 *lanes)
 TEXT ·welfordAVX2(SB), NOSPLIT, $0-40
 	MOVQ v+0(FP), SI
@@ -231,17 +180,7 @@ TEXT ·layerNormOutAVX2(SB), NOSPLIT, $0-48
 	JZ lndone
 
 lnloop:
-	VMOVUPS (SI), Y0
-	VSUBPS Y14, Y0, Y0        // x - m
-	VMULPS Y15, Y0, Y0        // * rstd
-	VMOVUPS (R8), Y1
-	VFMADD213PS (R9), Y1, Y0  // t*w + b
-	VMOVUPS Y0, (DI)
-	ADDQ $32, SI
-	ADDQ $32, DI
-	ADDQ $32, R8
-	ADDQ $32, R9
-	SUBQ $8, CX
+	LNOUTSTEP(VMOVUPS)
 	JNZ lnloop
 
 lndone:
@@ -329,28 +268,6 @@ dqdone:
 	VZEROUPPER
 	RET
 
-// func sumLanesAVX2(x *float32, nvec int, acc *lanes)
-// acc = x[0:8]; acc += x[8k:8k+8] for k = 1..nvec-1, lane by lane.
-TEXT ·sumLanesAVX2(SB), NOSPLIT, $0-24
-	MOVQ x+0(FP), SI
-	MOVQ nvec+8(FP), CX
-	MOVQ acc+16(FP), DI
-	VMOVUPS (SI), Y0
-	ADDQ $32, SI
-	DECQ CX
-	JLE sdone
-
-sloop:
-	VADDPS (SI), Y0, Y0
-	ADDQ $32, SI
-	DECQ CX
-	JNZ sloop
-
-sdone:
-	VMOVUPS Y0, (DI)
-	VZEROUPPER
-	RET
-
 // func scaleAVX2(y *float32, n int, r float32)
 // y[i] *= r for i < n, n a multiple of 8.
 TEXT ·scaleAVX2(SB), NOSPLIT, $0-20
@@ -372,9 +289,10 @@ scdone:
 	RET
 
 // exp(x - m) for the vector x at (SI) and m in Y15, each lane with
-// expSubAVX2's operations in fewer registers (x - m is recomputed for the
-// range checks, and d > 100 is 100 < d), as es3loop runs it three at a
-// time. The result is in Y2; Y0 (x - m), Y1 and Y3 are clobbered.
+// sleefExpf's float32 operations on d = x - m (elem_libm.go; each fmaf
+// is one hardware FMA, ldexp2 two multiplies by 2^(q>>1) and
+// 2^(q-(q>>1)); x - m is recomputed for the range checks, and d > 100
+// is 100 < d), as es3loop runs it three at a time. The result is in Y2; Y0 (x - m), Y1 and Y3 are clobbered.
 #define EXPSUB1 \
 	VMOVUPS (SI), Y0; \
 	VSUBPS Y15, Y0, Y0; \
@@ -489,10 +407,9 @@ scdone:
 	VORPS nan, m, m
 
 // func expSumAVX2(dst, src *float32, n int, m float32, acc *lanes)
-// expSubAVX2 (n a positive multiple of 8) that also sets acc to the
-// first vector of results plus, lane by lane in order, the later ones:
-// sumLanesAVX2 over dst, fused. Each lane runs expSubAVX2's operations
-// (x - m is recomputed for the range checks, and d > 100 is 100 < d);
+// dst[i] = sleefExpf(src[i] - m) for i < n (n a positive multiple of
+// 8), and acc = the first vector of results plus, lane by lane in order,
+// the later ones. Each lane runs EXPSUB1's operations;
 // three vectors per iteration interleave their chains, and the sums stay
 // in order.
 TEXT ·expSumAVX2(SB), NOSPLIT, $0-40
@@ -647,13 +564,7 @@ TEXT ·subSubAVX2(SB), NOSPLIT, $0-32
 	JZ ssdone
 
 ssloop:
-	VMOVUPS (SI), Y0
-	VSUBPS Y14, Y0, Y0
-	VSUBPS Y15, Y0, Y0
-	VMOVUPS Y0, (DI)
-	ADDQ $32, SI
-	ADDQ $32, DI
-	SUBQ $8, CX
+	SUBSUBSTEP(VMOVUPS)
 	JNZ ssloop
 
 ssdone:
@@ -664,7 +575,7 @@ ssdone:
 // softmaxInner for 8 neighbouring inner positions, one per lane, along a
 // dim of d elements stride bytes apart: m = x[0], then
 // m = vecMaximum(m, x[k]) (NaN if either is NaN; +0 over -0); e_k =
-// exp(x[k] - m) as expSubAVX2, y[k] = e_k and sum = 0 + e_0 + e_1 + ...;
+// exp(x[k] - m) as EXPSUB1, y[k] = e_k and sum = 0 + e_0 + e_1 + ...;
 // then y[k] /= sum.
 TEXT ·softmaxInner8AVX2(SB), NOSPLIT, $0-32
 	MOVQ y+0(FP), R8
@@ -717,7 +628,7 @@ sidiv:
 // logSoftmaxInner's vector branch up to the sum, for 8 neighbouring inner
 // positions (lanes) along a dim of d > 0 elements stride bytes apart:
 // m = -inf, then m = v when v > m (NaN never replaces); sum = 0 +
-// exp(x[0] - m) + ... in order, exp as expSubAVX2.
+// exp(x[0] - m) + ... in order, exp as EXPSUB1.
 TEXT ·maxExpSum8AVX2(SB), NOSPLIT, $0-40
 	MOVQ x+0(FP), R9
 	MOVQ d+8(FP), R10

@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "simd_amd64.h"
 
 // Pooling and reduction kernels for layer_norm, softmax and pooling
 // (simd_knorm_amd64.go). Each vector lane is one output element running
@@ -61,6 +62,19 @@
 	VBLENDVPS Y5, Y3, Y0, Y0; \
 	VBLENDVPS Y5, Y2, Y1, Y1
 
+// The max pools' setup (R9 = sw): Y13 all ones, Y15 = l·sw, Y14 the
+// 32-bit lowest (the running maximum's start), R10 = 0, R9 = 8·sw; the
+// flags from testing groups (BX).
+#define MPSETUP(lowest) \
+	VPCMPEQD Y13, Y13, Y13; \
+	LANEOFFS; \
+	MOVL lowest, AX; \
+	VMOVD AX, X14; \
+	VPBROADCASTD X14, Y14; \
+	XORQ R10, R10; \
+	SHLQ $3, R9; \
+	TESTQ BX, BX
+
 // y (DI) = the 8 maxima Y0, idx (R8) = their indices Y1 sign-extended;
 // both advance.
 #define MPSTORE \
@@ -87,15 +101,7 @@ TEXT ·maxPoolAVX2(SB), NOSPLIT, $0-56
 	MOVQ cnt+32(FP), CX
 	MOVQ groups+40(FP), BX
 	MOVQ sw+48(FP), R9
-	// Y15 = l·sw, Y14 = -inf, Y13 = all ones
-	VPCMPEQD Y13, Y13, Y13
-	LANEOFFS
-	MOVL $0xff800000, AX
-	VMOVD AX, X14
-	VPBROADCASTD X14, Y14
-	XORQ R10, R10            // 8g·sw
-	SHLQ $3, R9              // 8·sw
-	TESTQ BX, BX
+	MPSETUP($0xff800000)     // Y14 = -inf
 	JZ mpdone
 
 mpgroup:
@@ -154,15 +160,7 @@ TEXT ·maxPoolI32AVX2(SB), NOSPLIT, $0-56
 	MOVQ cnt+32(FP), CX
 	MOVQ groups+40(FP), BX
 	MOVQ sw+48(FP), R9
-	// Y15 = l·sw, Y14 = MinInt32, Y13 = all ones
-	VPCMPEQD Y13, Y13, Y13
-	LANEOFFS
-	MOVL $0x80000000, AX
-	VMOVD AX, X14
-	VPBROADCASTD X14, Y14
-	XORQ R10, R10            // 8g·sw
-	SHLQ $3, R9              // 8·sw
-	TESTQ BX, BX
+	MPSETUP($0x80000000)     // Y14 = MinInt32
 	JZ impdone
 
 impgroup:
@@ -607,17 +605,7 @@ TEXT ·layerNormOutNTAVX2(SB), NOSPLIT, $0-48
 	JZ lnntdone
 
 lnntloop:
-	VMOVUPS (SI), Y0
-	VSUBPS Y14, Y0, Y0        // x - m
-	VMULPS Y15, Y0, Y0        // * rstd
-	VMOVUPS (R8), Y1
-	VFMADD213PS (R9), Y1, Y0  // t*w + b
-	VMOVNTPS Y0, (DI)
-	ADDQ $32, SI
-	ADDQ $32, DI
-	ADDQ $32, R8
-	ADDQ $32, R9
-	SUBQ $8, CX
+	LNOUTSTEP(VMOVNTPS)
 	JNZ lnntloop
 
 lnntdone:
@@ -664,13 +652,7 @@ TEXT ·subSubNTAVX2(SB), NOSPLIT, $0-32
 	JZ ssntdone
 
 ssntloop:
-	VMOVUPS (SI), Y0
-	VSUBPS Y14, Y0, Y0
-	VSUBPS Y15, Y0, Y0
-	VMOVNTPS Y0, (DI)
-	ADDQ $32, SI
-	ADDQ $32, DI
-	SUBQ $8, CX
+	SUBSUBSTEP(VMOVNTPS)
 	JNZ ssntloop
 
 ssntdone:

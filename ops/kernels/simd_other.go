@@ -5,8 +5,6 @@ package kernels
 // useAVX2 is false without the amd64 assembly: the pure-Go loops run.
 var useAVX2 = false
 
-func expSubAVX2(dst, src *float32, n int, m float32) { panic("kernels: no AVX2 kernels in this build") }
-
 func welfordAVX2(v *float32, cnt int, c *float32, m1, m2 *lanes) {
 	panic("kernels: no AVX2 kernels in this build")
 }
@@ -22,8 +20,6 @@ func quantizeAVX2(dst *byte, src *float32, n int, inv, zp, lo, hi float32, unsig
 func dequantizeAVX2(dst *float32, src *byte, n int, zp, scale float32, unsigned bool) {
 	panic("kernels: no AVX2 kernels in this build")
 }
-
-func sumLanesAVX2(x *float32, nvec int, acc *lanes) { panic("kernels: no AVX2 kernels in this build") }
 
 func scaleAVX2(y *float32, n int, r float32) { panic("kernels: no AVX2 kernels in this build") }
 

@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"encoding/binary"
+	"reflect"
 	"unsafe"
 )
 
@@ -26,46 +27,19 @@ func FromBytesShared(d DType, raw []byte) (t *Tensor, ok bool) {
 	if n == 0 {
 		return nil, false
 	}
+	st := storageTypes[d]
 	p := unsafe.Pointer(unsafe.SliceData(raw))
-	if uintptr(p)%uintptr(storageAlign(d)) != 0 {
+	if st == nil || uintptr(p)%uintptr(storageAlign(d)) != 0 {
 		return nil, false
 	}
-	var data any
-	switch d {
-	case Float32:
-		data = unsafe.Slice((*float32)(p), n)
-	case Float64:
-		data = unsafe.Slice((*float64)(p), n)
-	case Float16, BFloat16, UInt16:
-		data = unsafe.Slice((*uint16)(p), n)
-	case Float8E4M3FN, Float8E5M2, Float8E4M3FNUZ, Float8E5M2FNUZ, Float8E8M0FNU, UInt8, UInt4:
-		data = raw[:n:n]
-	case Int8, Int4:
-		data = unsafe.Slice((*int8)(p), n)
-	case Int16:
-		data = unsafe.Slice((*int16)(p), n)
-	case Int32:
-		data = unsafe.Slice((*int32)(p), n)
-	case UInt32, Complex32:
-		data = unsafe.Slice((*uint32)(p), n)
-	case Int64:
-		data = unsafe.Slice((*int64)(p), n)
-	case UInt64:
-		data = unsafe.Slice((*uint64)(p), n)
-	case Bool:
+	if d == Bool {
 		for _, b := range raw {
 			if b > 1 {
 				return nil, false
 			}
 		}
-		data = unsafe.Slice((*bool)(p), n)
-	case Complex64:
-		data = unsafe.Slice((*complex64)(p), n)
-	case Complex128:
-		data = unsafe.Slice((*complex128)(p), n)
-	default:
-		return nil, false
 	}
+	data := reflect.SliceAt(st.Elem(), p, n).Interface()
 	return &Tensor{dtype: d, shape: []int{n}, strides: []int{1}, data: data}, true
 }
 
@@ -89,40 +63,13 @@ func StorageBytes(t *Tensor) (b []byte, ok bool) {
 	if !hostLittleEndian {
 		return nil, false
 	}
-	var p unsafe.Pointer
-	var n, size int
-	switch s := t.data.(type) {
-	case []float32:
-		p, n, size = unsafe.Pointer(unsafe.SliceData(s)), len(s), 4
-	case []float64:
-		p, n, size = unsafe.Pointer(unsafe.SliceData(s)), len(s), 8
-	case []uint16:
-		p, n, size = unsafe.Pointer(unsafe.SliceData(s)), len(s), 2
-	case []uint8:
-		p, n, size = unsafe.Pointer(unsafe.SliceData(s)), len(s), 1
-	case []int8:
-		p, n, size = unsafe.Pointer(unsafe.SliceData(s)), len(s), 1
-	case []int16:
-		p, n, size = unsafe.Pointer(unsafe.SliceData(s)), len(s), 2
-	case []int32:
-		p, n, size = unsafe.Pointer(unsafe.SliceData(s)), len(s), 4
-	case []uint32:
-		p, n, size = unsafe.Pointer(unsafe.SliceData(s)), len(s), 4
-	case []int64:
-		p, n, size = unsafe.Pointer(unsafe.SliceData(s)), len(s), 8
-	case []uint64:
-		p, n, size = unsafe.Pointer(unsafe.SliceData(s)), len(s), 8
-	case []bool:
-		p, n, size = unsafe.Pointer(unsafe.SliceData(s)), len(s), 1
-	case []complex64:
-		p, n, size = unsafe.Pointer(unsafe.SliceData(s)), len(s), 8
-	case []complex128:
-		p, n, size = unsafe.Pointer(unsafe.SliceData(s)), len(s), 16
-	default:
+	v := reflect.ValueOf(t.data)
+	if v.Kind() != reflect.Slice {
 		return nil, false
 	}
+	n, size := v.Len(), int(v.Type().Elem().Size())
 	if n == 0 || size != t.dtype.Size() {
 		return nil, false
 	}
-	return unsafe.Slice((*byte)(p), n*size), true
+	return unsafe.Slice((*byte)(v.UnsafePointer()), n*size), true
 }
