@@ -79,7 +79,7 @@ func buildReport(c *runConfig, e *env) (*htmlreport.Page, *runResult, []byte, er
 	page.Settings = []htmlreport.Field{
 		{Label: "input", Value: res.inputName},
 		{Label: "user inputs", Value: res.inputsDesc()},
-		{Label: "quantizer", Value: c.quantizer},
+		{Label: "quantizer", Value: c.quantizerDesc()},
 		{Label: "calibration", Value: res.calibDesc},
 		{Label: "reference", Value: yes[c.reference]},
 		{Label: "annotate by target", Value: yes[c.byTarget]},

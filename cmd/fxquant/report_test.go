@@ -137,3 +137,23 @@ func TestReportHelp(t *testing.T) {
 		t.Error("the usage text does not list report")
 	}
 }
+
+// The report names the quantizer as run's summary does: with
+// --per-tensor the page says so (it once showed the bare flag value).
+func TestReportQuantizerAsRun(t *testing.T) {
+	t.Chdir(t.TempDir())
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"report", "--per-tensor"}, strings.NewReader(""), &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr.String())
+	}
+	page, err := os.ReadFile("report.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(page, []byte("xnnpack-static (per-tensor weights)")) {
+		t.Error("report.html does not name the quantizer as run does: xnnpack-static (per-tensor weights)")
+	}
+	if !strings.Contains(stdout.String(), "xnnpack-static (per-tensor weights)") {
+		t.Errorf("run's summary: %s", stdout.String())
+	}
+}
