@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/fxquant/fxquant/fxgraph"
 )
@@ -82,35 +81,7 @@ func writeSources(b *strings.Builder, src []NodeSource) {
 
 // writePyString writes s as Python's json.dumps with ensure_ascii=True.
 func writePyString(b *strings.Builder, s string) {
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"':
-			b.WriteString(`\"`)
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\b':
-			b.WriteString(`\b`)
-		case r == '\f':
-			b.WriteString(`\f`)
-		case r < 0x20 || r == utf8.RuneError:
-			fmt.Fprintf(b, `\u%04x`, r)
-		case r < 0x7f:
-			b.WriteRune(r)
-		case r > 0xffff:
-			r -= 0x10000
-			fmt.Fprintf(b, `\u%04x\u%04x`, 0xd800+(r>>10), 0xdc00+(r&0x3ff))
-		default:
-			fmt.Fprintf(b, `\u%04x`, r)
-		}
-	}
-	b.WriteByte('"')
+	b.Write(fxgraph.AppendPyJSONString(nil, s))
 }
 
 // observerFromNode is the from_node record of a q or dq node that replaces

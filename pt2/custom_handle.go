@@ -3,6 +3,7 @@ package pt2
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/fxquant/fxquant/fxgraph"
 	"io"
 	"strconv"
 	"strings"
@@ -124,7 +125,7 @@ func withCustomHandle(s string, h int) string {
 		if i > 0 {
 			b = append(b, ", "...)
 		}
-		b = appendPyString(b, e.key)
+		b = fxgraph.AppendPyJSONString(b, e.key)
 		b = append(b, ": "...)
 		b = append(b, e.raw...)
 	}

@@ -5,12 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/fxquant/fxquant/fxgraph"
 	"io"
 	"math"
 	"strconv"
 	"strings"
-	"unicode/utf16"
-	"unicode/utf8"
 )
 
 // This file holds the JSON plumbing: field-path errors, ordered object
@@ -473,11 +472,11 @@ func (w *pyWriter) oneKey(k string, value func()) {
 func (w *pyWriter) twoKeyStr(outer, inner, s string) {
 	w.valuePrefix()
 	w.b = append(w.b, '{')
-	w.b = appendPyString(w.b, outer)
+	w.b = fxgraph.AppendPyJSONString(w.b, outer)
 	w.b = append(w.b, ": {"...)
-	w.b = appendPyString(w.b, inner)
+	w.b = fxgraph.AppendPyJSONString(w.b, inner)
 	w.b = append(w.b, ": "...)
-	w.b = appendPyString(w.b, s)
+	w.b = fxgraph.AppendPyJSONString(w.b, s)
 	w.b = append(w.b, "}}"...)
 }
 
@@ -492,20 +491,20 @@ func (w *pyWriter) keyLit(k string) {
 // key writes an object key; the next value call writes its value.
 func (w *pyWriter) key(k string) {
 	w.sep()
-	w.b = appendPyString(w.b, k)
+	w.b = fxgraph.AppendPyJSONString(w.b, k)
 	w.b = append(w.b, ": "...)
 	w.pendingKey = true
 }
 
 func (w *pyWriter) str(s string) {
 	w.valuePrefix()
-	w.b = appendPyString(w.b, s)
+	w.b = fxgraph.AppendPyJSONString(w.b, s)
 }
 
 // strBytes writes s as a string.
 func (w *pyWriter) strBytes(s []byte) {
 	w.valuePrefix()
-	w.b = appendPyString(w.b, s)
+	w.b = fxgraph.AppendPyJSONString(w.b, s)
 }
 
 func (w *pyWriter) int(i int64) { w.valuePrefix(); w.b = strconv.AppendInt(w.b, i, 10) }
@@ -567,7 +566,7 @@ func (w *pyWriter) rawScanned(data []byte, i int) int {
 			end, plain, _ := scanString(data, j)
 			if plain {
 				w.sep()
-				w.b = append(appendPyString(w.b, data[j+1:end-1]), ": "...)
+				w.b = append(fxgraph.AppendPyJSONString(w.b, data[j+1:end-1]), ": "...)
 				w.pendingKey = true
 			} else {
 				w.key(unquoteJSON(data[j:end]))
@@ -710,83 +709,6 @@ func (w *pyWriter) valuePrefix() {
 		return
 	}
 	w.sep()
-}
-
-// pyPlain marks the ASCII bytes json.dumps writes as they are: printable
-// characters other than '"' and '\\' (DEL is escaped).
-var pyPlain = func() (t [utf8.RuneSelf]bool) {
-	for c := 0x20; c < 0x7f; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
-
-// appendPyString appends s as json.dumps quotes it: the JSON escapes for
-// '"', '\\' and \n \r \t \b \f, \u00XX for other control characters and
-// DEL, \uXXXX for non-ASCII (a surrogate pair above U+FFFF; invalid UTF-8
-// as \ufffd, as Go decodes it). Runs of plain bytes are copied at once.
-func appendPyString[S string | []byte](b []byte, s S) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf && pyPlain[c] {
-			i++
-			continue
-		}
-		b = append(b, s[start:i]...)
-		if c < utf8.RuneSelf {
-			switch c {
-			case '"':
-				b = append(b, '\\', '"')
-			case '\\':
-				b = append(b, '\\', '\\')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			default: // other control characters, DEL
-				b = appendU4(b, rune(c))
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := decodeRune(s[i:])
-		if r > 0xFFFF {
-			r1, r2 := utf16.EncodeRune(r)
-			b = appendU4(appendU4(b, r1), r2)
-		} else {
-			b = appendU4(b, r)
-		}
-		i += size
-		start = i
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
-
-// decodeRune is utf8.DecodeRune for a string or bytes.
-func decodeRune[S string | []byte](s S) (rune, int) {
-	switch x := any(s).(type) {
-	case string:
-		return utf8.DecodeRuneInString(x)
-	case []byte:
-		return utf8.DecodeRune(x)
-	}
-	return utf8.RuneError, 1
-}
-
-// appendU4 appends the escape \uXXXX of r (at most 0xFFFF), lower-case.
-func appendU4(b []byte, r rune) []byte {
-	const hex = "0123456789abcdef"
-	return append(b, '\\', 'u', hex[r>>12&0xf], hex[r>>8&0xf], hex[r>>4&0xf], hex[r&0xf])
 }
 
 // PyFloatRepr formats a finite float64 as Python's repr does: the shortest

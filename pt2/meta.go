@@ -314,7 +314,7 @@ func (w *pyWriter) device(typ string, idx *int64) {
 
 // appendDevice appends the Device {"type": typ, "index": idx}.
 func appendDevice(b []byte, typ string, idx *int64) []byte {
-	b = appendPyString(append(b, `{"type": `...), typ)
+	b = fxgraph.AppendPyJSONString(append(b, `{"type": `...), typ)
 	if idx == nil {
 		return append(b, `, "index": null}`...)
 	}

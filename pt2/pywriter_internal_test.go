@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/fxquant/fxquant/fxgraph"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -16,7 +17,7 @@ import (
 )
 
 // refPyString is the writer's former quoting, rune by rune through
-// fmt: the reference appendPyString must match byte for byte.
+// fmt: the reference fxgraph.AppendPyJSONString must match byte for byte.
 func refPyString(s string) string {
 	var b bytes.Buffer
 	b.WriteByte('"')
@@ -116,11 +117,11 @@ func TestAppendPyStringMatchesReference(t *testing.T) {
 		cases = append(cases, sb.String())
 	}
 	for _, s := range cases {
-		if got, want := string(appendPyString(nil, s)), refPyString(s); got != want {
-			t.Fatalf("appendPyString(%q) = %s, want %s", s, got, want)
+		if got, want := string(fxgraph.AppendPyJSONString(nil, s)), refPyString(s); got != want {
+			t.Fatalf("fxgraph.AppendPyJSONString(%q) = %s, want %s", s, got, want)
 		}
-		if got, want := string(appendPyString(nil, []byte(s))), refPyString(s); got != want {
-			t.Fatalf("appendPyString([]byte(%q)) = %s, want %s", s, got, want)
+		if got, want := string(fxgraph.AppendPyJSONString(nil, []byte(s))), refPyString(s); got != want {
+			t.Fatalf("fxgraph.AppendPyJSONString([]byte(%q)) = %s, want %s", s, got, want)
 		}
 	}
 }
@@ -185,7 +186,7 @@ func TestWriterOperatorName(t *testing.T) {
 		{Packet: ops.Packet{NS: "higher_order", Name: "cond"}, Name: "default"}} {
 		var w pyWriter
 		w.operatorName(o)
-		if want := string(appendPyString(nil, operatorName(o))); string(w.b) != want {
+		if want := string(fxgraph.AppendPyJSONString(nil, operatorName(o))); string(w.b) != want {
 			t.Errorf("%v: wrote %s, want %s", o, w.b, want)
 		}
 	}
